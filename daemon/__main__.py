@@ -1,0 +1,5 @@
+"""``python -m daemon``: run the daemon in the foreground (what autostart spawns)."""
+
+from daemon.server import main
+
+main()

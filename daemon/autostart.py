@@ -1,0 +1,89 @@
+"""Starting the daemon on first use, as atuin does it.
+
+A start-up lock keeps two clients from starting two daemons; success means the socket answers
+``hello`` (not merely that a pid exists); a stale socket is removed by the daemon itself, which
+holds the pidfile lock before it binds. When the daemon cannot start, the error quotes the last
+line it logged.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import sys
+import time
+
+from daemon.paths import Paths
+from daemon.protocol import decode, request, result_of
+from store.errors import DaemonUnavailable, TokaError
+
+
+def answers(paths: Paths) -> bool:
+    from daemon.client import connect_socket
+
+    try:
+        sock = connect_socket(paths, timeout=2.0)
+    except DaemonUnavailable:
+        return False
+    try:
+        with sock, sock.makefile("rb") as reader:
+            sock.sendall(request(0, "hello", {}))
+            result_of(decode(reader.readline() or b"null"))
+        return True
+    except (OSError, TokaError):
+        return False
+
+
+def _last_error(paths: Paths) -> str:
+    try:
+        lines = paths.log_file.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no log written"
+    for line in reversed(lines[-20:]):
+        if "error" in line.lower():
+            return line.strip()
+    return lines[-1].strip() if lines else "no log written"
+
+
+def start_daemon(paths: Paths, timeout: float | None = None) -> None:
+    """Start a daemon in the background and wait until it answers (no-op if one does)."""
+    paths.check_socket_length()
+    try:
+        paths.ensure_runtime_dir()
+        paths.log_file.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(paths.start_lock, "a")
+        log = open(paths.log_file, "ab")
+    except OSError as exc:
+        raise DaemonUnavailable(
+            f"cannot prepare the daemon's directories: {exc}",
+            "check that the data dir is writable, or set TOKA_HOME",
+        ) from None
+    if timeout is None:
+        from daemon.config import load_settings
+
+        timeout = load_settings(paths.config_file).settings.start_timeout
+    with lock, log:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent starter finishes first
+        if answers(paths):
+            return
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if answers(paths):
+                return
+            if process.poll() is not None:
+                raise DaemonUnavailable(
+                    f"the daemon exited at start-up: {_last_error(paths)}",
+                    f"see {paths.log_file}",
+                )
+            time.sleep(0.01)
+        raise DaemonUnavailable(
+            f"the daemon did not answer within {timeout:g}s", f"see {paths.log_file}"
+        )

@@ -1,0 +1,195 @@
+"""The synchronous client: the standard library's socket and json, nothing heavier.
+
+Hooks and the CLI import this on every call, so it must stay cheap to import: no asyncio, no
+aiosqlite, no blake3. It checks the daemon's protocol version when it connects, starts the
+daemon when none is running (see :mod:`daemon.autostart`), and raises the daemon's errors as the
+same :class:`~store.errors.TokaError` subclasses the daemon raised.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from daemon.paths import Paths, resolve_paths
+from daemon.protocol import decode, request, result_of
+from daemon.version import PROTOCOL_VERSION, VERSION
+from store.errors import DaemonUnavailable, ProtocolError
+
+ProgressFn = Callable[[int, int], None]
+
+
+class DaemonNotRunning(DaemonUnavailable):
+    """Nothing listens on the socket: the case autostart fixes."""
+
+
+def connect_socket(paths: Paths, timeout: float | None) -> socket.socket:
+    """A connected socket, or DaemonUnavailable saying why not."""
+    paths.check_socket_length()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(paths.socket))
+    except (FileNotFoundError, ConnectionRefusedError):
+        sock.close()
+        raise DaemonNotRunning(
+            "the toka daemon is not running", "start it with `toka daemon start`"
+        ) from None
+    except PermissionError:
+        sock.close()
+        raise DaemonUnavailable(
+            f"permission denied on {paths.socket}", "the daemon belongs to another user"
+        ) from None
+    except OSError as exc:
+        sock.close()
+        raise DaemonUnavailable(f"cannot reach the daemon at {paths.socket}: {exc.strerror}") from None
+    return sock
+
+
+class Client:
+    """One connection to the daemon. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(
+        self, paths: Paths | None = None, *, autostart: bool = True, timeout: float | None = 60.0
+    ) -> None:
+        self.paths = paths or resolve_paths()
+        try:
+            self._sock = connect_socket(self.paths, timeout)
+        except DaemonNotRunning:
+            if not autostart:
+                raise
+            from daemon.autostart import start_daemon
+
+            start_daemon(self.paths)
+            self._sock = connect_socket(self.paths, timeout)
+        self._reader = self._sock.makefile("rb")
+        self._next_id = 0
+        self.server = self.call("hello")
+        if self.server.get("protocol") != PROTOCOL_VERSION:
+            self.close()
+            raise ProtocolError(
+                f"the daemon speaks protocol {self.server.get('protocol')}, this toka speaks"
+                f" {PROTOCOL_VERSION} (daemon {self.server.get('version')}, client {VERSION})",
+                "run `toka daemon restart`",
+            )
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._reader.close()
+        self._sock.close()
+
+    def _send(self, op: str, args: dict[str, Any]) -> int:
+        self._next_id += 1
+        try:
+            self._sock.sendall(request(self._next_id, op, args))
+        except OSError as exc:
+            raise DaemonUnavailable(f"lost the connection to the daemon: {exc}", "retry") from None
+        return self._next_id
+
+    def _receive(self) -> dict[str, Any]:
+        try:
+            line = self._reader.readline()
+        except TimeoutError:
+            raise DaemonUnavailable("the daemon did not answer in time", "see `toka daemon logs`") from None
+        except OSError as exc:
+            raise DaemonUnavailable(f"lost the connection to the daemon: {exc}", "retry") from None
+        if not line:
+            raise DaemonUnavailable("the daemon closed the connection", "see `toka daemon logs`")
+        return decode(line)
+
+    def call(self, op: str, progress: ProgressFn | None = None, **args: Any) -> Any:
+        """Send one request and return its result; progress lines go to ``progress``."""
+        if progress is not None:
+            args["progress"] = True
+        request_id = self._send(op, args)
+        while True:
+            message = self._receive()
+            if message.get("id") != request_id and message.get("id") is not None:
+                continue  # a late line of an earlier stream
+            if "progress" in message:
+                if progress is not None:
+                    progress(message["progress"]["done"], message["progress"]["total"])
+                continue
+            return result_of(message)
+
+    def subscribe(self, **args: Any) -> Iterator[dict[str, Any]]:
+        """Events as they commit (with ``after_seq``, first those after it), until closed."""
+        request_id = self._send("events.subscribe", args)
+        result_of(self._receive())
+        while True:
+            message = self._receive()
+            if message.get("id") != request_id:
+                continue
+            if "event" in message:
+                yield message["event"]
+            else:
+                result_of(message)  # the daemon ended the stream: raise why
+                return
+
+    # Typed helpers for the common calls.
+
+    def append(self, events: list[dict[str, Any]], session: str | None = None) -> list[dict[str, Any]]:
+        args: dict[str, Any] = {"events": events}
+        if session is not None:
+            args["session"] = session
+        result: list[dict[str, Any]] = self.call("events.append", **args)["events"]
+        return result
+
+    def record(self, session: str, kind: str, payload: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        """Append one event; ``fields`` may set agent, ts, key or parents."""
+        return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
+
+    def iter_events(self, **query: Any) -> Iterator[dict[str, Any]]:
+        """Every event matching ``query`` (events.query args), paging as needed."""
+        descending = query.get("order") == "desc"
+        remaining = query.pop("limit", None)
+        while True:
+            page = self.call("events.query", **query, **({"limit": remaining} if remaining else {}))
+            for event in page["events"]:
+                yield event
+            if remaining is not None:
+                remaining -= len(page["events"])
+                if remaining <= 0:
+                    return
+            if not page["more"]:
+                return
+            query["session"] = page["session"]
+            last = page["events"][-1]["seq"]
+            query["before_seq" if descending else "after_seq"] = last
+
+
+@dataclass(frozen=True)
+class Probe:
+    state: Literal["running", "needs_restart", "unreachable"]
+    detail: str
+    server: dict[str, Any] | None = None
+
+
+def probe(paths: Paths | None = None, timeout: float = 2.0) -> Probe:
+    """Is a daemon answering, and is it of this toka? Never starts one."""
+    paths = paths or resolve_paths()
+    try:
+        sock = connect_socket(paths, timeout)
+    except DaemonUnavailable as exc:
+        return Probe("unreachable", exc.message)
+    try:
+        with sock, sock.makefile("rb") as reader:
+            sock.sendall(request(1, "hello", {}))
+            server = result_of(decode(reader.readline() or b"null"))
+    except (OSError, ProtocolError) as exc:
+        return Probe("unreachable", f"the socket answers but not as a toka daemon ({exc})")
+    if server.get("protocol") != PROTOCOL_VERSION or server.get("version") != VERSION:
+        return Probe(
+            "needs_restart",
+            f"the daemon runs toka {server.get('version')} (protocol {server.get('protocol')}),"
+            f" this is {VERSION} (protocol {PROTOCOL_VERSION}): run `toka daemon restart`",
+            server,
+        )
+    return Probe("running", f"toka {VERSION}, pid {server.get('pid')}", server)

@@ -1,0 +1,103 @@
+"""Group commit: appends that arrive together share one transaction.
+
+Each append request waits on a future. One task takes every request queued at that moment and
+writes them in one store call (one transaction, one fsync); requests that arrive while it writes
+form the next group. No timer is involved: a lone writer pays for one commit and no waiting,
+many concurrent writers share commits. A request is answered only after its group committed.
+If a group fails, its requests are retried one by one, so one bad request fails alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+
+from store.base import AppendResult, EventStore
+from store.errors import Busy, TokaError
+from store.events import Event, NewEvent
+
+log = logging.getLogger("toka.daemon")
+
+# Upper bound on the events one transaction takes, so that one huge group cannot hold the write
+# lock for long while other appends wait.
+MAX_GROUP_EVENTS = 20_000
+
+Pending = tuple[list[NewEvent], "asyncio.Future[list[AppendResult]]"]
+
+
+class GroupCommitter:
+    def __init__(self, store: EventStore, on_commit: Callable[[list[Event]], None]) -> None:
+        self._store = store
+        self._on_commit = on_commit
+        self._pending: list[Pending] = []
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+        self.groups = 0  # transactions committed, for status and tests
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="group-commit")
+
+    async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]:
+        if self._closing:
+            raise Busy("the daemon is shutting down", "retry once it has restarted")
+        future: asyncio.Future[list[AppendResult]] = asyncio.get_running_loop().create_future()
+        self._pending.append((list(events), future))
+        self._wake.set()
+        return await asyncio.shield(future)
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop."""
+        self._closing = True
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+
+    def _take_group(self) -> list[Pending]:
+        group, size = [], 0
+        while self._pending and (not group or size + len(self._pending[0][0]) <= MAX_GROUP_EVENTS):
+            item = self._pending.pop(0)
+            group.append(item)
+            size += len(item[0])
+        return group
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                await self._commit(self._take_group())
+            if self._closing and not self._pending:
+                return
+
+    async def _commit(self, group: list[Pending]) -> None:
+        try:
+            results = await self._store.append([e for events, _ in group for e in events])
+        except TokaError as exc:
+            if len(group) == 1:
+                _settle(group[0][1], exc)
+                return
+            log.warning("group of %d appends failed (%s); retrying one by one", len(group), exc)
+            for item in group:
+                await self._commit([item])
+            return
+        except Exception as exc:  # a bug, not bad input: fail these requests, keep serving
+            log.exception("append failed")
+            for _, future in group:
+                _settle(future, TokaError(f"internal error while appending: {exc}"))
+            return
+        self.groups += 1
+        start = 0
+        for events, future in group:
+            if not future.done():
+                future.set_result(results[start : start + len(events)])
+            start += len(events)
+        created = [r.event for r in results if r.created]
+        if created:
+            self._on_commit(created)
+
+
+def _settle(future: asyncio.Future[list[AppendResult]], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)

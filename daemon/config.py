@@ -1,0 +1,147 @@
+"""Settings: one typed model, one precedence order, and where each value came from.
+
+Precedence, highest first: a command-line flag, the environment (``TOKA_<NAME>``), the
+``config.toml`` file, the defaults below. The file groups keys in tables (``[store]``,
+``[daemon]``); ``toka config show`` prints each resolved value with its source.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from store.errors import ConfigError
+
+
+def _setting(default: Any, section: str, help: str, choices: tuple[str, ...] = ()) -> Any:
+    return field(default=default, metadata={"section": section, "help": help, "choices": choices})
+
+
+@dataclass(frozen=True)
+class Settings:
+    durability: str = _setting(
+        "normal",
+        "store",
+        "normal: commit with synchronous=NORMAL (an OS crash may lose the last commits, never"
+        " corrupt); full: fsync every commit",
+        ("normal", "full"),
+    )
+    backend: str = _setting(
+        "sqlite", "store", "sqlite: the database file in the data dir; memory: nothing kept", ("sqlite", "memory")
+    )
+    max_line_bytes: int = _setting(
+        4 * 1024 * 1024, "daemon", "largest request line the daemon accepts, in bytes"
+    )
+    shutdown_deadline: float = _setting(
+        5.0, "daemon", "seconds the daemon waits for in-flight requests when it stops"
+    )
+    start_timeout: float = _setting(
+        10.0, "daemon", "seconds a client waits for an autostarted daemon to answer"
+    )
+
+
+SETTINGS = {f.name: f for f in fields(Settings)}
+
+
+def key_of(name: str) -> str:
+    return f"{SETTINGS[name].metadata['section']}.{name}"
+
+
+def env_name(name: str) -> str:
+    return f"TOKA_{name.upper()}"
+
+
+def lookup(key: str) -> str:
+    """The setting name for a key given as ``store.durability`` or ``durability``."""
+    name = key.rsplit(".", 1)[-1]
+    if name not in SETTINGS or key not in (name, key_of(name)):
+        known = ", ".join(key_of(n) for n in SETTINGS)
+        raise ConfigError(f"unknown setting {key!r}", f"known settings: {known}")
+    return name
+
+
+def coerce(name: str, value: Any, source: str) -> Any:
+    """Check and convert one value for setting ``name``; ``source`` names where it came from."""
+    spec = SETTINGS[name]
+    kind = type(spec.default)
+    try:
+        if isinstance(value, str) and kind is not str:
+            value = kind(value)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{key_of(name)} from {source} must be {kind.__name__}, got {value!r}"
+        ) from None
+    choices = spec.metadata["choices"]
+    if choices and value not in choices:
+        raise ConfigError(f"{key_of(name)} from {source} must be one of {', '.join(choices)}, got {value!r}")
+    if kind in (int, float) and value <= 0:
+        raise ConfigError(f"{key_of(name)} from {source} must be positive, got {value!r}")
+    return value
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The file's settings by name; a missing file is an empty one."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", f"fix or remove {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    found = {}
+    for section, table in raw.items():
+        if not isinstance(table, dict):
+            continue  # top-level keys belong to no toka setting; later versions may use them
+        for name, value in table.items():
+            if name in SETTINGS and SETTINGS[name].metadata["section"] == section:
+                found[name] = value
+    return found
+
+
+@dataclass(frozen=True)
+class Resolved:
+    settings: Settings
+    sources: dict[str, str]  # name -> "default" | "config.toml" | "env TOKA_X" | "flag"
+
+
+def load_settings(config_file: Path, flags: dict[str, Any] | None = None) -> Resolved:
+    values: dict[str, Any] = {}
+    sources = {name: "default" for name in SETTINGS}
+    layers = [
+        (read_file(config_file), str(config_file)),
+        ({n: os.environ[env_name(n)] for n in SETTINGS if env_name(n) in os.environ}, "env"),
+        ({n: v for n, v in (flags or {}).items() if v is not None}, "flag"),
+    ]
+    for layer, source in layers:
+        for name, value in layer.items():
+            label = f"env {env_name(name)}" if source == "env" else source
+            values[name] = coerce(name, value, label)
+            sources[name] = label
+    return Resolved(replace(Settings(), **values), sources)
+
+
+def write_setting(config_file: Path, key: str, value: str) -> Any:
+    """Set one key in ``config.toml``, keeping everything else in the file."""
+    import tomli_w
+
+    name = lookup(key)
+    checked = coerce(name, value, "the command line")
+    try:
+        data = tomllib.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{config_file} is not valid TOML: {exc}", "fix it by hand first") from None
+    section = SETTINGS[name].metadata["section"]
+    data.setdefault(section, {})[name] = checked
+    config_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = config_file.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    os.replace(tmp, config_file)
+    return checked

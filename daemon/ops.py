@@ -1,0 +1,274 @@
+"""The operations the daemon answers, one small function each (docs/protocol.md).
+
+A handler gets the request's context and its ``args`` object, checks the args, makes one call
+into the store, the group committer or the hub, and returns a JSON-ready result. Streaming
+handlers send their extra lines through ``ctx.send``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from daemon.version import PROTOCOL_VERSION, VERSION
+from daemon.wire import session_json, stats_json, verify_json
+from store.base import EventQuery
+from store.errors import UsageError
+from store.events import parse_new_event, parse_ts
+
+if TYPE_CHECKING:
+    from daemon.server import Daemon
+
+# Largest page an events.query answers with; clients page on with after_seq / before_seq.
+MAX_PAGE = 5000
+# Most events one append request may carry.
+MAX_BATCH = 10_000
+
+
+@dataclass
+class Context:
+    daemon: Daemon
+    request_id: Any
+    send: Callable[[dict[str, Any]], Awaitable[None]]
+    closed: asyncio.Event  # set when the client hangs up or sends anything during a stream
+
+
+Handler = Callable[[Context, dict[str, Any]], Awaitable[Any]]
+OPS: dict[str, Handler] = {}
+
+
+def op(name: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        OPS[name] = handler
+        return handler
+
+    return register
+
+
+def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    value = args.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        wanted = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise UsageError(f"argument {name!r} must be {wanted}, got {type(value).__name__}")
+    return value
+
+
+def _required(args: dict[str, Any], name: str, kind: type) -> Any:
+    value = _arg(args, name, kind)
+    if value is None:
+        raise UsageError(f"argument {name!r} is required")
+    return value
+
+
+def _ts_arg(args: dict[str, Any], name: str) -> int | None:
+    value = _arg(args, name, (str, int, float))
+    try:
+        return None if value is None else parse_ts(value)
+    except UsageError as exc:
+        raise UsageError(f"argument {name!r}: {exc.message}", exc.hint) from None
+
+
+def _kinds(args: dict[str, Any]) -> tuple[str, ...]:
+    kinds = _arg(args, "kinds", list, [])
+    if not all(isinstance(k, str) for k in kinds):
+        raise UsageError("argument 'kinds' must be a list of strings")
+    return tuple(kinds)
+
+
+async def _session_name(ctx: Context, args: dict[str, Any], required: bool = True) -> str | None:
+    """The full session name for a name or unique prefix (NotFound / Ambiguous otherwise)."""
+    name = _arg(args, "session", str)
+    if name is None:
+        if required:
+            raise UsageError("argument 'session' is required")
+        return None
+    return (await ctx.daemon.store.session(name)).session
+
+
+@op("hello")
+async def hello(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    return {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
+
+
+@op("status")
+async def status(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    daemon = ctx.daemon
+    sessions = await daemon.store.sessions()
+    return {
+        "version": VERSION,
+        "protocol": PROTOCOL_VERSION,
+        "pid": os.getpid(),
+        "uptime_s": round(time.monotonic() - daemon.started, 3),
+        "database": daemon.store.location,
+        "durability": daemon.settings.durability,
+        "socket": str(daemon.paths.socket),
+        "events": sum(s.events for s in sessions),
+        "sessions": len(sessions),
+        "clients": daemon.clients,
+        "subscribers": len(daemon.hub),
+        "commits": daemon.committer.groups,
+    }
+
+
+@op("events.append")
+async def events_append(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    raw = args.get("events")
+    if raw is None and "event" in args:
+        raw = [args["event"]]
+    if not isinstance(raw, list) or not raw:
+        raise UsageError("events.append needs 'events' (a non-empty list) or 'event' (an object)")
+    if len(raw) > MAX_BATCH:
+        raise UsageError(f"at most {MAX_BATCH} events per request", "split the batch")
+    session = _arg(args, "session", str)
+    batch = []
+    for index, item in enumerate(raw):
+        try:
+            batch.append(parse_new_event(item, session=session))
+        except UsageError as exc:
+            where = f"event {index}: " if len(raw) > 1 else ""
+            raise type(exc)(where + exc.message, exc.hint) from None
+    results = await ctx.daemon.committer.append(batch)
+    return {
+        "events": [{"seq": r.event.seq, "id": r.event.id, "created": r.created} for r in results]
+    }
+
+
+@op("events.get")
+async def events_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    store = ctx.daemon.store
+    seq = _arg(args, "seq", int)
+    if seq is not None:
+        return (await store.get_by_seq(seq)).to_json()
+    event_id = _required(args, "id", str)
+    if not event_id:
+        raise UsageError("argument 'id' must not be empty")
+    return (await store.get(event_id)).to_json()
+
+
+def _query(args: dict[str, Any], session: str | None) -> EventQuery:
+    order = _arg(args, "order", str, "asc")
+    if order not in ("asc", "desc"):
+        raise UsageError("argument 'order' must be 'asc' or 'desc'")
+    limit = _arg(args, "limit", int, MAX_PAGE)
+    if limit < 1:
+        raise UsageError("argument 'limit' must be at least 1")
+    return EventQuery(
+        session=session,
+        kinds=_kinds(args),
+        since=_ts_arg(args, "since"),
+        until=_ts_arg(args, "until"),
+        after_seq=_arg(args, "after_seq", int),
+        before_seq=_arg(args, "before_seq", int),
+        limit=min(limit, MAX_PAGE),
+        order=order,  # type: ignore[arg-type]
+    )
+
+
+@op("events.query")
+async def events_query(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    query = _query(args, await _session_name(ctx, args, required=False))
+    events = await ctx.daemon.store.query(query)
+    return {
+        "session": query.session,
+        "events": [e.to_json() for e in events],
+        "more": len(events) == query.limit and query.limit == MAX_PAGE,
+    }
+
+
+@op("events.subscribe")
+async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
+    """Stream events as they commit; with ``after_seq``, first those already committed after it."""
+    session = await _session_name(ctx, args, required=False)
+    kinds = _kinds(args)
+    after_seq = _arg(args, "after_seq", int)
+    daemon = ctx.daemon
+    # Subscribe before reading the backlog, then skip what the backlog already sent: no gap.
+    subscription = daemon.hub.subscribe(session, kinds)
+    try:
+        await ctx.send({"id": ctx.request_id, "ok": True, "result": {"subscribed": True, "session": session}})
+        last = after_seq or 0
+        if after_seq is not None:
+            while True:
+                page = await daemon.store.query(
+                    EventQuery(session=session, kinds=kinds, after_seq=last, limit=MAX_PAGE)
+                )
+                for event in page:
+                    await ctx.send({"id": ctx.request_id, "event": event.to_json()})
+                    last = event.seq
+                if len(page) < MAX_PAGE:
+                    break
+        closed = asyncio.create_task(ctx.closed.wait())
+        try:
+            while not ctx.closed.is_set():
+                if subscription.overflowed:
+                    await ctx.send(
+                        {"id": ctx.request_id, "ok": False, "error": {"code": "busy",
+                         "message": "subscriber fell too far behind and was dropped",
+                         "hint": "resubscribe with after_seq set to the last seq you saw"}}
+                    )
+                    return
+                getter = asyncio.create_task(subscription.queue.get())
+                done, _ = await asyncio.wait({getter, closed}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    return
+                event = getter.result()
+                if event.seq > last:
+                    await ctx.send({"id": ctx.request_id, "event": event.to_json()})
+                    last = event.seq
+        finally:
+            closed.cancel()
+    finally:
+        daemon.hub.unsubscribe(subscription)
+
+
+@op("sessions.list")
+async def sessions_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    return {"sessions": [session_json(s) for s in await ctx.daemon.store.sessions()]}
+
+
+@op("sessions.get")
+async def sessions_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    return session_json(await ctx.daemon.store.session(_required(args, "session", str)))
+
+
+@op("verify")
+async def verify(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    session = await _session_name(ctx, args, required=False)
+    progress = None
+    if _arg(args, "progress", bool, False):
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int) -> None:
+            message = {"id": ctx.request_id, "progress": {"done": done, "total": total}}
+            loop.create_task(ctx.send(message))
+
+    report = await ctx.daemon.store.verify(session, progress)
+    await asyncio.sleep(0)  # let the last progress line go out before the answer
+    return verify_json(report)
+
+
+@op("stats")
+async def stats(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    return stats_json(await ctx.daemon.store.stats())
+
+
+@op("admin.rebuild")
+async def admin_rebuild(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    return {"sessions": await ctx.daemon.store.rebuild_projections()}
+
+
+@op("shutdown")
+async def shutdown(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    ctx.daemon.request_stop("shutdown requested by a client")
+    return {"stopping": True, "pid": os.getpid()}
+
+
+def unknown(name: str) -> UsageError:
+    return UsageError(f"unknown operation {name!r}", f"known operations: {', '.join(sorted(OPS))}")

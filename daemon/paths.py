@@ -1,0 +1,80 @@
+"""Every path toka uses, in one place.
+
+Data (database, logs) under the platform's user data dir, ``config.toml`` under the user config
+dir, the socket and pidfile under the user runtime dir. ``TOKA_HOME`` moves all of them into one
+folder: ``$TOKA_HOME/toka.db``, ``$TOKA_HOME/config.toml``, ``$TOKA_HOME/run/toka.sock``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from store.errors import ConfigError
+
+APP = "toka"
+# sockaddr_un.sun_path holds 108 bytes on Linux (104 on macOS and the BSDs), NUL included.
+MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
+
+
+@dataclass(frozen=True)
+class Paths:
+    data_dir: Path
+    config_dir: Path
+    runtime_dir: Path
+
+    @property
+    def database(self) -> Path:
+        return self.data_dir / "toka.db"
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "logs" / "daemon.log"
+
+    @property
+    def config_file(self) -> Path:
+        return self.config_dir / "config.toml"
+
+    @property
+    def socket(self) -> Path:
+        return self.runtime_dir / "toka.sock"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.runtime_dir / "toka.pid"
+
+    @property
+    def start_lock(self) -> Path:
+        return self.runtime_dir / "start.lock"
+
+    def check_socket_length(self) -> None:
+        length = len(os.fsencode(self.socket))
+        if length > MAX_SOCKET_PATH:
+            raise ConfigError(
+                f"the socket path {self.socket} is {length} bytes, longer than the"
+                f" {MAX_SOCKET_PATH} this OS allows",
+                "set TOKA_HOME to a shorter path, e.g. TOKA_HOME=/tmp/toka",
+            )
+
+    def ensure_runtime_dir(self) -> None:
+        """Create the runtime dir as 0700: the socket inside answers its owner only."""
+        self.runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.runtime_dir, 0o700)
+
+
+def resolve_paths() -> Paths:
+    home = os.environ.get("TOKA_HOME")
+    if home:
+        root = Path(home).expanduser().absolute()
+        return Paths(root, root, root / "run")
+    import platformdirs
+
+    data = Path(platformdirs.user_data_dir(APP, appauthor=False))
+    config = Path(platformdirs.user_config_dir(APP, appauthor=False))
+    runtime = Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+    # Containers and root shells often have no /run/user/<uid>; fall back to the data dir.
+    if not runtime.parent.is_dir() or not os.access(runtime.parent, os.W_OK):
+        runtime = data / "run"
+    return Paths(data, config, runtime)

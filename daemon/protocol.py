@@ -1,0 +1,56 @@
+"""The wire protocol: JSON lines over a Unix socket (docs/protocol.md).
+
+A request is ``{"id": 1, "op": "events.append", "args": {...}}``; its answer is
+``{"id": 1, "ok": true, "result": ...}`` or ``{"id": 1, "ok": false, "error": {"code",
+"message", "hint"}}``. Streaming operations (``events.subscribe``, ``verify`` with progress)
+send further lines with the same id: ``{"id": 1, "event": {...}}`` or ``{"id": 1,
+"progress": {"done": n, "total": m}}`` before or after their answer.
+
+This module is shared by the server and both clients and imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from store.errors import ProtocolError, TokaError, error_from_wire
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def request(request_id: int, op: str, args: dict[str, Any]) -> bytes:
+    return encode({"id": request_id, "op": op, "args": args})
+
+
+def ok(request_id: Any, result: Any) -> bytes:
+    return encode({"id": request_id, "ok": True, "result": result})
+
+
+def failure(request_id: Any, error: TokaError) -> bytes:
+    return encode({"id": request_id, "ok": False, "error": error.to_wire()})
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """One line from the daemon as a message; raises ProtocolError on anything else."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        raise ProtocolError(
+            "the daemon sent something that is not JSON",
+            "is another program listening on toka's socket? run `toka daemon restart`",
+        ) from None
+    if not isinstance(message, dict):
+        raise ProtocolError("the daemon sent a message that is not a JSON object")
+    return message
+
+
+def result_of(message: dict[str, Any]) -> Any:
+    """The result of an answer, or its error raised as the matching TokaError."""
+    if message.get("ok") is True:
+        return message.get("result")
+    if message.get("ok") is False and isinstance(message.get("error"), dict):
+        raise error_from_wire(message["error"])
+    raise ProtocolError("the daemon sent an answer without ok/result/error")

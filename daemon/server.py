@@ -1,0 +1,334 @@
+"""The daemon process: start-up, serve, shutdown with a deadline.
+
+Start-up takes a lock on the pidfile (one daemon per data dir), opens the store, removes a stale
+socket and binds a new one as 0600 inside a 0700 runtime dir. Serving reads JSON lines from
+each client with a line-size bound of our own, so an oversize or malformed request costs that
+request only. Shutdown, on SIGTERM/SIGINT or a ``shutdown`` request, stops accepting, ends
+subscriptions, gives in-flight requests until the deadline, commits what is queued,
+checkpoints the WAL and unlinks the socket. A second signal exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+from typing import IO, Any
+
+from daemon import ops
+from daemon.commit import GroupCommitter
+from daemon.config import Settings, load_settings
+from daemon.hub import Hub
+from daemon.paths import Paths, resolve_paths
+from daemon.protocol import encode, failure
+from store.base import EventStore
+from store.errors import Busy, TokaError, UsageError
+
+log = logging.getLogger("toka.daemon")
+
+READ_CHUNK = 256 * 1024
+
+
+class LineTooLong(Exception):
+    pass
+
+
+class LineReader:
+    """Reads newline-terminated lines with a size bound, discarding (not buffering) the excess."""
+
+    def __init__(self, reader: asyncio.StreamReader, limit: int) -> None:
+        self._reader = reader
+        self._limit = limit
+        self._buffer = bytearray()
+
+    async def next(self) -> bytes | None:
+        """The next line, None at end of input; raises LineTooLong after skipping past one."""
+        discarding = False
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                if discarding or end > self._limit:
+                    raise LineTooLong
+                return line
+            if len(self._buffer) > self._limit:
+                discarding = True
+                self._buffer.clear()
+            chunk = await self._reader.read(READ_CHUNK)
+            if not chunk:
+                return None  # a half line at hang-up is dropped: it was never a request
+            self._buffer += chunk
+
+
+async def open_store(paths: Paths, settings: Settings) -> EventStore:
+    if settings.backend == "memory":
+        from store.memory import MemoryStore
+
+        return MemoryStore()
+    from store.sqlite import SqliteStore
+
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    return await SqliteStore.open(paths.database, durability=settings.durability)  # type: ignore[arg-type]
+
+
+class PidLock:
+    """An exclusive lock on the pidfile, held for the daemon's lifetime."""
+
+    def __init__(self, paths: Paths) -> None:
+        self._path = paths.pidfile
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> None:
+        handle = open(self._path, "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            pid = handle.read().strip() or "?"
+            handle.close()
+            raise TokaError(
+                f"a toka daemon is already running for this data dir (pid {pid})",
+                "stop it with `toka daemon stop`, or set TOKA_HOME to use another data dir",
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._file = handle
+
+    def release(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._path.unlink()
+            self._file.close()
+            self._file = None
+
+
+def peer_uid(writer: asyncio.StreamWriter) -> int | None:
+    """The uid of the connected process, where the OS tells it (SO_PEERCRED on Linux)."""
+    sock = writer.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+class Daemon:
+    def __init__(self, paths: Paths, settings: Settings, store: EventStore) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.store = store
+        self.hub = Hub()
+        self.committer = GroupCommitter(store, self.hub.publish)
+        self.started = time.monotonic()
+        self.clients = 0
+        self._stop = asyncio.Event()
+        self._stopping = False
+        self._requests: set[asyncio.Task[Any]] = set()
+        self._streams: set[asyncio.Event] = set()
+        self._server: asyncio.AbstractServer | None = None
+
+    def request_stop(self, reason: str) -> None:
+        if not self._stop.is_set():
+            log.info("stopping: %s", reason)
+            self._stop.set()
+
+    async def serve(self) -> None:
+        """Bind the socket, answer clients until asked to stop, then shut down."""
+        sock_path = str(self.paths.socket)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
+        old_umask = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(self._client, path=sock_path)
+        finally:
+            os.umask(old_umask)
+        os.chmod(sock_path, 0o600)
+        self.committer.start()
+        log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
+        await self._stop.wait()
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        self._stopping = True
+        if self._server is not None:
+            self._server.close()
+        for closed in self._streams:
+            closed.set()
+        pending = [t for t in self._requests if t is not asyncio.current_task()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=self.settings.shutdown_deadline)
+            for task in late:
+                task.cancel()
+            if late:
+                log.warning("%d requests did not finish within the deadline", len(late))
+        await self.committer.close()
+        await self.store.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.paths.socket)
+        log.info("stopped")
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        uid = peer_uid(writer)
+        if uid is not None and uid != os.getuid():
+            log.warning("refused a client of uid %d", uid)
+            writer.write(failure(None, TokaError("this daemon answers its own user only")))
+            writer.close()
+            return
+        self.clients += 1
+        lines = LineReader(reader, self.settings.max_line_bytes)
+        closed = asyncio.Event()
+
+        async def send(message: dict[str, Any]) -> None:
+            writer.write(encode(message))
+            await writer.drain()
+
+        try:
+            while not self._stopping:
+                try:
+                    line = await lines.next()
+                except LineTooLong:
+                    await send(_error(None, UsageError(
+                        f"request line exceeds {self.settings.max_line_bytes} bytes",
+                        "split the batch, or raise daemon.max_line_bytes",
+                    )))
+                    continue
+                if line is None:
+                    break
+                if not line.strip():
+                    continue
+                task = asyncio.create_task(self._answer(line, send, closed, lines))
+                self._requests.add(task)
+                try:
+                    await task
+                finally:
+                    self._requests.discard(task)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self.clients -= 1
+            closed.set()
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _answer(self, line: bytes, send: Any, closed: asyncio.Event, lines: LineReader) -> None:
+        request_id = None
+        try:
+            try:
+                request = json.loads(line)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise UsageError(f"request is not valid JSON ({exc})", "send one JSON object per line") from None
+            if not isinstance(request, dict):
+                raise UsageError("a request must be a JSON object with 'op'")
+            request_id = request.get("id")
+            name = request.get("op")
+            args = request.get("args", {})
+            if not isinstance(name, str):
+                raise UsageError("a request needs 'op', a string", 'e.g. {"id": 1, "op": "status"}')
+            if not isinstance(args, dict):
+                raise UsageError("'args' must be a JSON object")
+            handler = ops.OPS.get(name)
+            if handler is None:
+                raise ops.unknown(name)
+            if self._stopping:
+                raise Busy("the daemon is shutting down", "retry once it has restarted")
+            ctx = ops.Context(self, request_id, send, closed)
+            if name == "events.subscribe":
+                await self._stream(handler, ctx, args, lines)
+                return
+            result = await handler(ctx, args)
+        except TokaError as exc:
+            await send(_error(request_id, exc))
+            return
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a bug must cost one request, never the daemon
+            log.exception("request %r failed", request_id)
+            await send(_error(request_id, TokaError(f"internal error: {exc}", "see `toka daemon logs`")))
+            return
+        await send({"id": request_id, "ok": True, "result": result})
+
+    async def _stream(self, handler: ops.Handler, ctx: ops.Context, args: dict[str, Any], lines: LineReader) -> None:
+        """Run a streaming op until it ends or the client hangs up or sends anything."""
+        self._streams.add(ctx.closed)
+
+        async def watch_client() -> None:
+            with contextlib.suppress(LineTooLong, ConnectionError):
+                await lines.next()
+            ctx.closed.set()
+
+        watcher = asyncio.create_task(watch_client())
+        try:
+            await handler(ctx, args)
+        finally:
+            watcher.cancel()
+            self._streams.discard(ctx.closed)
+        ctx.closed.set()
+
+
+def _error(request_id: Any, exc: TokaError) -> dict[str, Any]:
+    return {"id": request_id, "ok": False, "error": exc.to_wire()}
+
+
+async def run(paths: Paths, settings: Settings) -> None:
+    os.umask(0o077)  # the database, logs and pidfile are for their owner only
+    paths.check_socket_length()
+    paths.ensure_runtime_dir()
+    lock = PidLock(paths)
+    lock.acquire()
+    try:
+        store = await open_store(paths, settings)
+        daemon = Daemon(paths, settings, store)
+        loop = asyncio.get_running_loop()
+        signals = (signal.SIGTERM, signal.SIGINT)
+
+        def on_signal(signum: int) -> None:
+            if daemon._stop.is_set():
+                log.warning("second signal: exiting at once")
+                os._exit(128 + signum)
+            daemon.request_stop(signal.Signals(signum).name)
+
+        for signum in signals:
+            loop.add_signal_handler(signum, on_signal, signum)
+        try:
+            await daemon.serve()
+        finally:
+            for signum in signals:
+                loop.remove_signal_handler(signum)
+    finally:
+        lock.release()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run in the foreground; errors are one line on stderr and an exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
+    )
+    flags = {"backend": "memory"} if "--memory" in argv else {}
+    try:
+        paths = resolve_paths()
+        settings = load_settings(paths.config_file, flags).settings
+        asyncio.run(run(paths, settings))
+    except TokaError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+            print(f"error: {exc}", file=sys.stderr)
+            print("hint: check the permissions of the data dir, or set TOKA_HOME", file=sys.stderr)
+            sys.exit(1)
+        raise

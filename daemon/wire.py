@@ -1,0 +1,48 @@
+"""Store results as the JSON the protocol sends (shapes documented in docs/json.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.base import SessionInfo, Stats, VerifyReport
+from store.events import format_ts
+
+
+def session_json(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "session": info.session,
+        "events": info.events,
+        "first_seq": info.first_seq,
+        "last_seq": info.last_seq,
+        "first_ts": format_ts(info.first_ts),
+        "last_ts": format_ts(info.last_ts),
+        "head": info.head,
+        "agents": info.agents,
+        "kinds": info.kinds,
+    }
+
+
+def verify_json(report: VerifyReport) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "session": report.session,
+        "events": report.events,
+        "problem_count": report.problem_count,
+        "problems": [
+            {"seq": p.seq, "id": p.id, "session": p.session, "what": p.what, "detail": p.detail}
+            for p in report.problems
+        ],
+    }
+
+
+def stats_json(stats: Stats) -> dict[str, Any]:
+    return {
+        "events": stats.events,
+        "sessions": stats.sessions,
+        "blobs": stats.blobs,
+        "payload_bytes": stats.payload_bytes,
+        "blob_bytes": stats.blob_bytes,
+        "stored_bytes": stats.stored_bytes,
+        "disk_bytes": stats.disk_bytes,
+        "dedup_ratio": round(stats.dedup_ratio, 3),
+    }

@@ -1,0 +1,311 @@
+"""The store interface every backend implements, and the logic they share.
+
+Backends differ only in where rows live. What an append *means* (default parents chain onto
+the session's head, idempotency keys and ids return the existing event, the header is hashed)
+is decided once, in :class:`Sealer`, and what a correct log *is* is checked once, in
+:class:`ChainVerifier`; both take the backend's lookups as plain callables, so the SQLite
+backend can run them inside one call on its connection thread.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from store.errors import Ambiguous, NotFound
+from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
+
+# How many events a replay or verify reads per round trip: big enough that the per-call cost
+# vanishes, small enough that memory stays flat on any session.
+CHUNK = 1000
+# A verify report lists at most this many problems; the count covers them all.
+MAX_PROBLEMS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    event: Event
+    created: bool  # False when an idempotency key or identical id already held it
+
+
+@dataclass(frozen=True, slots=True)
+class EventQuery:
+    """A filter over the log. Times are UTC microseconds; ``since`` inclusive, ``until`` not."""
+
+    session: str | None = None
+    kinds: tuple[str, ...] = ()  # exact kinds, or a prefix written as "tool.*"
+    since: int | None = None
+    until: int | None = None
+    after_seq: int | None = None
+    before_seq: int | None = None
+    limit: int | None = None
+    order: Literal["asc", "desc"] = "asc"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    session: str
+    events: int
+    first_seq: int
+    last_seq: int
+    first_ts: int
+    last_ts: int
+    head: str
+    agents: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    seq: int
+    id: str
+    session: str
+    what: Literal["id", "digest", "payload", "chain", "head"]
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    session: str | None
+    events: int
+    problems: tuple[Problem, ...]
+    problem_count: int
+
+    @property
+    def ok(self) -> bool:
+        return self.problem_count == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    events: int
+    sessions: int
+    blobs: int
+    payload_bytes: int  # what the events' payloads add up to, as if each were stored alone
+    blob_bytes: int  # the distinct payloads, uncompressed
+    stored_bytes: int  # the distinct payloads as stored (compressed where it paid)
+    disk_bytes: int  # database files on disk (0 for the memory backend)
+
+    @property
+    def dedup_ratio(self) -> float:
+        return self.payload_bytes / self.blob_bytes if self.blob_bytes else 1.0
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class SealedEvent:
+    """An event ready to write: the backend stores ``payload_bytes`` under ``event.digest``."""
+
+    event: Event
+    payload_bytes: bytes
+
+
+class Sealer:
+    """Turns a batch of new events into sealed ones, in order, against the current log.
+
+    ``head_of(session)`` gives the id of a session's last event, ``by_key(session, key)`` and
+    ``by_id(id)`` the committed event holding that key or id (or None). Events sealed earlier in
+    the same batch are seen by later ones.
+    """
+
+    def __init__(
+        self,
+        next_seq: int,
+        head_of: Callable[[str], str | None],
+        by_key: Callable[[str, str], Event | None],
+        by_id: Callable[[str], Event | None],
+    ) -> None:
+        self.next_seq = next_seq
+        self._head_of = head_of
+        self._by_key = by_key
+        self._by_id = by_id
+        self._heads: dict[str, str | None] = {}
+        self._keys: dict[tuple[str, str], Event] = {}
+        self._ids: dict[str, Event] = {}
+        self.sealed: list[SealedEvent] = []
+
+    def head(self, session: str) -> str | None:
+        if session not in self._heads:
+            self._heads[session] = self._head_of(session)
+        return self._heads[session]
+
+    def seal(self, new: NewEvent) -> AppendResult:
+        if new.key is not None:
+            held = self._keys.get((new.session, new.key)) or self._by_key(new.session, new.key)
+            if held is not None:
+                return AppendResult(held, False)
+        if new.parents is None:
+            head = self.head(new.session)
+            parents: tuple[str, ...] = (head,) if head else ()
+        else:
+            parents = new.parents
+        ts = new.ts if new.ts is not None else now_us()
+        payload_bytes = canonical_json(new.payload)
+        payload_digest = digest(payload_bytes)
+        event_id = header_id(new.session, new.agent, new.kind, ts, parents, payload_digest, new.key)
+        # An event chained onto the current head cannot exist yet; one with explicit parents
+        # (an import of an export, say) may, and then appending it again changes nothing.
+        if new.parents is not None or event_id in self._ids:
+            held = self._ids.get(event_id) or self._by_id(event_id)
+            if held is not None:
+                return AppendResult(held, False)
+        event = Event(
+            self.next_seq,
+            event_id,
+            new.session,
+            new.agent,
+            new.kind,
+            ts,
+            parents,
+            payload_digest,
+            new.key,
+            new.payload,
+        )
+        self.next_seq += 1
+        self._heads[new.session] = event_id
+        self._ids[event_id] = event
+        if new.key is not None:
+            self._keys[(new.session, new.key)] = event
+        self.sealed.append(SealedEvent(event, payload_bytes))
+        return AppendResult(event, True)
+
+    def seal_all(self, batch: Iterable[NewEvent]) -> list[AppendResult]:
+        return [self.seal(new) for new in batch]
+
+
+@dataclass(slots=True)
+class StoredRow:
+    """An event as it lies in a backend, before anything is trusted: what verify reads."""
+
+    seq: int
+    id: str
+    session: str
+    agent: str | None
+    kind: str
+    ts: int
+    parents: tuple[str, ...]
+    digest: str
+    key: str | None
+    payload_bytes: bytes | None  # None when the stored payload cannot even be decoded
+    payload_error: str | None = None
+
+
+class ChainVerifier:
+    """Checks rows in seq order: payload digest, event id, and that every parent came earlier.
+
+    ``seq_of(id)`` finds a parent that is not simply the previous event of its session.
+    """
+
+    def __init__(self, seq_of: Callable[[str], int | None]) -> None:
+        self._seq_of = seq_of
+        self._last: dict[str, tuple[str, int]] = {}  # session -> (id, seq) of its last event
+        self.events = 0
+        self.problems: list[Problem] = []
+        self.problem_count = 0
+
+    def _problem(self, row: StoredRow, what: str, detail: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(row.seq, row.id, row.session, what, detail))  # type: ignore[arg-type]
+
+    def check(self, row: StoredRow) -> None:
+        self.events += 1
+        if row.payload_bytes is None:
+            self._problem(row, "payload", row.payload_error or "payload cannot be read")
+        elif digest(row.payload_bytes) != row.digest:
+            self._problem(row, "digest", "payload bytes do not hash to the recorded digest")
+        expected = header_id(
+            row.session, row.agent, row.kind, row.ts, row.parents, row.digest, row.key
+        )
+        if expected != row.id:
+            self._problem(row, "id", "header fields do not hash to the event id")
+        for parent in row.parents:
+            last = self._last.get(row.session)
+            if last is not None and last[0] == parent:
+                continue
+            parent_seq = self._seq_of(parent)
+            if parent_seq is None:
+                self._problem(row, "chain", f"parent {parent[:12]} is not in the log")
+            elif parent_seq >= row.seq:
+                self._problem(row, "chain", f"parent {parent[:12]} comes after the event")
+        self._last[row.session] = (row.id, row.seq)
+
+    def check_heads(self, heads: Iterable[tuple[str, str]]) -> None:
+        """Compare each session's recorded head with the last event verify actually saw."""
+        for session, head in heads:
+            last = self._last.get(session)
+            if last is None or last[0] != head:
+                seq = last[1] if last else 0
+                row = StoredRow(seq, head, session, None, "", 0, (), "", None, b"")
+                self._problem(row, "head", "the session's last event is missing from the log")
+
+    def report(self, session: str | None) -> VerifyReport:
+        return VerifyReport(session, self.events, tuple(self.problems), self.problem_count)
+
+
+def resolve_prefix(prefix: str, candidates: Sequence[str], what: str) -> str:
+    """Git-style: an exact match wins, else the one candidate starting with ``prefix``."""
+    if prefix in candidates:
+        return prefix
+    if not candidates:
+        raise NotFound(f"no {what} matches {prefix!r}", f"list them with `toka {what}s`")
+    if len(candidates) > 1:
+        shown = ", ".join(sorted(candidates)[:5])
+        raise Ambiguous(
+            f"{what} prefix {prefix!r} is ambiguous ({shown}{', ...' if len(candidates) > 5 else ''})",
+            "type more characters",
+        )
+    return candidates[0]
+
+
+class EventStore(abc.ABC):
+    """What the daemon needs from a backend. All methods are coroutines."""
+
+    @abc.abstractmethod
+    async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
+        """Append atomically: all of the batch commits, or none of it."""
+
+    @abc.abstractmethod
+    async def get(self, event_id: str) -> Event:
+        """The event with this id, or with the only id starting with it (NotFound, Ambiguous)."""
+
+    @abc.abstractmethod
+    async def get_by_seq(self, seq: int) -> Event: ...
+
+    @abc.abstractmethod
+    async def query(self, query: EventQuery) -> list[Event]: ...
+
+    @abc.abstractmethod
+    async def sessions(self) -> list[SessionInfo]: ...
+
+    @abc.abstractmethod
+    async def session(self, name: str) -> SessionInfo:
+        """A session by name or unique prefix."""
+
+    @abc.abstractmethod
+    def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
+        """The session's events in order up to ``to_seq``, read in chunks: memory stays flat."""
+
+    @abc.abstractmethod
+    async def verify(
+        self, session: str | None = None, progress: ProgressCallback | None = None
+    ) -> VerifyReport: ...
+
+    @abc.abstractmethod
+    async def stats(self) -> Stats: ...
+
+    @abc.abstractmethod
+    async def rebuild_projections(self) -> int:
+        """Recreate the query tables from the events; returns the number of sessions."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where the data lives, for status output."""

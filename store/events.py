@@ -1,0 +1,213 @@
+"""Events: the one kind of fact toka stores, and how each is named by its content.
+
+An event's ``id`` is the blake3 of its *canonical header*: the canonical JSON (sorted keys, no
+whitespace, UTF-8) of its session, agent, kind, timestamp, parents, payload digest and key.
+The payload itself is named by the blake3 of its canonical bytes alone, so the same tool output
+recorded a thousand times is one blob. Because each event's parents include the previous event
+of its session, a session is a hash chain: changing any stored byte of an earlier event breaks
+either that event's id, its payload digest, or the parent link of the event after it.
+
+Timestamps are integers of microseconds since the epoch (UTC) inside toka, and ISO-8601 strings
+with six fractional digits and a ``Z`` in every header, export and JSON output, so the bytes that
+are hashed do not depend on the platform's float formatting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from blake3 import blake3
+
+from store.errors import InvalidEvent
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_KIND = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Limits that keep one event a reasonable row; far above anything an agent produces.
+MAX_NAME_CHARS = 256
+MAX_KEY_CHARS = 1024
+MAX_PARENTS = 64
+
+Payload = dict[str, Any]
+
+
+def canonical_json(value: Any) -> bytes:
+    """The bytes that are hashed: sorted keys, no whitespace, UTF-8, no NaN."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def digest(data: bytes) -> str:
+    return blake3(data).hexdigest()
+
+
+def now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def format_ts(ts_us: int) -> str:
+    return (_EPOCH + timedelta(microseconds=ts_us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_ts(value: str | int | float) -> int:
+    """An ISO-8601 string (naive means UTC) or epoch seconds, as UTC microseconds."""
+    if isinstance(value, bool):
+        raise InvalidEvent("ts must be an ISO-8601 string or epoch seconds, not a boolean")
+    if isinstance(value, (int, float)):
+        return int(round(value * 1_000_000))
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InvalidEvent(
+            f"ts {value!r} is not an ISO-8601 timestamp", "use e.g. 2026-01-31T12:00:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def header_id(
+    session: str,
+    agent: str | None,
+    kind: str,
+    ts_us: int,
+    parents: tuple[str, ...],
+    payload_digest: str,
+    key: str | None,
+) -> str:
+    header = {
+        "session": session,
+        "agent": agent,
+        "kind": kind,
+        "ts": format_ts(ts_us),
+        "parents": list(parents),
+        "payload": payload_digest,
+        "key": key,
+    }
+    return digest(canonical_json(header))
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event as a writer hands it over: the store assigns seq and id, and parents by default."""
+
+    session: str
+    kind: str
+    payload: Payload
+    agent: str | None = None
+    ts: int | None = None
+    parents: tuple[str, ...] | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A committed event, as read back from the log."""
+
+    seq: int
+    id: str
+    session: str
+    agent: str | None
+    kind: str
+    ts: int
+    parents: tuple[str, ...]
+    digest: str
+    key: str | None
+    payload: Payload
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON shape (docs/json.md); also toka's export format."""
+        return {
+            "seq": self.seq,
+            "id": self.id,
+            "session": self.session,
+            "agent": self.agent,
+            "kind": self.kind,
+            "ts": format_ts(self.ts),
+            "parents": list(self.parents),
+            "digest": self.digest,
+            "key": self.key,
+            "payload": self.payload,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Event:
+        return cls(
+            seq=data["seq"],
+            id=data["id"],
+            session=data["session"],
+            agent=data["agent"],
+            kind=data["kind"],
+            ts=parse_ts(data["ts"]),
+            parents=tuple(data["parents"]),
+            digest=data["digest"],
+            key=data["key"],
+            payload=data["payload"],
+        )
+
+
+def _name(data: dict[str, Any], field: str, *, required: bool, limit: int = MAX_NAME_CHARS) -> Any:
+    value = data.get(field)
+    if value is None:
+        if required:
+            raise InvalidEvent(f"event needs a {field!r}", f"give {field} as a non-empty string")
+        return None
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise InvalidEvent(
+            f"{field} must be a non-empty string of at most {limit} characters",
+            f"got {type(value).__name__}",
+        )
+    if any(ord(c) < 32 for c in value):
+        raise InvalidEvent(f"{field} must not contain control characters")
+    return value
+
+
+def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:
+    """Validate one event as it arrives as JSON; ``session`` fills in a missing session.
+
+    Unknown fields are ignored so that a record exported by toka (which carries ``seq``,
+    ``id`` and ``digest``) appends as it is.
+    """
+    if not isinstance(data, dict):
+        raise InvalidEvent(f"an event must be a JSON object, not {type(data).__name__}")
+    if session is not None and data.get("session") is None:
+        data = {**data, "session": session}
+    session_name = _name(data, "session", required=True)
+    kind = _name(data, "kind", required=True, limit=128)
+    if not _KIND.match(kind):
+        raise InvalidEvent(
+            f"kind {kind!r} is not a dotted name", "use letters, digits, - and _, e.g. tool.call"
+        )
+    agent = _name(data, "agent", required=False)
+    key = _name(data, "key", required=False, limit=MAX_KEY_CHARS)
+    payload = data.get("payload", {})
+    if not isinstance(payload, dict):
+        raise InvalidEvent(
+            f"payload must be a JSON object, not {type(payload).__name__}",
+            'wrap the value, e.g. {"text": ...}',
+        )
+    ts = data.get("ts")
+    if ts is not None:
+        if not isinstance(ts, (str, int, float)):
+            raise InvalidEvent("ts must be an ISO-8601 string or epoch seconds")
+        ts = parse_ts(ts)
+    parents = data.get("parents")
+    if parents is not None:
+        if (
+            not isinstance(parents, list)
+            or len(parents) > MAX_PARENTS
+            or not all(isinstance(p, str) and _HEX64.match(p) for p in parents)
+        ):
+            raise InvalidEvent(
+                "parents must be a list of event ids (64 lowercase hex digits)",
+                "leave parents out to chain to the session's previous event",
+            )
+        parents = tuple(parents)
+    return NewEvent(session_name, kind, payload, agent, ts, parents, key)

@@ -1,0 +1,130 @@
+"""Schema migrations for the SQLite backend.
+
+An ordered list of small named functions, each applied in its own transaction and recorded in
+``toka_migrations``; ``PRAGMA user_version`` mirrors the count so other tools can tell the
+schema at a glance. A shipped migration is never edited: a change is a new function at the end.
+A database that records a migration this toka does not know was written by a newer toka and is
+refused before anything is written to it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from store.errors import SchemaTooNew, StoreError
+
+
+def m001_events(db: sqlite3.Connection) -> None:
+    # Payloads live apart from headers, named by their blake3: the same payload is stored once.
+    # codec 0 is the canonical JSON bytes as they are, 1 is those bytes zlib-compressed.
+    db.execute(
+        """CREATE TABLE blobs (
+            digest TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            codec INTEGER NOT NULL,
+            data BLOB NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    # parents is the comma-joined list of parent ids (64 hex digits each), in header order.
+    db.execute(
+        """CREATE TABLE events (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session TEXT NOT NULL,
+            agent TEXT,
+            kind TEXT NOT NULL,
+            ts INTEGER NOT NULL,
+            parents TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            key TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX events_session_seq ON events (session, seq)")
+    db.execute("CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL")
+
+
+def m002_session_projections(db: sqlite3.Connection) -> None:
+    # Projections of the log, rebuilt from it by `toka admin rebuild`; never the source of truth.
+    db.execute(
+        """CREATE TABLE sessions (
+            session TEXT PRIMARY KEY,
+            events INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            first_ts INTEGER NOT NULL,
+            last_ts INTEGER NOT NULL,
+            head TEXT NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE session_agents (
+            session TEXT NOT NULL, agent TEXT NOT NULL, events INTEGER NOT NULL,
+            PRIMARY KEY (session, agent)
+        ) WITHOUT ROWID"""
+    )
+    db.execute(
+        """CREATE TABLE session_kinds (
+            session TEXT NOT NULL, kind TEXT NOT NULL, events INTEGER NOT NULL,
+            PRIMARY KEY (session, kind)
+        ) WITHOUT ROWID"""
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_events,
+    m002_session_projections,
+]
+
+
+def applied(db: sqlite3.Connection) -> list[str]:
+    """Names of the migrations recorded in ``db``; raises when it is not a toka database."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "toka_migrations" not in tables:
+        if tables:
+            raise StoreError(
+                "the database file holds tables but is not a toka database",
+                "point TOKA_HOME (or the data dir) elsewhere; toka leaves this file as it is",
+            )
+        return []
+    return [row[0] for row in db.execute("SELECT name FROM toka_migrations ORDER BY seq")]
+
+
+def check_not_newer(done: list[str]) -> None:
+    known = [m.__name__ for m in MIGRATIONS]
+    unknown = [name for name in done if name not in known]
+    if unknown or len(done) > len(known):
+        raise SchemaTooNew(
+            f"the database was written by a newer toka (schema step {unknown[0] if unknown else len(done)})",
+            "upgrade toka (pip install -U toka); the database was left untouched",
+        )
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply what is missing, each step in its own transaction; returns the names applied."""
+    done = applied(db)
+    check_not_newer(done)
+    if not done:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS toka_migrations"
+            " (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)"
+        )
+    ran = []
+    for number, step in enumerate(MIGRATIONS, 1):
+        if step.__name__ in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            step(db)
+            db.execute(
+                "INSERT INTO toka_migrations (seq, name, applied_at) VALUES (?, ?, ?)",
+                (number, step.__name__, datetime.now(UTC).isoformat()),
+            )
+            db.execute(f"PRAGMA user_version = {number}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        ran.append(step.__name__)
+    return ran

@@ -1,0 +1,63 @@
+"""One meaning for an :class:`EventQuery`, written as a Python predicate and as SQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.base import EventQuery
+from store.events import Event
+
+
+def _kind_matches(kind: str, patterns: tuple[str, ...]) -> bool:
+    for pattern in patterns:
+        if pattern.endswith(".*"):
+            if kind == pattern[:-2] or kind.startswith(pattern[:-1]):
+                return True
+        elif kind == pattern:
+            return True
+    return False
+
+
+def matches(event: Event, query: EventQuery) -> bool:
+    return (
+        (query.session is None or event.session == query.session)
+        and (not query.kinds or _kind_matches(event.kind, query.kinds))
+        and (query.since is None or event.ts >= query.since)
+        and (query.until is None or event.ts < query.until)
+        and (query.after_seq is None or event.seq > query.after_seq)
+        and (query.before_seq is None or event.seq < query.before_seq)
+    )
+
+
+def where_clause(query: EventQuery) -> tuple[str, list[Any]]:
+    """The WHERE, ORDER BY and LIMIT of a query over ``events e``."""
+    terms: list[str] = []
+    params: list[Any] = []
+    if query.session is not None:
+        terms.append("e.session = ?")
+        params.append(query.session)
+    if query.kinds:
+        alternatives = []
+        for pattern in query.kinds:
+            if pattern.endswith(".*"):
+                alternatives.append("(e.kind = ? OR substr(e.kind, 1, ?) = ?)")
+                params += [pattern[:-2], len(pattern) - 1, pattern[:-1]]
+            else:
+                alternatives.append("e.kind = ?")
+                params.append(pattern)
+        terms.append("(" + " OR ".join(alternatives) + ")")
+    for column, op, value in (
+        ("e.ts", ">=", query.since),
+        ("e.ts", "<", query.until),
+        ("e.seq", ">", query.after_seq),
+        ("e.seq", "<", query.before_seq),
+    ):
+        if value is not None:
+            terms.append(f"{column} {op} ?")
+            params.append(value)
+    sql = (" WHERE " + " AND ".join(terms)) if terms else ""
+    sql += " ORDER BY e.seq " + ("DESC" if query.order == "desc" else "ASC")
+    if query.limit is not None:
+        sql += " LIMIT ?"
+        params.append(query.limit)
+    return sql, params

@@ -1,0 +1,432 @@
+"""The SQLite backend: one WAL database file, written through aiosqlite.
+
+Every operation is one plain function run on the connection's own thread, so a batch of a
+thousand events costs one thread hop, not a thousand: aiosqlite's public methods each cost a
+hop, and the write path here would need ten of them per batch. There are two connections, so
+a long read (replay, verify) never holds up appends: WAL lets the reader see a consistent
+snapshot while the writer commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import zlib
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import aiosqlite
+
+from store.base import (
+    CHUNK,
+    AppendResult,
+    ChainVerifier,
+    EventQuery,
+    EventStore,
+    ProgressCallback,
+    Sealer,
+    SealedEvent,
+    SessionInfo,
+    Stats,
+    StoredRow,
+    VerifyReport,
+    resolve_prefix,
+)
+from store.errors import NotFound, StoreError, TokaError
+from store.events import Event, NewEvent
+from store.migrations import applied, check_not_newer, migrate
+from store.query import where_clause
+
+T = TypeVar("T")
+Durability = Literal["normal", "full"]
+
+# Payloads at least this large are zlib-compressed when that makes them smaller: below it the
+# saving is a few bytes and the cost a few microseconds per event.
+COMPRESS_FROM = 1024
+CODEC_RAW, CODEC_ZLIB = 0, 1
+BUSY_TIMEOUT_MS = 5000
+
+_SELECT = (
+    "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
+    " b.codec, b.data FROM events e LEFT JOIN blobs b ON b.digest = e.digest"
+)
+
+
+def _parents(text: str) -> tuple[str, ...]:
+    return tuple(text.split(",")) if text else ()
+
+
+def _decode_blob(codec: int | None, data: bytes | None) -> bytes:
+    if data is None:
+        raise ValueError("blob missing")
+    if codec == CODEC_ZLIB:
+        return zlib.decompress(data)
+    if codec == CODEC_RAW:
+        return bytes(data)
+    raise ValueError(f"unknown blob codec {codec}")
+
+
+def _event(row: Sequence[Any]) -> Event:
+    try:
+        payload = json.loads(_decode_blob(row[9], row[10]))
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(
+            f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
+            "run `toka verify` to see what else is damaged",
+        ) from None
+    return Event(
+        row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload
+    )
+
+
+def _stored(row: Sequence[Any]) -> StoredRow:
+    try:
+        payload: bytes | None = _decode_blob(row[9], row[10])
+        error = None
+    except (ValueError, zlib.error) as exc:
+        payload, error = None, str(exc)
+    return StoredRow(
+        row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload, error
+    )
+
+
+def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return StoreError(
+            f"{path} is not a readable toka database ({text})",
+            "move the file aside (toka never overwrites it) or point TOKA_HOME elsewhere",
+        )
+    if "readonly" in text or "unable to open" in text or "disk I/O" in text:
+        return StoreError(
+            f"cannot write the database at {path} ({text})",
+            "check that the data directory exists and is writable, or set TOKA_HOME",
+        )
+    if "full" in text:
+        return StoreError(f"the disk holding {path} is full ({text})", "free some space and retry")
+    return StoreError(f"database error on {path}: {text}")
+
+
+class SqliteStore(EventStore):
+    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    @classmethod
+    async def open(cls, path: Path | str, durability: Durability = "normal") -> SqliteStore:
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise StoreError(
+                f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME"
+            )
+        connections: list[aiosqlite.Connection] = []
+        try:
+            for role in ("writer", "reader"):
+                conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
+                connections.append(conn)
+                prepare = _prepare_writer if role == "writer" else _prepare_reader
+                await _run(conn, path, prepare, durability)
+        except BaseException:
+            for conn in connections:
+                await conn.close()
+            raise
+        return cls(path, connections[0], connections[1])
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        return await _run(self._writer, self.path, fn, *args)
+
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        return await _run(self._reader, self.path, fn, *args)
+
+    async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
+        return await self._write(_append, list(batch))
+
+    async def get(self, event_id: str) -> Event:
+        return await self._read(_get, event_id)
+
+    async def get_by_seq(self, seq: int) -> Event:
+        rows = await self._read(_fetch, _SELECT + " WHERE e.seq = ?", [seq])
+        if not rows:
+            raise NotFound(f"no event at seq {seq}", "seqs start at 1; see `toka events SESSION`")
+        return _event(rows[0])
+
+    async def query(self, query: EventQuery) -> list[Event]:
+        sql, params = where_clause(query)
+        return [_event(row) for row in await self._read(_fetch, _SELECT + sql, params)]
+
+    async def sessions(self) -> list[SessionInfo]:
+        return await self._read(_sessions, None)
+
+    async def session(self, name: str) -> SessionInfo:
+        return (await self._read(_sessions, name))[0]
+
+    async def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
+        after = 0
+        while True:
+            query = EventQuery(session=session, after_seq=after, limit=CHUNK)
+            sql, params = where_clause(query)
+            if to_seq is not None:
+                sql = sql.replace(" ORDER BY", " AND e.seq <= ? ORDER BY")
+                params.insert(-1, to_seq)
+            rows = await self._read(_fetch, _SELECT + sql, params)
+            for row in rows:
+                yield _event(row)
+            if len(rows) < CHUNK:
+                return
+            after = rows[-1][0]
+
+    async def verify(
+        self, session: str | None = None, progress: ProgressCallback | None = None
+    ) -> VerifyReport:
+        report_progress = None
+        if progress is not None:
+            loop = asyncio.get_running_loop()
+            report_progress = lambda done, total: loop.call_soon_threadsafe(progress, done, total)  # noqa: E731
+        return await self._read(_verify, session, report_progress)
+
+    async def stats(self) -> Stats:
+        return await self._read(_stats, self.path)
+
+    async def rebuild_projections(self) -> int:
+        return await self._write(_rebuild)
+
+    async def checkpoint(self) -> None:
+        await self._write(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+
+    async def close(self) -> None:
+        try:
+            await self.checkpoint()
+        except TokaError:
+            pass  # a full disk or read-only file must not keep the daemon from stopping
+        finally:
+            await self._reader.close()
+            await self._writer.close()
+
+
+async def _run(conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn(sqlite3_connection, *args)`` on the connection's thread: one hop per call.
+
+    aiosqlite queues every public call the same way through ``_execute``; calling it with our own
+    function is what lets a whole batch share one hop.
+    """
+    try:
+        return await conn._execute(fn, conn._conn, *args)
+    except sqlite3.Error as exc:
+        raise _describe(path, exc) from None
+
+
+def _check_database(db: sqlite3.Connection) -> list[str]:
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    done = applied(db)  # reads sqlite_master: fails here, before any write, on a non-database
+    check_not_newer(done)
+    return done
+
+
+def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
+    _check_database(db)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
+    migrate(db)
+
+
+def _prepare_reader(db: sqlite3.Connection, durability: Durability) -> None:
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA query_only = ON")
+
+
+def _fetch(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+    return db.execute(sql, params).fetchall()
+
+
+def _append(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
+
+        def head_of(session: str) -> str | None:
+            row = db.execute("SELECT head FROM sessions WHERE session = ?", (session,)).fetchone()
+            return row[0] if row else None
+
+        def one(sql: str, params: Sequence[Any]) -> Event | None:
+            row = db.execute(_SELECT + sql, params).fetchone()
+            return _event(row) if row else None
+
+        sealer = Sealer(
+            next_seq,
+            head_of,
+            lambda s, k: one(" WHERE e.session = ? AND e.key = ?", (s, k)),
+            lambda i: one(" WHERE e.id = ?", (i,)),
+        )
+        results = sealer.seal_all(batch)
+        if sealer.sealed:
+            _write_blobs(db, sealer.sealed)
+            db.executemany(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key)
+                    for e in (s.event for s in sealer.sealed)
+                ],
+            )
+            _project(db, [s.event for s in sealer.sealed])
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return results
+
+
+def _write_blobs(db: sqlite3.Connection, sealed: list[SealedEvent]) -> None:
+    rows = {}
+    for item in sealed:
+        name, data = item.event.digest, item.payload_bytes
+        if name in rows:
+            continue
+        codec, stored = CODEC_RAW, data
+        if len(data) >= COMPRESS_FROM:
+            # Skip the compression work for a large payload that is stored already.
+            if db.execute("SELECT 1 FROM blobs WHERE digest = ?", (name,)).fetchone():
+                continue
+            packed = zlib.compress(data, 6)
+            if len(packed) < len(data):
+                codec, stored = CODEC_ZLIB, packed
+        rows[name] = (name, len(data), codec, stored)
+    db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows.values())
+
+
+def _project(db: sqlite3.Connection, events: list[Event]) -> None:
+    """Fold one batch into the session tables: one upsert per session, agent and kind."""
+    sessions: dict[str, list[Any]] = {}
+    agents: dict[tuple[str, str], int] = defaultdict(int)
+    kinds: dict[tuple[str, str], int] = defaultdict(int)
+    for e in events:
+        row = sessions.get(e.session)
+        if row is None:
+            sessions[e.session] = [e.session, 1, e.seq, e.seq, e.ts, e.ts, e.id]
+        else:
+            row[1] += 1
+            row[3] = e.seq
+            row[4] = min(row[4], e.ts)
+            row[5] = max(row[5], e.ts)
+            row[6] = e.id
+        if e.agent is not None:
+            agents[(e.session, e.agent)] += 1
+        kinds[(e.session, e.kind)] += 1
+    db.executemany(
+        """INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET
+            events = events + excluded.events, last_seq = excluded.last_seq,
+            first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
+            head = excluded.head""",
+        sessions.values(),
+    )
+    for table, column, counts in (("session_agents", "agent", agents), ("session_kinds", "kind", kinds)):
+        db.executemany(
+            f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT (session, {column})"
+            " DO UPDATE SET events = events + excluded.events",
+            [(s, name, n) for (s, name), n in counts.items()],
+        )
+
+
+def _rebuild(db: sqlite3.Connection) -> int:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table in ("sessions", "session_agents", "session_kinds"):
+            db.execute(f"DELETE FROM {table}")
+        db.execute(
+            """INSERT INTO sessions
+               SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
+                      (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
+               FROM events e GROUP BY session"""
+        )
+        db.execute(
+            "INSERT INTO session_agents SELECT session, agent, count(*) FROM events"
+            " WHERE agent IS NOT NULL GROUP BY session, agent"
+        )
+        db.execute("INSERT INTO session_kinds SELECT session, kind, count(*) FROM events GROUP BY session, kind")
+        count: int = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return count
+
+
+def _get(db: sqlite3.Connection, event_id: str) -> Event:
+    prefix = event_id.lower()
+    rows = db.execute(_SELECT + " WHERE e.id = ?", (prefix,)).fetchall()
+    if not rows and prefix and all(c in "0123456789abcdef" for c in prefix):
+        # Every id is lowercase hex, so the ids starting with a prefix sort between it and
+        # the prefix followed by 'g': a range scan on the unique index.
+        rows = db.execute(_SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g")).fetchall()
+    by_id = {row[1]: row for row in rows}
+    return _event(by_id[resolve_prefix(event_id, list(by_id), "event")])
+
+
+def _sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
+    if name is None:
+        rows = db.execute("SELECT * FROM sessions ORDER BY last_seq DESC").fetchall()
+    else:
+        rows = db.execute("SELECT * FROM sessions WHERE session = ?", (name,)).fetchall()
+        if not rows:
+            rows = db.execute(
+                "SELECT * FROM sessions WHERE substr(session, 1, ?) = ? LIMIT 6", (len(name), name)
+            ).fetchall()
+            found = {row[0]: row for row in rows}
+            rows = [found[resolve_prefix(name, list(found), "session")]]
+    agents: dict[str, dict[str, int]] = defaultdict(dict)
+    kinds: dict[str, dict[str, int]] = defaultdict(dict)
+    for table, into in (("session_agents", agents), ("session_kinds", kinds)):
+        sql = f"SELECT * FROM {table}"
+        params: tuple[str, ...] = ()
+        if name is not None:
+            sql += " WHERE session = ?"
+            params = (rows[0][0],)
+        for session, item, count in db.execute(sql + " ORDER BY events DESC", params):
+            into[session][item] = count
+    return [SessionInfo(*row, agents=agents[row[0]], kinds=kinds[row[0]]) for row in rows]
+
+
+def _verify(
+    db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None
+) -> VerifyReport:
+    def seq_of(event_id: str) -> int | None:
+        row = db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
+        return row[0] if row else None
+
+    verifier = ChainVerifier(seq_of)
+    where, params = ("", []) if session is None else (" WHERE e.session = ?", [session])
+    total = db.execute("SELECT count(*) FROM events e" + where, params).fetchone()[0]
+    for done, row in enumerate(db.execute(_SELECT + where + " ORDER BY e.seq", params), 1):
+        verifier.check(_stored(row))
+        if progress is not None and done % CHUNK == 0:
+            progress(done, total)
+    heads = db.execute("SELECT session, head FROM sessions" + where.replace("e.", ""), params)
+    verifier.check_heads(heads.fetchall())
+    if progress is not None:
+        progress(total, total)
+    return verifier.report(session)
+
+
+def _stats(db: sqlite3.Connection, path: Path) -> Stats:
+    events, sessions = db.execute(
+        "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions)"
+    ).fetchone()
+    payload_bytes = db.execute(
+        "SELECT coalesce(sum(b.size), 0) FROM events e JOIN blobs b ON b.digest = e.digest"
+    ).fetchone()[0]
+    blobs, blob_bytes, stored_bytes = db.execute(
+        "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
+    ).fetchone()
+    disk = sum(
+        os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f)
+    )
+    return Stats(events, sessions, blobs, payload_bytes, blob_bytes, stored_bytes, disk)
