@@ -31,7 +31,7 @@ from daemon.hub import Hub
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import encode, failure
 from store.base import EventStore
-from store.errors import Busy, TokaError, UsageError
+from store.errors import Busy, StoreError, TokaError, UsageError
 
 log = logging.getLogger("toka.daemon")
 
@@ -310,25 +310,28 @@ async def run(paths: Paths, settings: Settings) -> None:
         lock.release()
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run in the foreground; errors are one line on stderr and an exit code."""
-    argv = sys.argv[1:] if argv is None else argv
+def run_foreground(flags: dict[str, Any] | None = None) -> None:
+    """Log to stderr, resolve the settings (flags over env over file) and serve until stopped."""
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
     )
-    flags = {"backend": "memory"} if "--memory" in argv else {}
+    paths = resolve_paths()
+    settings = load_settings(paths.config_file, flags).settings
     try:
-        paths = resolve_paths()
-        settings = load_settings(paths.config_file, flags).settings
         asyncio.run(run(paths, settings))
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM, errno.ENOTDIR):
+            raise StoreError(f"{exc.strerror}: {exc.filename}", "check the permissions of the data dir, or set TOKA_HOME") from None
+        raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m daemon [--memory]``: errors are one line on stderr and an exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        run_foreground({"backend": "memory"} if "--memory" in argv else {})
     except TokaError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
-            print(f"error: {exc}", file=sys.stderr)
-            print("hint: check the permissions of the data dir, or set TOKA_HOME", file=sys.stderr)
-            sys.exit(1)
-        raise

@@ -1,0 +1,791 @@
+"""Foundation benchmark: toka's store and daemon against raw SQLite and a bare socket.
+
+Every figure is a ratio against a reference measured in the same run on the same machine, so the
+table says how much toka costs over the floor it is built on, not how fast this machine is:
+
+- L: stdlib sqlite3 inserting the same events (same bytes, the same blobs + events tables and
+  indexes, created by ``store.migrations.m001_events``), 100 rows per commit, WAL, synchronous
+  NORMAL. Ids, digests and canonical payload bytes are computed before the clock starts, so L is
+  SQLite alone; hashing, validation, the session projection and the socket are toka's overhead.
+- batched ingest through the daemon (events.append, 100 events per request) against L;
+- 8 client processes appending one event per request, aggregate rate against L;
+- one client appending one event per request: p50 against a bare Unix-socket echo round trip
+  of the same request line plus one raw SQLite commit of one event; p99 against 2 ms;
+- replay of one 1M-event session, through ``SqliteStore.replay`` and through the daemon
+  (events.query pages), against a raw SELECT (joined with blobs) + json.loads of each payload;
+  peak RSS of the replaying process (a fresh subprocess) and of the daemon;
+- the last 100 events of a session (order=desc, limit=100) with 1M events in the log vs 10k.
+
+Run ``python benchmarks/bench_foundation.py`` (full sizes, about 10 minutes on 2 cores) or with
+``--quick`` (100k instead of 1M, fewer iterations); ``--json`` prints the results as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.autostart import answers
+from daemon.client import Client
+from daemon.paths import Paths
+from daemon.protocol import request
+from store.events import NewEvent, canonical_json, digest, header_id, now_us
+from store.migrations import m001_events
+
+HERE = Path(__file__).resolve()
+BATCH = 100  # events per commit for L, per request for batched ingest
+BUILD_BATCH = 5000  # events per SqliteStore.append when building the replay databases
+CLIENTS = 8
+AGENT = "bench-agent"
+KINDS = ("tool.call", "tool.result", "message")
+# Makes a payload about 256 bytes of canonical JSON: a typical tool call/result record.
+FILLER = "collected 12 items; tests/store/test_sqlite.py ........ ok; tests/daemon ... ok " * 1
+
+
+# --------------------------------------------------------------------------------------------
+# Sizes
+
+
+@dataclass(frozen=True)
+class Sizes:
+    ingest_events: int  # per repetition, L and daemon batched ingest alike
+    ingest_reps: int
+    concurrent_per_client: int
+    latency_events: int
+    latency_warmup: int
+    replay_events: int  # the big log (one session)
+    replay_reps: int
+    small_events: int  # the small log for the tail query
+    tail_reps: int
+
+
+FULL = Sizes(100_000, 3, 2_000, 5_000, 300, 1_000_000, 1, 10_000, 300)
+QUICK = Sizes(20_000, 2, 400, 1_000, 100, 100_000, 1, 10_000, 100)
+
+
+# --------------------------------------------------------------------------------------------
+# Events
+
+
+def payload(i: int) -> dict[str, Any]:
+    return {
+        "i": i,
+        "tool": "Bash",
+        "input": {"command": f"pytest tests/store -k case_{i} -q", "cwd": "/home/dev/src/toka"},
+        "exit": i % 2,
+        "output": f"{i % 1000} passed in 0.{i % 97:02d}s; " + FILLER,
+    }
+
+
+def event_dict(session: str, i: int) -> dict[str, Any]:
+    return {"session": session, "agent": AGENT, "kind": KINDS[i % 3], "payload": payload(i)}
+
+
+def new_event(session: str, i: int) -> NewEvent:
+    return NewEvent(session, KINDS[i % 3], payload(i), AGENT)
+
+
+def sealed_rows(session: str, start: int, count: int, first_seq: int) -> list[tuple[tuple, tuple]]:
+    """(blob row, event row) pairs for events [start, start+count) of ``session``, as toka
+    would write them: same canonical payload bytes, digest, header id and parent chain."""
+    rows = []
+    head: str | None = None
+    ts0 = now_us()
+    for n, i in enumerate(range(start, start + count)):
+        data = canonical_json(payload(i))
+        name = digest(data)
+        parents = (head,) if head else ()
+        ts = ts0 + n
+        kind = KINDS[i % 3]
+        eid = header_id(session, AGENT, kind, ts, parents, name, None)
+        rows.append(
+            (
+                (name, len(data), 0, data),
+                (first_seq + n, eid, session, AGENT, kind, ts, ",".join(parents), name, None),
+            )
+        )
+        head = eid
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def proc_status(pid: int | str = "self") -> dict[str, int]:
+    """VmRSS and VmHWM of a process, in KiB."""
+    out = {}
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                name, value = line.split(":", 1)
+                out[name] = int(value.split()[0])
+    return out
+
+
+def raw_connection(path: Path) -> sqlite3.Connection:
+    """A plain stdlib connection configured as toka configures its writer."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA busy_timeout = 5000")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    return db
+
+
+def raw_schema(path: Path) -> sqlite3.Connection:
+    db = raw_connection(path)
+    db.execute("BEGIN IMMEDIATE")
+    m001_events(db)  # the blobs and events tables with every index toka creates on them
+    db.execute("COMMIT")
+    return db
+
+
+def raw_insert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple]], per_commit: int) -> None:
+    for start in range(0, len(rows), per_commit):
+        chunk = rows[start : start + per_commit]
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", [b for b, _ in chunk])
+        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [e for _, e in chunk])
+        db.execute("COMMIT")
+
+
+class Home:
+    """A TOKA_HOME (short path under /tmp: socket paths are limited to 107 bytes)."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.root = root / name
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.paths = Paths(self.root, self.root, self.root / "run")
+
+    @property
+    def database(self) -> Path:
+        return self.paths.database
+
+
+class DaemonProcess:
+    """``python -m daemon`` in the foreground of a child process (as tests/conftest.py does)."""
+
+    def __init__(self, home: Home, wrapper: list[str] | None = None) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOKA_")}
+        env["TOKA_HOME"] = str(home.root)
+        self.home = home
+        self.log_path = home.root / "daemon-stderr.log"
+        self._log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, *(wrapper or []), "-m", "daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if answers(home.paths):
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError("daemon exited at start-up: " + self.log_path.read_text()[-2000:])
+            time.sleep(0.01)
+        self.process.kill()
+        raise RuntimeError("daemon did not answer within 30s")
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def client(self) -> Client:
+        return Client(self.home.paths, autostart=False)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+    def __enter__(self) -> DaemonProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass
+class Row:
+    name: str
+    toka: str
+    reference: str
+    ratio: str
+    target: str
+    result: str  # PASS, SHORT or info
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "SHORT"
+
+
+def rate(n: int, seconds: float) -> str:
+    return f"{n / seconds:,.0f} ev/s"
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} µs"
+
+
+# --------------------------------------------------------------------------------------------
+# L: raw sqlite3, 100 rows per commit
+
+
+def bench_raw_ingest(work: Path, sizes: Sizes) -> float:
+    """Median events/s of raw sqlite3 over fresh databases."""
+    rates = []
+    for rep in range(sizes.ingest_reps):
+        path = work / f"raw-ingest-{rep}.db"
+        db = raw_schema(path)
+        raw_insert(db, sealed_rows("warmup", 0, 1_000, 1), BATCH)
+        rows = sealed_rows("ingest", 0, sizes.ingest_events, 1_001)
+        start = time.perf_counter()
+        raw_insert(db, rows, BATCH)
+        elapsed = time.perf_counter() - start
+        db.close()
+        rates.append(sizes.ingest_events / elapsed)
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{path}{suffix}")
+    return statistics.median(rates)
+
+
+# --------------------------------------------------------------------------------------------
+# Batched ingest through the daemon
+
+
+def bench_daemon_ingest(work: Path, sizes: Sizes) -> float:
+    rates = []
+    for rep in range(sizes.ingest_reps):
+        home = Home(work, f"ingest{rep}")
+        warm = [event_dict("warmup", i) for i in range(1_000)]
+        events = [event_dict("ingest", i) for i in range(sizes.ingest_events)]
+        with DaemonProcess(home) as daemon, daemon.client() as client:
+            for start in range(0, len(warm), BATCH):
+                client.call("events.append", events=warm[start : start + BATCH])
+            begin = time.perf_counter()
+            for start in range(0, len(events), BATCH):
+                client.call("events.append", events=events[start : start + BATCH])
+            elapsed = time.perf_counter() - begin
+        rates.append(sizes.ingest_events / elapsed)
+        shutil.rmtree(home.root, ignore_errors=True)
+    return statistics.median(rates)
+
+
+# --------------------------------------------------------------------------------------------
+# 8 concurrent clients, one event per request
+
+
+def _concurrent_worker(
+    home_root: str, index: int, count: int, barrier: Any, results: Any
+) -> None:
+    paths = Paths(Path(home_root), Path(home_root), Path(home_root) / "run")
+    session = f"client-{index}"
+    events = [event_dict(session, i) for i in range(count + 20)]
+    with Client(paths, autostart=False) as client:
+        for event in events[:20]:
+            client.call("events.append", events=[event])
+        barrier.wait()
+        start = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes
+        for event in events[20:]:
+            client.call("events.append", events=[event])
+        end = time.perf_counter()
+    results.put((index, start, end, count))
+
+
+def bench_concurrent(work: Path, sizes: Sizes) -> dict[str, Any]:
+    home = Home(work, "concurrent")
+    ctx = mp.get_context("spawn")
+    with DaemonProcess(home) as daemon:
+        barrier = ctx.Barrier(CLIENTS)
+        results = ctx.Queue()
+        workers = [
+            ctx.Process(
+                target=_concurrent_worker,
+                args=(str(home.root), i, sizes.concurrent_per_client, barrier, results),
+            )
+            for i in range(CLIENTS)
+        ]
+        for worker in workers:
+            worker.start()
+        done = [results.get(timeout=600) for _ in workers]
+        for worker in workers:
+            worker.join()
+        with daemon.client() as client:
+            commits = client.call("status")["commits"]
+    shutil.rmtree(home.root, ignore_errors=True)
+    total = sum(d[3] for d in done)
+    elapsed = max(d[2] for d in done) - min(d[1] for d in done)
+    return {
+        "events": total,
+        "seconds": elapsed,
+        "rate": total / elapsed,
+        "commits": commits,
+        "events_per_commit": (total + 20 * CLIENTS) / commits if commits else None,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Sequential single-event latency, and its reference (echo round trip + one raw commit)
+
+
+def _echo_server(path: str, ready: Any) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                writer.write(line)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_unix_server(handle, path=path, limit=4 * 1024 * 1024)
+        ready.set()
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def bench_echo(work: Path, sizes: Sizes) -> list[float]:
+    """Round trips of the same request line the latency test sends, through an asyncio echo
+    server in its own process (as the daemon is)."""
+    import socket
+
+    path = str(work / "echo.sock")
+    ctx = mp.get_context("spawn")
+    ready = ctx.Event()
+    server = ctx.Process(target=_echo_server, args=(path, ready), daemon=True)
+    server.start()
+    ready.wait(30)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(path)
+        reader = sock.makefile("rb")
+        lines = [
+            request(n, "events.append", {"events": [event_dict("latency", n)]})
+            for n in range(sizes.latency_warmup + sizes.latency_events)
+        ]
+        times = []
+        for n, line in enumerate(lines):
+            start = time.perf_counter()
+            sock.sendall(line)
+            reader.readline()
+            if n >= sizes.latency_warmup:
+                times.append(time.perf_counter() - start)
+        reader.close()
+        sock.close()
+    finally:
+        server.terminate()
+        server.join()
+    return times
+
+
+def bench_raw_commit(work: Path, sizes: Sizes) -> list[float]:
+    """One event (its blob and its row) per transaction, raw sqlite3, WAL, NORMAL."""
+    path = work / "raw-commit.db"
+    db = raw_schema(path)
+    raw_insert(db, sealed_rows("warmup", 0, 1_000, 1), BATCH)
+    rows = sealed_rows("latency", 0, sizes.latency_warmup + sizes.latency_events, 1_001)
+    times = []
+    for n, (blob, event) in enumerate(rows):
+        start = time.perf_counter()
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", blob)
+        db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", event)
+        db.execute("COMMIT")
+        if n >= sizes.latency_warmup:
+            times.append(time.perf_counter() - start)
+    db.close()
+    return times
+
+
+def bench_latency(work: Path, sizes: Sizes) -> list[float]:
+    home = Home(work, "latency")
+    events = [event_dict("latency", n) for n in range(sizes.latency_warmup + sizes.latency_events)]
+    times = []
+    with DaemonProcess(home) as daemon, daemon.client() as client:
+        for n, event in enumerate(events):
+            start = time.perf_counter()
+            client.call("events.append", events=[event])
+            if n >= sizes.latency_warmup:
+                times.append(time.perf_counter() - start)
+    shutil.rmtree(home.root, ignore_errors=True)
+    return times
+
+
+# --------------------------------------------------------------------------------------------
+# Building the logs for replay and tail queries
+
+
+async def _build(path: Path, session: str, count: int) -> None:
+    from store.sqlite import SqliteStore
+
+    store = await SqliteStore.open(path)
+    try:
+        for start in range(0, count, BUILD_BATCH):
+            stop = min(count, start + BUILD_BATCH)
+            await store.append([new_event(session, i) for i in range(start, stop)])
+    finally:
+        await store.close()
+
+
+def build_log(home: Home, session: str, count: int) -> float:
+    """Fill home's database with ``count`` events of one session; returns seconds (0 if cached)."""
+    marker = home.root / f"built-{session}-{count}.ok"
+    if marker.exists() and home.database.exists():
+        return 0.0
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{home.database}{suffix}")
+    start = time.perf_counter()
+    asyncio.run(_build(home.database, session, count))
+    elapsed = time.perf_counter() - start
+    marker.touch()
+    return elapsed
+
+
+def warm_page_cache(path: Path) -> None:
+    with open(path, "rb") as handle:
+        while handle.read(16 * 1024 * 1024):
+            pass
+
+
+# --------------------------------------------------------------------------------------------
+# Replay, each in a fresh subprocess so that its peak RSS is the replay's
+
+
+def _child_replay(mode: str, target: str, session: str) -> dict[str, Any]:
+    """Runs in the child: replay ``session`` and throw each event away."""
+    base = proc_status()
+    count = 0
+    if mode == "raw":
+        db = sqlite3.connect(target, isolation_level=None)
+        db.execute("PRAGMA query_only = ON")
+        start = time.perf_counter()
+        for row in db.execute(
+            "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
+            " b.codec, b.data FROM events e JOIN blobs b ON b.digest = e.digest"
+            " WHERE e.session = ? ORDER BY e.seq",
+            (session,),
+        ):
+            json.loads(row[10])
+            count += 1
+        elapsed = time.perf_counter() - start
+        db.close()
+    elif mode == "store":
+        from store.sqlite import SqliteStore
+
+        async def run() -> tuple[int, float]:
+            store = await SqliteStore.open(Path(target))
+            n = 0
+            begin = time.perf_counter()
+            async for _event in store.replay(session):
+                n += 1
+            took = time.perf_counter() - begin
+            await store.close()
+            return n, took
+
+        count, elapsed = asyncio.run(run())
+    elif mode == "daemon":
+        root = Path(target)
+        client = Client(Paths(root, root, root / "run"), autostart=False)
+        start = time.perf_counter()
+        for _event in client.iter_events(session=session):
+            count += 1
+        elapsed = time.perf_counter() - start
+        client.close()
+    else:
+        raise SystemExit(f"unknown replay mode {mode}")
+    peak = proc_status()
+    return {
+        "events": count,
+        "seconds": elapsed,
+        "rss_before_kib": base["VmRSS"],
+        "peak_rss_kib": peak["VmHWM"],
+    }
+
+
+def replay_in_child(mode: str, target: Path, session: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, str(HERE), "--_child-replay", mode, str(target), session],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout)
+
+
+# --------------------------------------------------------------------------------------------
+# The last 100 events of a session
+
+
+async def _tail_store(path: Path, session: str, reps: int) -> list[float]:
+    from store.base import EventQuery
+    from store.sqlite import SqliteStore
+
+    store = await SqliteStore.open(path)
+    query = EventQuery(session=session, order="desc", limit=100)
+    times = []
+    try:
+        for n in range(reps + 20):
+            start = time.perf_counter()
+            events = await store.query(query)
+            if n >= 20:
+                times.append(time.perf_counter() - start)
+            assert len(events) == 100
+    finally:
+        await store.close()
+    return times
+
+
+def tail_daemon(client: Client, session: str, reps: int) -> list[float]:
+    times = []
+    for n in range(reps + 20):
+        start = time.perf_counter()
+        page = client.call("events.query", session=session, order="desc", limit=100)
+        if n >= 20:
+            times.append(time.perf_counter() - start)
+        assert len(page["events"]) == 100
+    return times
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+
+
+def machine() -> dict[str, Any]:
+    model = platform.processor() or "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    memory = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "payload_bytes": len(canonical_json(payload(12345))),
+    }
+
+
+def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
+    rows: list[Row] = []
+
+    log(f"L: raw sqlite3, {sizes.ingest_events:,} events x {sizes.ingest_reps}, {BATCH} per commit")
+    ref_rate = bench_raw_ingest(work, sizes)
+    rows.append(Row("L: raw sqlite3 insert, 100/commit (reference)", f"{ref_rate:,.0f} ev/s",
+                    "—", "—", "—", "info", {"events_per_s": ref_rate}))
+
+    log(f"batched ingest through the daemon, {sizes.ingest_events:,} events x {sizes.ingest_reps}")
+    batched = bench_daemon_ingest(work, sizes)
+    ratio = batched / ref_rate
+    rows.append(Row("Batched ingest via daemon (100/request)", f"{batched:,.0f} ev/s",
+                    f"L {ref_rate:,.0f} ev/s", f"{ratio:.0%}", "≥ 70%", verdict(ratio >= 0.70),
+                    {"events_per_s": batched, "ratio": ratio}))
+
+    log(f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends")
+    conc = bench_concurrent(work, sizes)
+    ratio = conc["rate"] / ref_rate
+    rows.append(Row(f"{CLIENTS} concurrent clients, 1 event/request", f"{conc['rate']:,.0f} ev/s",
+                    f"L {ref_rate:,.0f} ev/s", f"{ratio:.0%}", "≥ 25%", verdict(ratio >= 0.25),
+                    {**conc, "ratio": ratio}))
+
+    log(f"sequential latency: echo, raw commit, daemon ({sizes.latency_events:,} each)")
+    echo = bench_echo(work, sizes)
+    commit = bench_raw_commit(work, sizes)
+    lat = bench_latency(work, sizes)
+    reference = statistics.median(echo) + statistics.median(commit)
+    p50, p99 = statistics.median(lat), percentile(lat, 99)
+    ratio = p50 / reference
+    rows.append(Row("1 client sequential append: p50", us(p50),
+                    f"{us(reference)} (echo {us(statistics.median(echo))} + commit "
+                    f"{us(statistics.median(commit))})",
+                    f"{ratio:.2f}×", "≤ 1.5×", verdict(ratio <= 1.5),
+                    {"p50_s": p50, "reference_s": reference, "echo_p50_s": statistics.median(echo),
+                     "commit_p50_s": statistics.median(commit), "ratio": ratio,
+                     "echo_p99_s": percentile(echo, 99), "commit_p99_s": percentile(commit, 99)}))
+    rows.append(Row("1 client sequential append: p99", us(p99),
+                    f"echo {us(percentile(echo, 99))} + commit {us(percentile(commit, 99))}",
+                    "—", "≤ 2 ms", verdict(p99 <= 0.002), {"p99_s": p99}))
+
+    big = Home(work, "big")
+    small = Home(work, "small")
+    log(f"building a {sizes.replay_events:,}-event session via SqliteStore.append({BUILD_BATCH})")
+    built = build_log(big, "big", sizes.replay_events)
+    if built:
+        rows.append(Row(f"Build {sizes.replay_events:,}-event log (store.append, {BUILD_BATCH}/call)",
+                        rate(sizes.replay_events, built), f"L {ref_rate:,.0f} ev/s",
+                        f"{sizes.replay_events / built / ref_rate:.0%}", "—", "info",
+                        {"seconds": built}))
+    log(f"building a {sizes.small_events:,}-event session")
+    build_log(small, "small", sizes.small_events)
+    warm_page_cache(big.database)
+
+    n = sizes.replay_events
+    label = f"{n // 1000:,}k" if n < 1_000_000 else f"{n / 1e6:g}M"
+
+    def best(mode: str, target: Path) -> dict[str, Any]:
+        runs = [replay_in_child(mode, target, "big") for _ in range(sizes.replay_reps)]
+        for r in runs:
+            assert r["events"] == n, r
+        return min(runs, key=lambda r: r["seconds"])
+
+    log(f"replay {label}: raw SELECT + json.loads")
+    raw = best("raw", big.database)
+    log(f"replay {label}: SqliteStore.replay")
+    via_store = best("store", big.database)
+    ratio = raw["seconds"] / via_store["seconds"]
+    mib = lambda kib: f"{kib / 1024:,.0f} MiB"  # noqa: E731
+    rows.append(Row(f"Replay {label}-event session: SqliteStore.replay", rate(n, via_store["seconds"]),
+                    f"raw {rate(n, raw['seconds'])}", f"{ratio:.0%}", "≥ 50%", verdict(ratio >= 0.5),
+                    {"store": via_store, "raw": raw, "ratio": ratio}))
+    rows.append(Row("  peak RSS of the replaying process (store)", mib(via_store["peak_rss_kib"]),
+                    f"raw {mib(raw['peak_rss_kib'])}", "—", "flat", "info",
+                    {"store_rss_before_kib": via_store["rss_before_kib"],
+                     "raw_rss_before_kib": raw["rss_before_kib"]}))
+
+    with DaemonProcess(big) as daemon, daemon.client() as client:
+        before = proc_status(daemon.pid)
+        if not skip_daemon_replay:
+            log(f"replay {label}: daemon, events.query pages")
+            via_daemon = best("daemon", big.root)
+            after = proc_status(daemon.pid)
+            ratio = raw["seconds"] / via_daemon["seconds"]
+            rows.append(Row(f"Replay {label}-event session: daemon events.query pages",
+                            rate(n, via_daemon["seconds"]), f"raw {rate(n, raw['seconds'])}",
+                            f"{ratio:.0%}", "≥ 50%", verdict(ratio >= 0.5),
+                            {"daemon": via_daemon, "ratio": ratio}))
+            rows.append(Row("  peak RSS: client / daemon", f"{mib(via_daemon['peak_rss_kib'])} / "
+                            f"{mib(after['VmHWM'])}", f"daemon at start {mib(before['VmRSS'])}",
+                            "—", "flat", "info",
+                            {"client_peak_kib": via_daemon["peak_rss_kib"],
+                             "daemon_peak_kib": after["VmHWM"], "daemon_start_kib": before["VmRSS"]}))
+        log("tail query (last 100, desc) via daemon, big log")
+        tail_big_d = tail_daemon(client, "big", sizes.tail_reps)
+    with DaemonProcess(small) as daemon, daemon.client() as client:
+        log("tail query via daemon, small log")
+        tail_small_d = tail_daemon(client, "small", sizes.tail_reps)
+    log("tail query via the store, both logs")
+    tail_big_s = asyncio.run(_tail_store(big.database, "big", sizes.tail_reps))
+    tail_small_s = asyncio.run(_tail_store(small.database, "small", sizes.tail_reps))
+    small_label = f"{sizes.small_events // 1000}k"
+    for how, big_t, small_t in (("store", tail_big_s, tail_small_s), ("daemon", tail_big_d, tail_small_d)):
+        b, s = statistics.median(big_t), statistics.median(small_t)
+        ratio = b / s
+        rows.append(Row(f"Last 100 events of a session, {label} vs {small_label} log ({how})", us(b),
+                        f"{small_label}: {us(s)}", f"{ratio:.2f}×", "≤ 1.5×", verdict(ratio <= 1.5),
+                        {"big_s": b, "small_s": s, "ratio": ratio}))
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    head = ("Measurement", "Toka", "Reference", "Ratio", "Target", "Result")
+    body = [(r.name, r.toka, r.reference, r.ratio, r.target, r.result) for r in rows]
+    widths = [max(len(str(line[i])) for line in [head, *body]) for i in range(len(head))]
+
+    def fmt(line: tuple[str, ...]) -> str:
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([fmt(head), rule, *(fmt(line) for line in body)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100k-event replay, fewer iterations")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--workdir", type=Path, help="keep databases here and reuse the built logs")
+    parser.add_argument("--replay-events", type=int, help="override the size of the big log")
+    parser.add_argument("--skip-daemon-replay", action="store_true", help="skip replay through the daemon")
+    parser.add_argument("--_child-replay", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args._child_replay:
+        print(json.dumps(_child_replay(*args._child_replay)))
+        return 0
+
+    sizes = QUICK if args.quick else FULL
+    if args.replay_events:
+        sizes = Sizes(**{**asdict(sizes), "replay_events": args.replay_events})
+    info = machine()
+    if args.workdir:
+        work = args.workdir.absolute()
+        work.mkdir(parents=True, exist_ok=True)
+        cleanup = False
+    else:
+        work = Path(tempfile.mkdtemp(prefix="tkb", dir="/tmp"))
+        cleanup = True
+    started = time.perf_counter()
+    try:
+        rows = run(sizes, work, args.skip_daemon_replay)
+    finally:
+        if cleanup:
+            shutil.rmtree(work, ignore_errors=True)
+    info["wall_s"] = round(time.perf_counter() - started, 1)
+    info["sizes"] = asdict(sizes)
+    if args.json:
+        print(json.dumps({"machine": info, "results": [asdict(r) for r in rows]}, indent=2, default=str))
+        return 0
+    print(f"toka foundation benchmark, {info['date']}")
+    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}")
+    print(f"Python {info['python']}, SQLite {info['sqlite']}; payload {info['payload_bytes']} bytes;"
+          f" {'quick' if args.quick else 'full'} sizes; took {info['wall_s']} s")
+    print()
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""`toka config show|get|set|path`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from daemon.config import SETTINGS, key_of, load_settings, lookup, write_setting
+from daemon.paths import resolve_paths
+from toka_cli.base import make_app
+from toka_cli.options import JsonOpt
+from toka_cli.output import console, note, print_json
+from toka_cli.render import table
+
+app = make_app("Read and write config.toml (precedence: flag, env TOKA_*, file, default).", name="config")
+KeyArg = Annotated[str, typer.Argument(help="A setting, e.g. store.durability (or just durability).")]
+
+
+@app.command()
+def show(json_: JsonOpt = False) -> None:
+    """Every setting with its resolved value and where it came from."""
+    resolved = load_settings(resolve_paths().config_file)
+    rows = [
+        {"key": key_of(name), "value": getattr(resolved.settings, name), "source": resolved.sources[name],
+         "help": SETTINGS[name].metadata["help"]}
+        for name in SETTINGS
+    ]
+    if json_:
+        print_json({"settings": rows})
+        return
+    grid = table("key", "value", "source")
+    for row in rows:
+        grid.add_row(row["key"], str(row["value"]), row["source"])
+    console().print(grid)
+
+
+@app.command()
+def get(key: KeyArg, json_: JsonOpt = False) -> None:
+    """One setting's resolved value."""
+    name = lookup(key)
+    resolved = load_settings(resolve_paths().config_file)
+    value = getattr(resolved.settings, name)
+    if json_:
+        print_json({"key": key_of(name), "value": value, "source": resolved.sources[name]})
+    else:
+        typer.echo(value)
+
+
+@app.command("set")
+def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value.")]) -> None:
+    """Write one setting to config.toml, keeping the rest of the file. A running daemon reads it on restart."""
+    path = resolve_paths().config_file
+    checked = write_setting(path, key, value)
+    note(f"{key_of(lookup(key))} = {checked!r} written to {path}")
+
+
+@app.command()
+def path() -> None:
+    """Where config.toml lives (it may not exist yet)."""
+    typer.echo(str(resolve_paths().config_file))

@@ -1,0 +1,143 @@
+"""`toka events`, `toka replay` and `toka record`: reading and writing a session's events."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from daemon.client import Client
+from store.errors import UsageError
+from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
+from toka_cli.output import console, print_json, print_json_line
+from toka_cli.render import gist, short_ts, when
+
+# Events per request when `record` reads a batch from stdin.
+RECORD_BATCH = 1000
+
+
+def _line(event: dict[str, Any]) -> str:
+    agent = event["agent"] or "-"
+    return f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {gist(event['payload'])}"
+
+
+def events(
+    session: SessionArg,
+    kind: KindOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = None,
+    last: Annotated[bool, typer.Option("--last", help="With --limit, the newest events instead of the oldest.")] = False,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Then keep printing events as they commit.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """List a session's events, oldest first; with --json, one JSON object per line."""
+    query: dict[str, Any] = {"session": session, "kinds": kind or [], "since": when(since), "until": when(until)}
+    query = {k: v for k, v in query.items() if v not in (None, [])}
+    with Client() as client:
+        head = None
+        if follow:
+            # List up to the head as it is now, then stream from just after it: no gap, no repeat.
+            head = int(client.call("sessions.get", session=session)["last_seq"])
+            query["before_seq"] = head + 1
+        found = client.iter_events(**query, limit=limit, order="desc" if last else "asc")
+        if last:
+            found = iter(reversed(list(found)))
+        for event in found:
+            _print_event(event, json_)
+        if head is None:
+            return
+        for event in client.subscribe(session=session, kinds=kind or [], after_seq=head):
+            _print_event(event, json_)
+
+
+def _print_event(event: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json_line(event)
+    else:
+        console().print(_line(event), highlight=False, markup=False)
+
+
+def replay(
+    session: SessionArg,
+    to: Annotated[str | None, typer.Option("--to", help="Stop at this event: a seq number or an event id (prefix).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """The session as it stood at a point, in order: a readable transcript, or JSON lines."""
+    with Client() as client:
+        to_seq = None
+        if to is not None:
+            to_seq = int(to) if to.isdigit() else int(client.call("events.get", id=to)["seq"])
+        query: dict[str, Any] = {"session": session}
+        if to_seq is not None:
+            query["before_seq"] = to_seq + 1
+        for event in client.iter_events(**query):
+            if json_:
+                print_json_line(event)
+                continue
+            who = f" {event['agent']}" if event["agent"] else ""
+            console().print(f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]")
+            console().print("  " + gist(event["payload"], width=400), highlight=False)
+
+
+def _read_payloads(payload: str | None) -> list[dict[str, Any]]:
+    if payload is not None and payload != "-":
+        text, source = payload, "the PAYLOAD argument"
+    else:
+        text, source = sys.stdin.read(), "stdin"
+    try:
+        items = [json.loads(text)]  # one JSON value, on one line or pretty-printed over many
+    except ValueError:
+        items = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except ValueError as exc:
+                raise UsageError(
+                    f"{source} line {number} is not JSON ({exc}); nothing was recorded",
+                    'give one JSON object per line, e.g. {"text": "hi"}',
+                ) from None
+    if not items:
+        raise UsageError(f"{source} is empty", "give a JSON object, or JSON lines on stdin")
+    return items
+
+
+def record(
+    session: SessionArg,
+    kind: Annotated[str, typer.Argument(help="Dotted kind, e.g. message, tool.call, note.decision.")],
+    payload: Annotated[str | None, typer.Argument(help="JSON object; '-' or nothing reads stdin (JSON lines: a batch).")] = None,
+    agent: Annotated[str | None, typer.Option(help="The agent this event belongs to.")] = None,
+    key: Annotated[str | None, typer.Option(help="Idempotency key: appending it again changes nothing.")] = None,
+    ts: Annotated[str | None, typer.Option(help="When it happened (ISO-8601); now by default.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Append an event (or a batch, one JSON payload per line on stdin) to a session."""
+    items = _read_payloads(payload)
+    if key is not None and len(items) > 1:
+        raise UsageError("--key names one event, but stdin holds several", "put a key in each event instead")
+    fields = {k: v for k, v in {"agent": agent, "key": key, "ts": when(ts)}.items() if v is not None}
+    results: list[dict[str, Any]] = []
+    with Client() as client:
+        # Each request is atomic; a batch larger than one request commits request by request.
+        for start in range(0, len(items), RECORD_BATCH):
+            chunk = items[start : start + RECORD_BATCH]
+            events = [{"session": session, "kind": kind, "payload": p, **fields} for p in chunk]
+            results += client.append(events)
+    if json_:
+        print_json({"events": results})
+        return
+    created = sum(1 for r in results if r["created"])
+    first, last_ = results[0], results[-1]
+    span = f"seq {first['seq']}" if len(results) == 1 else f"seq {first['seq']}..{last_['seq']}"
+    note = "" if created == len(results) else f" ({len(results) - created} already recorded)"
+    console().print(f"recorded {created} event{'s' if created != 1 else ''}, {span}, head {last_['id'][:12]}{note}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(events)
+    app.command()(replay)
+    app.command()(record)

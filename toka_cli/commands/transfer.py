@@ -1,0 +1,68 @@
+"""`toka import` and `toka export`: toka's own JSON-lines format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from daemon.client import Client
+from daemon.transfer import export_session, import_files
+from toka_cli.options import JsonOpt, SessionArg
+from toka_cli.output import console, note, print_json, print_json_line, progress
+
+# Bad lines listed on stderr after an import; the JSON summary lists them all.
+SHOW_BAD_LINES = 20
+
+
+def import_(
+    paths: Annotated[list[Path], typer.Argument(help="Files in toka's JSON-lines format, or folders of *.jsonl.")],
+    json_: JsonOpt = False,
+) -> None:
+    """Import events exported by `toka export` (ids are kept; importing twice adds nothing).
+
+    Bad lines are skipped and reported as file:line; the exit code is then 1.
+    """
+    with Client() as client, progress("importing") as update:
+        summary = import_files(client, paths, update)
+    if json_:
+        print_json(summary.to_json())
+    else:
+        console().print(
+            f"imported {summary.created} new events ({summary.existing} already present)"
+            f" into {len(summary.sessions)} sessions from {summary.files} files"
+        )
+        for bad in summary.bad_lines[:SHOW_BAD_LINES]:
+            note(f"skipped {bad}")
+        if len(summary.bad_lines) > SHOW_BAD_LINES:
+            note(f"... and {len(summary.bad_lines) - SHOW_BAD_LINES} more bad lines (see --json)")
+    if summary.bad_lines:
+        raise typer.Exit(1)
+
+
+def export(
+    session: SessionArg,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Export a session as JSON lines, one event per line (the shape of docs/json.md)."""
+    import json
+
+    with Client() as client:
+        if output is None:
+            for event in export_session(client, session):
+                print_json_line(event)
+            return
+        tmp = output.with_name(output.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            count = 0
+            for event in export_session(client, session):
+                handle.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
+                count += 1
+        tmp.replace(output)
+    note(f"exported {count} events to {output}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_)
+    app.command()(export)

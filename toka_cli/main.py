@@ -1,0 +1,22 @@
+"""The `toka` command: the app assembled from its command groups."""
+
+from __future__ import annotations
+
+from toka_cli.base import make_app
+from toka_cli.commands import admin, config, daemon, events, inspect, sessions, transfer
+
+app = make_app(
+    "Toka: a tamper-evident event log and context manager for AI agents.\n\n"
+    "Exit codes: 0 ok, 1 failure, 2 usage or config error, 3 not found, 4 daemon unavailable, 5 integrity failure."
+)
+inspect.register(app)
+sessions.register(app)
+events.register(app)
+transfer.register(app)
+app.add_typer(daemon.app)
+app.add_typer(config.app)
+app.add_typer(admin.app)
+
+
+def main() -> None:
+    app()

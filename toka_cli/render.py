@@ -1,0 +1,84 @@
+"""How toka shows things to people: times, sizes, one-line gists of events, tables."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rich.table import Table
+
+from store.errors import UsageError
+
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+# Keys whose value is the readable text of a payload, most telling first.
+_TEXT_KEYS = ("text", "content", "message", "summary", "command", "name", "title")
+
+
+def when(value: str | None) -> str | None:
+    """An ISO-8601 time, or an age (30m, 2h, 7d) counted back from now, as ISO-8601 UTC."""
+    if value is None:
+        return None
+    match = _AGE.match(value.strip())
+    if match:
+        delta = timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
+        return (datetime.now(UTC) - delta).isoformat().replace("+00:00", "Z")
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"cannot read {value!r} as a time", "use ISO-8601 (2026-01-31T12:00:00Z) or an age like 2h"
+        ) from None
+    return value
+
+
+def short_ts(ts: str) -> str:
+    """2026-01-31T12:00:00.123456Z -> 2026-01-31 12:00:00"""
+    return ts[:19].replace("T", " ")
+
+
+def gist(payload: dict[str, Any], width: int = 100) -> str:
+    """One line that says what an event's payload is about."""
+    text = None
+    for key in _TEXT_KEYS:
+        value = payload.get(key)
+        if isinstance(value, str) and value.strip():
+            text = value
+            break
+    if text is None:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def top(counts: dict[str, int], n: int = 3) -> str:
+    items = sorted(counts.items(), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{k} {v}" for k, v in items[:n])
+    return shown + (f" +{len(items) - n}" if len(items) > n else "")
+
+
+def table(*columns: str, title: str | None = None) -> Table:
+    grid = Table(title=title, header_style="bold", box=None, pad_edge=False)
+    for column in columns:
+        grid.add_column(column, overflow="fold" if column in ("session", "gist") else "ellipsis")
+    return grid
+
+
+def key_values(rows: list[tuple[str, Any]]) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for key, value in rows:
+        grid.add_row(key, str(value))
+    return grid
