@@ -39,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,14 +194,14 @@ class Home:
 class DaemonProcess:
     """``python -m daemon`` in the foreground of a child process (as tests/conftest.py does)."""
 
-    def __init__(self, home: Home, wrapper: list[str] | None = None) -> None:
+    def __init__(self, home: Home, command: list[str] | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOKA_")}
         env["TOKA_HOME"] = str(home.root)
         self.home = home
         self.log_path = home.root / "daemon-stderr.log"
         self._log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [sys.executable, *(wrapper or []), "-m", "daemon"],
+            command or [sys.executable, "-m", "daemon"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self._log,

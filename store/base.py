@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from store.errors import Ambiguous, NotFound
+from store.errors import Ambiguous, InvalidEvent, NotFound
 from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
@@ -144,7 +144,15 @@ class Sealer:
         else:
             parents = new.parents
         ts = new.ts if new.ts is not None else now_us()
-        payload_bytes = canonical_json(new.payload)
+        try:
+            payload_bytes = canonical_json(new.payload)
+        except (TypeError, ValueError) as exc:
+            # Bad input, not a bug: as InvalidEvent the daemon fails only this request, not
+            # every append committed in the same group (json.loads lets NaN in, for one).
+            raise InvalidEvent(
+                f"the payload of a {new.kind} event in session {new.session!r} is not JSON ({exc})",
+                "use JSON values only: no NaN or Infinity, sets, bytes or other objects",
+            ) from None
         payload_digest = digest(payload_bytes)
         event_id = header_id(new.session, new.agent, new.kind, ts, parents, payload_digest, new.key)
         # An event chained onto the current head cannot exist yet; one with explicit parents
