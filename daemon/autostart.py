@@ -9,9 +9,11 @@ line it logged.
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from daemon.paths import Paths
 from daemon.protocol import decode, request, result_of
@@ -66,8 +68,15 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent starter finishes first
         if answers(paths):
             return
+        env = dict(os.environ)
+        if "TOKA_HOME" in env:
+            env["TOKA_HOME"] = str(Path(env["TOKA_HOME"]).expanduser().absolute())
+        # -P keeps the caller's working directory off sys.path: a project folder that happens
+        # to hold its own `daemon` package must not be what starts. cwd / holds no mount busy.
         process = subprocess.Popen(
-            [sys.executable, "-m", "daemon"],
+            [sys.executable, "-P", "-m", "daemon"],
+            cwd="/",
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

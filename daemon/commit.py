@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from store.base import AppendResult, EventStore
@@ -30,7 +31,7 @@ class GroupCommitter:
     def __init__(self, store: EventStore, on_commit: Callable[[list[Event]], None]) -> None:
         self._store = store
         self._on_commit = on_commit
-        self._pending: list[Pending] = []
+        self._pending: deque[Pending] = deque()
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -57,7 +58,7 @@ class GroupCommitter:
     def _take_group(self) -> list[Pending]:
         group, size = [], 0
         while self._pending and (not group or size + len(self._pending[0][0]) <= MAX_GROUP_EVENTS):
-            item = self._pending.pop(0)
+            item = self._pending.popleft()
             group.append(item)
             size += len(item[0])
         return group

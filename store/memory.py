@@ -93,10 +93,10 @@ class MemoryStore(EventStore):
         rows = self._events if query.order == "asc" else reversed(self._events)
         found = []
         for event in rows:
+            if query.limit is not None and len(found) >= query.limit:
+                break  # checked first, so that limit=0 gives nothing, as SQL's LIMIT 0 does
             if matches(event, query):
                 found.append(event)
-                if query.limit is not None and len(found) >= query.limit:
-                    break
         return found
 
     async def sessions(self) -> list[SessionInfo]:

@@ -131,7 +131,10 @@ class SqliteStore(EventStore):
         connections: list[aiosqlite.Connection] = []
         try:
             for role in ("writer", "reader"):
-                conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
+                try:
+                    conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
+                except sqlite3.Error as exc:  # a directory, a file we may not open, ...
+                    raise _describe(path, exc) from None
                 connections.append(conn)
                 prepare = _prepare_writer if role == "writer" else _prepare_reader
                 await _run(conn, path, prepare, durability)
@@ -232,10 +235,13 @@ def _check_database(db: sqlite3.Connection) -> list[str]:
 
 
 def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
-    _check_database(db)
+    done = _check_database(db)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
-    migrate(db)
+    if migrate(db) and done:
+        # An upgraded database may hold events that a projection table added by the upgrade has
+        # never seen: rebuild them all from the log, or sessions and heads would start empty.
+        _rebuild(db)
 
 
 def _prepare_reader(db: sqlite3.Connection, durability: Durability) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from store.base import EventStore
 from store.memory import MemoryStore
-from store.sqlite import SqliteStore
+from store.sqlite import Durability, SqliteStore
 
 BACKENDS = ("sqlite", "memory")
 
@@ -28,6 +29,11 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop = asyncio.new_event_loop()
     yield loop
     loop.run_until_complete(loop.shutdown_asyncgens())
+    # When aiosqlite fails to connect (a test of a bad path) it stops its worker thread without
+    # waiting; that thread then reports to this loop, so let it finish before the loop closes.
+    for thread in threading.enumerate():
+        if thread.name.endswith("(_connection_worker_thread)"):
+            thread.join(timeout=5)
     loop.close()
 
 
@@ -35,7 +41,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if not inspect.iscoroutinefunction(pyfuncitem.obj):
         return None
-    names = pyfuncitem._fixtureinfo.argnames
+    names = inspect.signature(pyfuncitem.obj).parameters
     loop: asyncio.AbstractEventLoop = pyfuncitem.funcargs["loop"]
     loop.run_until_complete(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
     return True
@@ -94,8 +100,8 @@ def sqlite_store(db_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Sql
 
 
 @asynccontextmanager
-async def _opened(path: Path, durability: str = "normal") -> AsyncIterator[SqliteStore]:
-    store = await SqliteStore.open(path, durability)  # type: ignore[arg-type]
+async def _opened(path: Path, durability: Durability = "normal") -> AsyncIterator[SqliteStore]:
+    store = await SqliteStore.open(path, durability)
     try:
         yield store
     finally:

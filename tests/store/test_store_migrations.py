@@ -1,0 +1,194 @@
+"""Schema migrations: a blank database reaches the exact final schema, an old one upgrades, and a
+database from a newer toka is refused without a byte changed."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager, closing, contextmanager
+from pathlib import Path
+
+import pytest
+
+from store import migrations
+from store.base import EventQuery
+from store.errors import SchemaTooNew
+from store.events import NewEvent, canonical_json, digest, header_id
+from store.migrations import MIGRATIONS
+from store.sqlite import CODEC_RAW, SqliteStore
+
+OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
+T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
+
+# The schema a blank database ends with, as sqlite_master holds it (whitespace collapsed).
+# A new migration changes this on purpose; anything else changing it is a bug.
+FINAL_SCHEMA = [
+    ("index", "events_session_key", "events",
+     "CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL"),
+    ("index", "events_session_seq", "events",
+     "CREATE INDEX events_session_seq ON events (session, seq)"),
+    ("index", "sqlite_autoindex_events_1", "events", None),
+    ("index", "sqlite_autoindex_toka_migrations_1", "toka_migrations", None),
+    ("table", "blobs", "blobs",
+     "CREATE TABLE blobs ( digest TEXT PRIMARY KEY, size INTEGER NOT NULL, codec INTEGER NOT NULL,"
+     " data BLOB NOT NULL ) WITHOUT ROWID"),
+    ("table", "events", "events",
+     "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
+     " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
+     " digest TEXT NOT NULL, key TEXT )"),
+    ("table", "session_agents", "session_agents",
+     "CREATE TABLE session_agents ( session TEXT NOT NULL, agent TEXT NOT NULL,"
+     " events INTEGER NOT NULL, PRIMARY KEY (session, agent) ) WITHOUT ROWID"),
+    ("table", "session_kinds", "session_kinds",
+     "CREATE TABLE session_kinds ( session TEXT NOT NULL, kind TEXT NOT NULL,"
+     " events INTEGER NOT NULL, PRIMARY KEY (session, kind) ) WITHOUT ROWID"),
+    ("table", "sessions", "sessions",
+     "CREATE TABLE sessions ( session TEXT PRIMARY KEY, events INTEGER NOT NULL,"
+     " first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, first_ts INTEGER NOT NULL,"
+     " last_ts INTEGER NOT NULL, head TEXT NOT NULL ) WITHOUT ROWID"),
+    ("table", "toka_migrations", "toka_migrations",
+     "CREATE TABLE toka_migrations (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+     " applied_at TEXT NOT NULL)"),
+]
+
+
+@contextmanager
+def raw(path: Path) -> Iterator[sqlite3.Connection]:
+    """The file through the stdlib driver in autocommit mode, as the migrations themselves run."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        yield db
+
+
+def schema(path: Path) -> list[tuple[str, str, str, str | None]]:
+    with raw(path) as db:
+        rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+        return [(t, n, tbl, " ".join(sql.split()) if sql else None) for t, n, tbl, sql in rows]
+
+
+def recorded(path: Path) -> tuple[list[tuple[int, str, str]], int]:
+    """toka_migrations' rows and PRAGMA user_version."""
+    with raw(path) as db:
+        rows = db.execute("SELECT seq, name, applied_at FROM toka_migrations ORDER BY seq").fetchall()
+        return rows, db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_pinned_schema_has_one_migration_per_step() -> None:
+    # Keeps FINAL_SCHEMA honest: when a migration is added, this fails until the pin is updated.
+    assert [m.__name__ for m in MIGRATIONS] == ["m001_events", "m002_session_projections"]
+
+
+async def test_a_blank_database_reaches_the_exact_final_schema(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    async with open_sqlite(db_path):
+        pass
+
+    assert schema(db_path) == FINAL_SCHEMA
+    rows, user_version = recorded(db_path)
+    assert [name for _, name, _ in rows] == [m.__name__ for m in MIGRATIONS]
+    assert [seq for seq, _, _ in rows] == list(range(1, len(MIGRATIONS) + 1))
+    assert user_version == len(MIGRATIONS)
+
+
+async def test_reopening_a_current_database_applies_nothing(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    async with open_sqlite(db_path) as store:
+        await store.append([NewEvent("s1", "message", {"text": "hi"})])
+    first = recorded(db_path)
+
+    async with open_sqlite(db_path) as store:
+        assert len(await store.query(EventQuery())) == 1
+
+    assert recorded(db_path) == first  # same rows, same applied_at times
+    assert schema(db_path) == FINAL_SCHEMA
+    with raw(db_path) as db:
+        assert migrations.migrate(db) == []
+
+
+def _old_database(path: Path) -> list[str]:
+    """A database as the first toka left it: only m001_events applied, three events in it."""
+    with raw(path) as db:
+        db.execute(
+            "CREATE TABLE toka_migrations"
+            " (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)"
+        )
+        db.execute("BEGIN")
+        migrations.m001_events(db)
+        db.execute("INSERT INTO toka_migrations VALUES (1, 'm001_events', '2026-01-01T00:00:00+00:00')")
+        db.execute("PRAGMA user_version = 1")
+        db.execute("COMMIT")
+        ids: list[str] = []
+        for seq in (1, 2, 3):
+            payload = canonical_json({"n": seq})
+            parents = tuple(ids[-1:])
+            event_id = header_id("old", "claude", "message", T0 + seq, parents, digest(payload), None)
+            db.execute(
+                "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
+                (digest(payload), len(payload), CODEC_RAW, payload),
+            )
+            db.execute(
+                "INSERT INTO events VALUES (?, ?, 'old', 'claude', 'message', ?, ?, ?, NULL)",
+                (seq, event_id, T0 + seq, ",".join(parents), digest(payload)),
+            )
+            ids.append(event_id)
+    return ids
+
+
+async def test_an_old_database_upgrades_to_the_full_schema(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    ids = _old_database(db_path)
+    assert recorded(db_path)[1] == 1
+
+    async with open_sqlite(db_path) as store:
+        events = await store.query(EventQuery())
+        old = await store.session("old")
+        [added] = await store.append([NewEvent("old", "message", {"n": 4}, "claude")])
+        report = await store.verify()
+
+    assert schema(db_path) == FINAL_SCHEMA
+    rows, user_version = recorded(db_path)
+    assert [name for _, name, _ in rows] == [m.__name__ for m in MIGRATIONS]
+    assert rows[0][2] == "2026-01-01T00:00:00+00:00"  # the old step is kept, not run again
+    assert user_version == len(MIGRATIONS)
+    # The events written before the upgrade are all there, and the projection knows them.
+    assert [e.id for e in events] == ids
+    assert (old.events, old.first_seq, old.last_seq, old.head) == (3, 1, 3, ids[2])
+    assert old.agents == {"claude": 3}
+    assert (added.event.seq, added.event.parents) == (4, (ids[2],))
+    assert report.ok and report.events == 4
+
+
+@pytest.mark.parametrize(
+    "records",
+    [["m999_future"], ["m001_events", "m002_session_projections", "m003_later"]],
+    ids=["unknown step", "more steps"],
+)
+async def test_a_database_from_a_newer_toka_is_refused_and_left_untouched(
+    db_path: Path, open_sqlite: OpenSqlite, records: list[str]
+) -> None:
+    async with open_sqlite(db_path) as store:
+        await store.append([NewEvent("s1", "message", {"text": "hi"})])
+    with raw(db_path) as db:
+        db.execute("DELETE FROM toka_migrations")
+        for seq, name in enumerate(records, 1):
+            db.execute(
+                "INSERT INTO toka_migrations VALUES (?, ?, '2030-01-01T00:00:00+00:00')", (seq, name)
+            )
+    before = file_hash(db_path)
+    files = sorted(p.name for p in db_path.parent.iterdir())
+
+    with pytest.raises(SchemaTooNew) as raised:
+        await SqliteStore.open(db_path)
+
+    assert "newer toka" in raised.value.message
+    assert raised.value.hint
+    assert file_hash(db_path) == before
+    assert sorted(p.name for p in db_path.parent.iterdir()) == files
+    assert [name for _, name, _ in recorded(db_path)[0]] == records
