@@ -36,15 +36,23 @@ def answers(paths: Paths) -> bool:
         return False
 
 
-def _last_error(paths: Paths) -> str:
+def _start_failure(paths: Paths, log_offset: int) -> DaemonUnavailable:
+    """The daemon's own `error:`/`hint:` lines from what this start wrote to the log."""
     try:
-        lines = paths.log_file.read_text(errors="replace").splitlines()
+        with paths.log_file.open("rb") as handle:
+            handle.seek(log_offset)
+            lines = handle.read().decode(errors="replace").splitlines()
     except OSError:
-        return "no log written"
-    for line in reversed(lines[-20:]):
-        if "error" in line.lower():
-            return line.strip()
-    return lines[-1].strip() if lines else "no log written"
+        lines = []
+    reason = next((line for line in reversed(lines) if line.startswith("error: ")), None)
+    if reason is None:  # a crash rather than a refusal: the traceback's last line says most
+        reason = next((line for line in reversed(lines) if "error" in line.lower()), "no log written")
+    hint = next((line for line in reversed(lines) if line.startswith("hint: ")), None)
+    log_hint = f"see {paths.log_file}"
+    return DaemonUnavailable(
+        f"the daemon exited at start-up: {reason.removeprefix('error: ').strip()}",
+        f"{hint.removeprefix('hint: ').strip()} ({log_hint})" if hint else log_hint,
+    )
 
 
 def start_daemon(paths: Paths, timeout: float | None = None) -> None:
@@ -68,6 +76,7 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent starter finishes first
         if answers(paths):
             return
+        log_offset = log.seek(0, os.SEEK_END)
         env = dict(os.environ)
         if "TOKA_HOME" in env:
             env["TOKA_HOME"] = str(Path(env["TOKA_HOME"]).expanduser().absolute())
@@ -88,10 +97,7 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
             if answers(paths):
                 return
             if process.poll() is not None:
-                raise DaemonUnavailable(
-                    f"the daemon exited at start-up: {_last_error(paths)}",
-                    f"see {paths.log_file}",
-                )
+                raise _start_failure(paths, log_offset)
             time.sleep(0.01)
         raise DaemonUnavailable(
             f"the daemon did not answer within {timeout:g}s", f"see {paths.log_file}"

@@ -32,7 +32,7 @@ def connect_socket(paths: Paths, timeout: float | None) -> socket.socket:
     sock.settimeout(timeout)
     try:
         sock.connect(str(paths.socket))
-    except (FileNotFoundError, ConnectionRefusedError):
+    except (FileNotFoundError, NotADirectoryError, ConnectionRefusedError):
         sock.close()
         raise DaemonNotRunning(
             "the toka daemon is not running", "start it with `toka daemon start`"

@@ -56,7 +56,8 @@ class GroupCommitter:
             await self._task
 
     def _take_group(self) -> list[Pending]:
-        group, size = [], 0
+        group: list[Pending] = []
+        size = 0
         while self._pending and (not group or size + len(self._pending[0][0]) <= MAX_GROUP_EVENTS):
             item = self._pending.popleft()
             group.append(item)
@@ -75,18 +76,18 @@ class GroupCommitter:
     async def _commit(self, group: list[Pending]) -> None:
         try:
             results = await self._store.append([e for events, _ in group for e in events])
-        except TokaError as exc:
-            if len(group) == 1:
-                _settle(group[0][1], exc)
+        except Exception as exc:
+            if len(group) > 1:
+                # Whatever failed (bad input the store let through, or a bug), it may be one
+                # request's doing: the others must not fail with it.
+                log.warning("group of %d appends failed (%s); retrying one by one", len(group), exc)
+                for item in group:
+                    await self._commit([item])
                 return
-            log.warning("group of %d appends failed (%s); retrying one by one", len(group), exc)
-            for item in group:
-                await self._commit([item])
-            return
-        except Exception as exc:  # a bug, not bad input: fail these requests, keep serving
-            log.exception("append failed")
-            for _, future in group:
-                _settle(future, TokaError(f"internal error while appending: {exc}"))
+            if not isinstance(exc, TokaError):  # a bug, not bad input: fail it, keep serving
+                log.exception("append failed")
+                exc = TokaError(f"internal error while appending: {exc}")
+            _settle(group[0][1], exc)
             return
         self.groups += 1
         start = 0

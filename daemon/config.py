@@ -66,7 +66,7 @@ def lookup(key: str) -> str:
 def coerce(name: str, value: Any, source: str) -> Any:
     """Check and convert one value for setting ``name``; ``source`` names where it came from."""
     spec = SETTINGS[name]
-    kind = type(spec.default)
+    kind: type = type(spec.default)
     try:
         if isinstance(value, str) and kind is not str:
             value = kind(value)
@@ -81,7 +81,7 @@ def coerce(name: str, value: Any, source: str) -> Any:
     choices = spec.metadata["choices"]
     if choices and value not in choices:
         raise ConfigError(f"{key_of(name)} from {source} must be one of {', '.join(choices)}, got {value!r}")
-    if kind in (int, float) and value <= 0:
+    if isinstance(value, (int, float)) and value <= 0:
         raise ConfigError(f"{key_of(name)} from {source} must be positive, got {value!r}")
     return value
 

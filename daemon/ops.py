@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ MAX_BATCH = 10_000
 class Context:
     daemon: Daemon
     request_id: Any
-    send: Callable[[dict[str, Any]], Awaitable[None]]
+    send: Callable[[dict[str, Any]], Coroutine[Any, Any, None]]
     closed: asyncio.Event  # set when the client hangs up or sends anything during a stream
 
 
@@ -166,7 +166,7 @@ def _query(args: dict[str, Any], session: str | None) -> EventQuery:
         after_seq=_arg(args, "after_seq", int),
         before_seq=_arg(args, "before_seq", int),
         limit=min(limit, MAX_PAGE),
-        order=order,  # type: ignore[arg-type]
+        order=order,
     )
 
 

@@ -140,8 +140,3 @@ def _send(client: Client, batch: list[dict[str, Any]], summary: ImportSummary) -
     summary.existing += sum(1 for r in results if not r["created"])
     summary.sessions.update(e["session"] for e in batch)
     batch.clear()
-
-
-def export_session(client: Client, session: str) -> Iterator[dict[str, Any]]:
-    """Every event of the session in order, in the documented JSON shape."""
-    yield from client.iter_events(session=session)

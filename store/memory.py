@@ -91,7 +91,7 @@ class MemoryStore(EventStore):
 
     async def query(self, query: EventQuery) -> list[Event]:
         rows = self._events if query.order == "asc" else reversed(self._events)
-        found = []
+        found: list[Event] = []
         for event in rows:
             if query.limit is not None and len(found) >= query.limit:
                 break  # checked first, so that limit=0 gives nothing, as SQL's LIMIT 0 does

@@ -222,7 +222,8 @@ async def _run(conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *ar
     function is what lets a whole batch share one hop.
     """
     try:
-        return await conn._execute(fn, conn._conn, *args)
+        result: T = await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
+        return result
     except sqlite3.Error as exc:
         raise _describe(path, exc) from None
 
@@ -398,7 +399,20 @@ def _sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
             params = (rows[0][0],)
         for session, item, count in db.execute(sql + " ORDER BY events DESC", params):
             into[session][item] = count
-    return [SessionInfo(*row, agents=agents[row[0]], kinds=kinds[row[0]]) for row in rows]
+    return [
+        SessionInfo(
+            session=row[0],
+            events=row[1],
+            first_seq=row[2],
+            last_seq=row[3],
+            first_ts=row[4],
+            last_ts=row[5],
+            head=row[6],
+            agents=agents[row[0]],
+            kinds=kinds[row[0]],
+        )
+        for row in rows
+    ]
 
 
 def _verify(

@@ -1,17 +1,19 @@
 """The output service: data on stdout, diagnostics on stderr, JSON for scripts, Rich for people.
 
-Rich respects ``NO_COLOR`` and drops styling when stdout is not a terminal; progress bars go to
-stderr and only when it is a terminal, so pipes stay quiet.
+``NO_COLOR`` turns every escape off, and Rich drops styling when stdout is not a terminal; progress
+bars go to stderr and only when it is a terminal, so pipes stay quiet. Nothing printed is read as
+Rich markup unless a caller asks for it: the text is the user's.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 
@@ -20,14 +22,34 @@ from rich.console import Console
 PIPE_WIDTH = 200
 
 
+class _Console(Console):
+    """A Console that reads no markup: what it prints holds user text (payloads, paths, names),
+    where ``a[i]`` or ``[/INST]`` is text, not a style. Styles are applied with ``markup=True``."""
+
+    def on_broken_pipe(self) -> None:
+        # Rich exits 1 here, but `toka events | head` is no failure: base.TokaGroup turns the
+        # error into exit 0 with stdout sent to /dev/null, as it does for JSON lines.
+        raise BrokenPipeError
+
+
+def _color_system() -> Literal["auto"] | None:
+    # Rich's own NO_COLOR handling drops colours but still writes bold and dim; no-color.org
+    # users expect plain text, so NO_COLOR (set and not empty) turns every escape off.
+    return None if os.environ.get("NO_COLOR", "") != "" else "auto"
+
+
 @cache
 def console() -> Console:
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+    return _Console(
+        soft_wrap=False, markup=False, color_system=_color_system(),
+        width=None if sys.stdout.isatty() else PIPE_WIDTH,
+    )
 
 
 @cache
 def err_console() -> Console:
-    return Console(stderr=True)
+    # soft_wrap: a diagnostic such as `skipped file:line: reason` stays one line for grep.
+    return _Console(stderr=True, markup=False, soft_wrap=True, color_system=_color_system())
 
 
 def print_json(data: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,13 +25,29 @@ STOP_WAIT_S = 15.0
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether the process runs. An exited one that nobody reaped yet (a zombie) does not: it
+    answers kill(pid, 0) until its parent reaps it, which is this process for a daemon it
+    autostarted, and PID 1 otherwise, which in many containers reaps late or never."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False  # no /proc (macOS): kill(pid, 0) has to do
+    return stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]
 
 
 def _stop() -> int | None:

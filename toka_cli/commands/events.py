@@ -7,6 +7,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from daemon.client import Client
 from store.errors import UsageError
@@ -77,8 +78,10 @@ def replay(
             if json_:
                 print_json_line(event)
                 continue
-            who = f" {event['agent']}" if event["agent"] else ""
-            console().print(f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]")
+            who = f" {escape(event['agent'])}" if event["agent"] else ""
+            console().print(
+                f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]", markup=True
+            )
             console().print("  " + gist(event["payload"], width=400), highlight=False)
 
 

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from daemon.client import Client
-from daemon.transfer import export_session, import_files
 from toka_cli.options import JsonOpt, SessionArg
 from toka_cli.output import console, note, print_json, print_json_line, progress
 
@@ -20,10 +19,15 @@ def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files in toka's JSON-lines format, or folders of *.jsonl.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Import events exported by `toka export` (ids are kept; importing twice adds nothing).
+    """Import events in toka's JSON-lines format, as `toka export` writes them.
+
+    Exported events keep their ids, so importing an export twice adds nothing; lines without an
+    id are new events (give them a `key` to make re-imports idempotent).
 
     Bad lines are skipped and reported as file:line; the exit code is then 1.
     """
+    from daemon.transfer import import_files  # blake3 is for import only, not every command
+
     with Client() as client, progress("importing") as update:
         summary = import_files(client, paths, update)
     if json_:
@@ -50,16 +54,20 @@ def export(
 
     with Client() as client:
         if output is None:
-            for event in export_session(client, session):
+            for event in client.iter_events(session=session):
                 print_json_line(event)
             return
         tmp = output.with_name(output.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            count = 0
-            for event in export_session(client, session):
-                handle.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
-                count += 1
-        tmp.replace(output)
+        try:
+            with tmp.open("w", encoding="utf-8") as handle:
+                count = 0
+                for event in client.iter_events(session=session):
+                    handle.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
+                    count += 1
+            tmp.replace(output)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # an unknown session or a lost daemon leaves no half file
+            raise
     note(f"exported {count} events to {output}")
 
 

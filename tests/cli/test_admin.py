@@ -1,0 +1,44 @@
+"""`toka admin rebuild`: the session tables are projections of the log and come back the same."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from cli_support import home, invoke, toka
+
+
+def _sessions() -> dict:
+    result = invoke("sessions", "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _several_sessions(example: str) -> None:
+    for session, agent in (("b-run", "main"), ("a-run", "helper"), ("b-run", "helper")):
+        assert invoke("record", session, "tool.call", '{"tool": "Bash"}', "--agent", agent).exit_code == 0
+    assert invoke("record", example, "note.decision", '{"text": "late note"}').exit_code == 0
+
+
+def test_rebuild_gives_the_same_sessions(example: str) -> None:
+    _several_sessions(example)
+    before = _sessions()
+    assert [s["session"] for s in before["sessions"]] == [example, "b-run", "a-run"]  # most recent first
+    result = invoke("admin", "rebuild")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "rebuilt the projections of 3 sessions from the log\n"
+    assert _sessions() == before
+
+
+def test_rebuild_repairs_lost_projections(example: str) -> None:
+    _several_sessions(example)
+    before = _sessions()
+    assert toka("daemon", "stop").returncode == 0
+    with sqlite3.connect(home() / "toka.db") as db:
+        for table in ("sessions", "session_agents", "session_kinds"):
+            db.execute(f"DELETE FROM {table}")
+    db.close()
+    assert _sessions() != before
+    assert json.loads(invoke("admin", "rebuild", "--json").stdout) == {"sessions": 3}
+    assert _sessions() == before
+    assert invoke("verify").exit_code == 0
