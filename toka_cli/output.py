@@ -13,23 +13,29 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from rich.console import Console
-
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Width for output that is not a terminal: wide enough that pipes and files get whole lines.
 PIPE_WIDTH = 200
 
 
-class _Console(Console):
+def _console(**options: Any) -> Console:
     """A Console that reads no markup: what it prints holds user text (payloads, paths, names),
-    where ``a[i]`` or ``[/INST]`` is text, not a style. Styles are applied with ``markup=True``."""
+    where ``a[i]`` or ``[/INST]`` is text, not a style. Styles are applied with ``markup=True``.
+    Rich is imported here, on first output, so that `toka --help` and JSON output never load it.
+    """
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        # Rich exits 1 here, but `toka events | head` is no failure: base.TokaGroup turns the
-        # error into exit 0 with stdout sent to /dev/null, as it does for JSON lines.
-        raise BrokenPipeError
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # Rich exits 1 here, but `toka events | head` is no failure: base.TokaGroup turns the
+            # error into exit 0 with stdout sent to /dev/null, as it does for JSON lines.
+            raise BrokenPipeError
+
+    return _Console(markup=False, color_system=_color_system(), **options)
 
 
 def _color_system() -> Literal["auto"] | None:
@@ -40,16 +46,13 @@ def _color_system() -> Literal["auto"] | None:
 
 @cache
 def console() -> Console:
-    return _Console(
-        soft_wrap=False, markup=False, color_system=_color_system(),
-        width=None if sys.stdout.isatty() else PIPE_WIDTH,
-    )
+    return _console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 
 @cache
 def err_console() -> Console:
     # soft_wrap: a diagnostic such as `skipped file:line: reason` stays one line for grep.
-    return _Console(stderr=True, markup=False, soft_wrap=True, color_system=_color_system())
+    return _console(stderr=True, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:

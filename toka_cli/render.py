@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from store.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -69,6 +70,8 @@ def top(counts: dict[str, int], n: int = 3) -> str:
 
 
 def table(*columns: str, title: str | None = None) -> Table:
+    from rich.table import Table
+
     grid = Table(title=title, header_style="bold", box=None, pad_edge=False)
     for column in columns:
         grid.add_column(column, overflow="fold" if column in ("session", "gist") else "ellipsis")
@@ -76,6 +79,8 @@ def table(*columns: str, title: str | None = None) -> Table:
 
 
 def key_values(rows: list[tuple[str, Any]]) -> Table:
+    from rich.table import Table
+
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()

@@ -7,7 +7,6 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from daemon.client import Client
 from store.errors import UsageError
@@ -67,6 +66,8 @@ def replay(
     json_: JsonOpt = False,
 ) -> None:
     """The session as it stood at a point, in order: a readable transcript, or JSON lines."""
+    from rich.markup import escape
+
     with Client() as client:
         to_seq = None
         if to is not None:
