@@ -47,7 +47,13 @@ def test_the_client_loads_no_asyncio_database_or_hashing() -> None:
 
 def test_the_check_sees_real_imports() -> None:
     # The subprocess check is not vacuous: the CLI does load what the layers below must not.
-    assert set(_loaded_after("import toka_cli.main", ["typer", "rich"])) == {"typer", "rich"}
+    loaded = _loaded_after("import toka_cli.main; from toka_cli.output import console; console()", ["typer", "rich"])
+    assert set(loaded) == {"typer", "rich"}
+
+
+def test_cli_start_up_leaves_rich_for_human_output() -> None:
+    # `toka --help` and every --json command never pay for Rich: it loads on first human output.
+    assert _loaded_after("import toka_cli.main", ["typer", "rich", "textual"]) == ["typer"]
 
 
 def imported_modules(source: str, module: str) -> set[str]:
