@@ -75,6 +75,13 @@ class AsyncClient:
                 pass
             self._writer = None
 
+    async def _send(self, writer: asyncio.StreamWriter, line: bytes) -> None:
+        try:
+            writer.write(line)
+            await writer.drain()
+        except OSError as exc:  # the daemon went away: the same error as the sync client's
+            raise DaemonUnavailable(f"lost the connection to the daemon: {exc}", "retry") from None
+
     async def _receive(self, reader: asyncio.StreamReader) -> dict[str, Any]:
         try:
             line = await reader.readline()
@@ -92,8 +99,7 @@ class AsyncClient:
         async with self._lock:
             self._next_id += 1
             request_id = self._next_id
-            self._writer.write(request(request_id, op, args))
-            await self._writer.drain()
+            await self._send(self._writer, request(request_id, op, args))
             while True:
                 message = await self._receive(self._reader)
                 if message.get("id") != request_id and message.get("id") is not None:
@@ -118,8 +124,7 @@ class AsyncClient:
         """Events as they commit, on a connection of their own, until the caller stops."""
         reader, writer = await self._open()
         try:
-            writer.write(request(1, "events.subscribe", args))
-            await writer.drain()
+            await self._send(writer, request(1, "events.subscribe", args))
             result_of(await self._receive(reader))
             while True:
                 message = await self._receive(reader)

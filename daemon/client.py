@@ -120,18 +120,26 @@ class Client:
             return result_of(message)
 
     def subscribe(self, **args: Any) -> Iterator[dict[str, Any]]:
-        """Events as they commit (with ``after_seq``, first those after it), until closed."""
-        request_id = self._send("events.subscribe", args)
-        result_of(self._receive())
-        while True:
-            message = self._receive()
-            if message.get("id") != request_id:
-                continue
-            if "event" in message:
-                yield message["event"]
-            else:
-                result_of(message)  # the daemon ended the stream: raise why
-                return
+        """Events as they commit (with ``after_seq``, first those after it), until closed.
+
+        The stream has a connection of its own, so this client stays usable for calls while,
+        and after, it is followed.
+        """
+        sock = connect_socket(self.paths, None)
+        try:
+            with sock.makefile("rb") as reader:
+                sock.sendall(request(1, "events.subscribe", args))
+                result_of(decode(reader.readline() or b"null"))
+                for line in reader:
+                    message = decode(line)
+                    if "event" in message:
+                        yield message["event"]
+                    else:
+                        result_of(message)  # the daemon ended the stream: raise why
+                        return
+                raise DaemonUnavailable("the daemon closed the stream", "see `toka daemon logs`")
+        finally:
+            sock.close()
 
     # Typed helpers for the common calls.
 

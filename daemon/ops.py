@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import session_json, stats_json, verify_json
 from store.base import EventQuery
-from store.errors import UsageError
+from store.errors import NotFound, UsageError
 from store.events import parse_new_event, parse_ts
 
 if TYPE_CHECKING:
@@ -81,14 +81,25 @@ def _kinds(args: dict[str, Any]) -> tuple[str, ...]:
     return tuple(kinds)
 
 
-async def _session_name(ctx: Context, args: dict[str, Any], required: bool = True) -> str | None:
-    """The full session name for a name or unique prefix (NotFound / Ambiguous otherwise)."""
+async def _session_name(
+    ctx: Context, args: dict[str, Any], required: bool = True, may_be_new: bool = False
+) -> str | None:
+    """The full session name for a name or unique prefix (NotFound / Ambiguous otherwise).
+
+    ``may_be_new``: a name that matches nothing is taken as it is (following a session that
+    has not started yet).
+    """
     name = _arg(args, "session", str)
     if name is None:
         if required:
             raise UsageError("argument 'session' is required")
         return None
-    return (await ctx.daemon.store.session(name)).session
+    try:
+        return (await ctx.daemon.store.session(name)).session
+    except NotFound:
+        if may_be_new and name:
+            return name
+        raise
 
 
 @op("hello")
@@ -184,7 +195,7 @@ async def events_query(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 @op("events.subscribe")
 async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
     """Stream events as they commit; with ``after_seq``, first those already committed after it."""
-    session = await _session_name(ctx, args, required=False)
+    session = await _session_name(ctx, args, required=False, may_be_new=True)
     kinds = _kinds(args)
     after_seq = _arg(args, "after_seq", int)
     daemon = ctx.daemon

@@ -227,7 +227,7 @@ class Daemon:
         try:
             try:
                 request = json.loads(line)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
                 raise UsageError(f"request is not valid JSON ({exc})", "send one JSON object per line") from None
             if not isinstance(request, dict):
                 raise UsageError("a request must be a JSON object with 'op'")
@@ -261,6 +261,7 @@ class Daemon:
 
     async def _stream(self, handler: ops.Handler, ctx: ops.Context, args: dict[str, Any], lines: LineReader) -> None:
         """Run a streaming op until it ends or the client hangs up or sends anything."""
+        ctx.closed = asyncio.Event()  # this stream's own: the connection may stream again after it
         self._streams.add(ctx.closed)
 
         async def watch_client() -> None:

@@ -26,6 +26,9 @@ from blake3 import blake3
 from store.errors import InvalidEvent
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Times any ISO-8601 string can be formatted back to, whatever its UTC offset was.
+_MIN_TS_US = (datetime(1, 1, 2, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
+_MAX_TS_US = (datetime(9999, 12, 30, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 _KIND = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # Limits that keep one event a reasonable row; far above anything an agent produces.
@@ -55,12 +58,20 @@ def format_ts(ts_us: int) -> str:
     return (_EPOCH + timedelta(microseconds=ts_us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _in_range(ts_us: int, value: object) -> int:
+    if not _MIN_TS_US <= ts_us <= _MAX_TS_US:
+        raise InvalidEvent(f"ts {value!r} is outside the years 1 to 9999", "give epoch seconds, not ms or ns")
+    return ts_us
+
+
 def parse_ts(value: str | int | float) -> int:
     """An ISO-8601 string (naive means UTC) or epoch seconds, as UTC microseconds."""
     if isinstance(value, bool):
         raise InvalidEvent("ts must be an ISO-8601 string or epoch seconds, not a boolean")
     if isinstance(value, (int, float)):
-        return int(round(value * 1_000_000))
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InvalidEvent(f"ts {value!r} is not a time")
+        return _in_range(int(round(value * 1_000_000)), value)
     try:
         moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -70,7 +81,7 @@ def parse_ts(value: str | int | float) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return _in_range((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds, value)
 
 
 def header_id(

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from daemon.client import Client
-from store.errors import UsageError
+from store.errors import NotFound, UsageError
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
 from toka_cli.output import console, print_json, print_json_line
 from toka_cli.render import gist, short_ts, when
@@ -38,11 +38,15 @@ def events(
     query = {k: v for k, v in query.items() if v not in (None, [])}
     with Client() as client:
         head = None
+        started = True
         if follow:
             # List up to the head as it is now, then stream from just after it: no gap, no repeat.
-            head = int(client.call("sessions.get", session=session)["last_seq"])
+            try:
+                head = int(client.call("sessions.get", session=session)["last_seq"])
+            except NotFound:  # a session that has not started yet: wait for its first event
+                head, started = 0, False
             query["before_seq"] = head + 1
-        found = client.iter_events(**query, limit=limit, order="desc" if last else "asc")
+        found = client.iter_events(**query, limit=limit, order="desc" if last else "asc") if started else iter(())
         if last:
             found = iter(reversed(list(found)))
         for event in found:

@@ -1,0 +1,231 @@
+"""Helpers for the daemon suite: real daemons in child processes, raw connections, a fake peer.
+
+Nothing here stands in for toka's own code. A daemon is ``python -m daemon`` in a child process
+on a real socket; a raw connection is a plain AF_UNIX socket, for the bytes no client would send;
+the fake peer is another program listening on toka's socket, as an old daemon would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+from daemon.autostart import answers
+from daemon.client import Client
+from daemon.paths import Paths
+
+# How long a test waits for something that takes milliseconds when all is well.
+PATIENCE = 15.0
+
+
+@dataclass
+class Spawned:
+    """A daemon running in a child process; its stderr goes to ``log_path``."""
+
+    paths: Paths
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def client(self, timeout: float = PATIENCE) -> Client:
+        return Client(self.paths, autostart=False, timeout=timeout)
+
+    def status(self) -> dict[str, Any]:
+        with self.client() as client:
+            result: dict[str, Any] = client.call("status")
+            return result
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(PATIENCE)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+# The ``spawn`` fixture: start a daemon (args and extra env as for spawn_daemon) on this test's home.
+Spawner = Callable[..., Spawned]
+
+
+def daemon_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "daemon", *args]
+
+
+def spawn_daemon(
+    paths: Paths, log_path: Path, *args: str, env: dict[str, str] | None = None
+) -> Spawned:
+    """Start ``python -m daemon`` and wait until its socket answers ``hello``.
+
+    stderr goes to a file, not a pipe: nobody drains a pipe during a test, and a daemon that
+    logs more than the pipe holds (64 KiB of tracebacks, say) would block on its next log line.
+    """
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            daemon_command(*args),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env={**os.environ, **(env or {})},
+        )
+    spawned = Spawned(paths, process, log_path)
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        if answers(paths):
+            return spawned
+        if process.poll() is not None:
+            raise RuntimeError(f"daemon exited at start-up ({process.returncode}): {spawned.log()}")
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    raise RuntimeError(f"daemon did not answer within {PATIENCE}s: {spawned.log()}")
+
+
+def run_daemon_to_exit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a daemon that is expected to refuse to start; its exit code and stderr."""
+    return subprocess.run(
+        daemon_command(*args),
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def write_config(paths: Paths, text: str) -> None:
+    paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.config_file.write_text(text, encoding="utf-8")
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = PATIENCE) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
+        time.sleep(0.01)
+
+
+def refuses_connections(paths: Paths) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(paths.socket))
+        except (ConnectionRefusedError, FileNotFoundError):
+            return True
+        return False
+
+
+class RawConnection:
+    """A bare socket to the daemon: sends any bytes, reads answers as parsed JSON lines."""
+
+    def __init__(self, paths: Paths, timeout: float = PATIENCE) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(str(paths.socket))
+        self.reader = self.sock.makefile("rb")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def send_request(self, request_id: Any, op: str, **args: Any) -> None:
+        self.send(json.dumps({"id": request_id, "op": op, "args": args}).encode() + b"\n")
+
+    def read_line(self) -> bytes:
+        return self.reader.readline()
+
+    def read(self) -> dict[str, Any]:
+        """The next line, which must be one whole JSON object."""
+        line = self.read_line()
+        assert line.endswith(b"\n"), f"expected one whole line from the daemon, got {line[:200]!r}"
+        message = json.loads(line)
+        assert isinstance(message, dict), message
+        return message
+
+    def call(self, request_id: Any, op: str, **args: Any) -> dict[str, Any]:
+        self.send_request(request_id, op, **args)
+        return self.read()
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
+def bind_stale_socket(path: Path) -> None:
+    """Leave a socket file at ``path`` with nobody listening, as a killed daemon does."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    sock.listen(1)
+    sock.close()  # closing does not unlink: the file stays, and connecting to it is refused
+
+
+@dataclass
+class FakePeer:
+    """Another program on toka's socket that answers every request with ``result``.
+
+    ``result`` None makes it answer with bytes that are not JSON at all.
+    """
+
+    paths: Paths
+    result: dict[str, Any] | None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.paths.ensure_runtime_dir()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.paths.socket))
+        self._listener.listen(16)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            for line in reader:
+                request = json.loads(line)
+                self.requests.append(request)
+                if self.result is None:
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+                    continue
+                answer = {"id": request.get("id"), "ok": True, "result": self.result}
+                conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    def close(self) -> None:
+        self._listener.close()
+        self.paths.socket.unlink(missing_ok=True)
+
+
+def events_of(client: Client, **query: Any) -> list[dict[str, Any]]:
+    return list(client.iter_events(**query))
+
+
+def ids_in_order(events: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> list[str]:
+    return [event["id"] for event in events]

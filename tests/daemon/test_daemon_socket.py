@@ -1,0 +1,196 @@
+"""The socket: owner-only, one daemon per data dir, stale leftovers cleaned, paths that fit."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_support import (
+    RawConnection,
+    Spawned,
+    Spawner,
+    bind_stale_socket,
+    run_daemon_to_exit,
+)
+
+from daemon.aclient import AsyncClient
+from daemon.client import Client
+from daemon.paths import Paths, resolve_paths
+from store.errors import ConfigError, DaemonUnavailable, TokaError
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_socket_is_0600_inside_a_0700_runtime_dir(daemon: Spawned) -> None:
+    assert stat.S_ISSOCK(os.stat(daemon.paths.socket).st_mode)
+    assert mode(daemon.paths.socket) == 0o600
+    assert mode(daemon.paths.runtime_dir) == 0o700
+    assert mode(daemon.paths.pidfile) & 0o077 == 0
+    assert int(daemon.paths.pidfile.read_text()) == daemon.process.pid
+
+
+def test_a_loose_runtime_dir_is_tightened(paths: Paths, spawn: Spawner) -> None:
+    paths.runtime_dir.mkdir(parents=True)
+    os.chmod(paths.runtime_dir, 0o777)
+    spawn()
+    assert mode(paths.runtime_dir) == 0o700
+    assert mode(paths.socket) == 0o600
+
+
+def test_second_daemon_on_the_same_home_refuses_and_the_first_keeps_serving(daemon: Spawned) -> None:
+    with daemon.client() as client:
+        client.record("s", "note", {})
+        second = run_daemon_to_exit()
+        assert second.returncode != 0
+        assert "already running" in second.stderr, second.stderr
+        assert str(daemon.process.pid) in second.stderr  # it names the running one
+        # The first daemon, its socket and its pidfile are untouched, even for this connection.
+        assert client.record("s", "note", {})["seq"] == 2
+    assert daemon.paths.socket.exists()
+    assert int(daemon.paths.pidfile.read_text()) == daemon.process.pid
+    assert daemon.status()["events"] == 2
+    assert daemon.stop() == 0
+
+
+def test_stale_socket_file_is_replaced_at_start(paths: Paths, spawn: Spawner) -> None:
+    bind_stale_socket(paths.socket)
+    assert stat.S_ISSOCK(os.stat(paths.socket).st_mode)
+    with pytest.raises(DaemonUnavailable):
+        Client(paths, autostart=False)  # nothing listens on it
+    daemon = spawn()
+    with daemon.client() as client:
+        assert client.server["pid"] == daemon.process.pid
+    assert mode(paths.socket) == 0o600
+
+
+def test_stale_pidfile_of_a_dead_daemon_does_not_block_start(paths: Paths, spawn: Spawner) -> None:
+    paths.ensure_runtime_dir()
+    paths.pidfile.write_text("999999\n")
+    daemon = spawn()
+    assert int(paths.pidfile.read_text()) == daemon.process.pid
+
+
+@pytest.fixture
+def long_home(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
+    home = toka_home / ("a-long-folder-name-" * 7)
+    monkeypatch.setenv("TOKA_HOME", str(home))
+    paths = resolve_paths()
+    assert len(os.fsencode(paths.socket)) > 108
+    return paths
+
+
+def test_daemon_refuses_a_socket_path_that_is_too_long(long_home: Paths) -> None:
+    result = run_daemon_to_exit()
+    assert result.returncode == 2, result.stderr
+    first, hint = result.stderr.strip().splitlines()[-2:]
+    assert first.startswith("error: ") and "socket path" in first and str(long_home.socket) in first
+    assert hint.startswith("hint: ") and "TOKA_HOME" in hint
+    assert not long_home.runtime_dir.exists()
+
+
+def test_client_refuses_a_socket_path_that_is_too_long(long_home: Paths) -> None:
+    with pytest.raises(ConfigError) as raised:
+        Client()  # autostart on: it must not try to start a daemon that cannot bind
+    assert "socket path" in raised.value.message
+    assert raised.value.hint is not None and "TOKA_HOME" in raised.value.hint
+    assert not long_home.runtime_dir.exists()
+
+
+def test_async_client_refuses_a_socket_path_that_is_too_long(long_home: Paths) -> None:
+    import asyncio
+
+    async def connect() -> None:
+        async with AsyncClient():
+            pass
+
+    with pytest.raises(ConfigError, match="socket path"):
+        asyncio.run(connect())
+
+
+# Another user on this machine: nobody, whom no toka daemon may answer.
+OTHER_UID = 65534
+
+
+def as_other_user(action: Any) -> dict[str, Any]:
+    """Run ``action()`` in a forked child that has dropped to OTHER_UID; what it returned."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        outcome: dict[str, Any]
+        try:
+            os.close(read_end)
+            os.setgid(OTHER_UID)
+            os.setuid(OTHER_UID)
+            outcome = action()
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which asserts on it
+            outcome = {"raised": type(exc).__name__, "message": str(exc)}
+        os.write(write_end, json.dumps(outcome).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    result: dict[str, Any] = json.loads(data)
+    return result
+
+
+@pytest.fixture
+def can_switch_user() -> None:
+    if os.getuid() != 0:
+        pytest.skip("switching to another uid needs root; the socket modes are checked elsewhere")
+
+
+def test_another_user_cannot_reach_the_socket(daemon: Spawned, can_switch_user: None) -> None:
+    assert mode(daemon.paths.socket) == 0o600
+    # TOKA_HOME itself is the test's private temp dir: open it, so that what keeps the other
+    # user out is the runtime dir and socket modes the daemon set.
+    os.chmod(daemon.paths.data_dir, 0o755)
+
+    def connect() -> dict[str, Any]:
+        try:
+            Client(daemon.paths, autostart=False, timeout=5)
+        except TokaError as exc:
+            return {"raised": type(exc).__name__, "message": exc.message}
+        return {"raised": None}
+
+    outcome = as_other_user(connect)
+    assert outcome["raised"] == "DaemonUnavailable", outcome
+    assert "permission denied" in outcome["message"], outcome
+    assert daemon.status()["clients"] == 1
+
+
+def test_daemon_refuses_a_client_of_another_uid_even_past_the_file_modes(
+    daemon: Spawned, can_switch_user: None
+) -> None:
+    """Defence in depth: with the modes opened up by hand, the peer-credential check still refuses."""
+    assert mode(daemon.paths.socket) == 0o600
+    for path in (daemon.paths.data_dir, daemon.paths.runtime_dir):
+        os.chmod(path, 0o755)
+    os.chmod(daemon.paths.socket, 0o666)
+
+    def talk() -> dict[str, Any]:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(5)
+        sock.connect(str(daemon.paths.socket))
+        with sock, sock.makefile("rb") as reader:
+            lines = reader.readlines()  # the daemon answers at once, unasked, and hangs up
+            with contextlib.suppress(OSError):  # and whatever it is sent after that is not read
+                sock.sendall(b'{"id": 1, "op": "events.append", "args": {"event": {"session": "x", "kind": "k"}}}\n')
+        return {"lines": [json.loads(line) for line in lines]}
+
+    outcome = as_other_user(talk)
+    assert "lines" in outcome, outcome
+    [answer] = outcome["lines"]
+    assert answer["ok"] is False and "own user only" in answer["error"]["message"], answer
+    status = daemon.status()
+    assert (status["events"], status["clients"]) == (0, 1)
+    with RawConnection(daemon.paths) as conn:  # the owner is still served
+        assert conn.call(1, "hello")["ok"] is True
