@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 # Keys whose value is the readable text of a payload, most telling first.
-_TEXT_KEYS = ("text", "content", "message", "summary", "command", "name", "title")
+_TEXT_KEYS = ("text", "content", "message", "summary", "output", "command", "name", "title")
 
 
 def when(value: str | None) -> str | None:
@@ -48,6 +48,9 @@ def gist(payload: dict[str, Any], width: int = 100) -> str:
         if isinstance(value, str) and value.strip():
             text = value
             break
+    if text is None and isinstance(payload.get("tool"), str):
+        details = payload.get("input", {k: v for k, v in payload.items() if k != "tool"})
+        text = f"{payload['tool']} {json.dumps(details, ensure_ascii=False, separators=(',', ':'))}"
     if text is None:
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     text = " ".join(text.split())

@@ -11,7 +11,7 @@ def test_import_from_a_checkout_as_the_readme_says() -> None:
     # The README's quickstart runs from the repository root with a relative path.
     first = toka("import", "examples/session.jsonl", cwd=ROOT)
     assert first.returncode == 0, first.stderr
-    assert first.stdout == "imported 23 new events (0 already present) into 1 sessions from 1 files\n"
+    assert first.stdout == "imported 23 new events (0 already present) into 1 session from 1 file\n"
     assert first.stderr == ""
 
     again = toka("import", "examples/session.jsonl", "--json", cwd=ROOT)

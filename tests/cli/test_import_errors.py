@@ -36,7 +36,7 @@ def test_truncated_last_line(workdir: Path) -> None:
     Path("cut.jsonl").write_bytes(b"".join(LINES[:3]) + LINES[3][:120])  # no newline: cut short
     result = toka("import", "cut.jsonl")
     assert result.returncode == 1
-    assert result.stdout == "imported 3 new events (0 already present) into 1 sessions from 1 files\n"
+    assert result.stdout == "imported 3 new events (0 already present) into 1 session from 1 file\n"
     (skipped,) = result.stderr.splitlines()
     assert skipped.startswith("skipped cut.jsonl:4: not JSON (Unterminated string")
     report = _import_json("cut.jsonl", exit_code=1)
@@ -95,7 +95,7 @@ def test_empty_file(workdir: Path) -> None:
     Path("empty.jsonl").write_bytes(b"")
     result = toka("import", "empty.jsonl")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "imported 0 new events (0 already present) into 0 sessions from 1 files\n"
+    assert result.stdout == "imported 0 new events (0 already present) into 0 sessions from 1 file\n"
     assert result.stderr == ""
     assert _import_json("empty.jsonl", exit_code=0) == {
         "files": 1, "events": 0, "created": 0, "existing": 0, "sessions": [], "bad_lines": [],

@@ -21,7 +21,7 @@ def test_import_summary_on_stdout_skipped_lines_on_stderr(tmp_path: Path) -> Non
     source.write_text('{"session": "s", "kind": "message", "payload": {}}\n{oops\n')
     result = toka("import", str(source))
     assert result.returncode == 1
-    assert result.stdout == "imported 1 new events (0 already present) into 1 sessions from 1 files\n"
+    assert result.stdout == "imported 1 new events (0 already present) into 1 session from 1 file\n"
     assert result.stderr.splitlines() == [
         f"skipped {source}:2: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"
     ]

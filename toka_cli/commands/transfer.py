@@ -15,6 +15,10 @@ from toka_cli.output import console, note, print_json, print_json_line, progress
 SHOW_BAD_LINES = 20
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files in toka's JSON-lines format, or folders of *.jsonl.")],
     json_: JsonOpt = False,
@@ -35,7 +39,7 @@ def import_(
     else:
         console().print(
             f"imported {summary.created} new events ({summary.existing} already present)"
-            f" into {len(summary.sessions)} sessions from {summary.files} files"
+            f" into {_count(len(summary.sessions), 'session')} from {_count(summary.files, 'file')}"
         )
         for bad in summary.bad_lines[:SHOW_BAD_LINES]:
             note(f"skipped {bad}")
