@@ -1,0 +1,146 @@
+"""Profile the daemon under one of the foundation benchmark's workloads.
+
+cProfile sees one thread only, and the daemon works on three: the event loop, and the writer
+and reader connections' threads (aiosqlite). This runs ``python -m daemon`` with a profiler on
+the event loop and one more on each connection thread (the store functions it runs there are
+wrapped), drives the chosen workload from other processes, stops the daemon with SIGTERM and
+prints the top functions of each thread by own time.
+
+    python benchmarks/profile_daemon.py batched|concurrent|sequential|replay [--top 25]
+
+Profiling slows Python code down by 1.5-3x, so read the shares, not the absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def serve(out_dir: str) -> None:
+    """Runs in the daemon process: the daemon, profiled on every thread that does its work."""
+    import store.sqlite as sqlite_backend
+    from daemon.server import main
+
+    profiles: dict[int, tuple[str, cProfile.Profile]] = {}
+    lock = threading.Lock()
+    original = sqlite_backend._run
+
+    def thread_profile() -> cProfile.Profile:
+        ident = threading.get_ident()
+        with lock:
+            if ident not in profiles:
+                profiles[ident] = (f"thread-{len(profiles)}", cProfile.Profile())
+            return profiles[ident][1]
+
+    async def profiled_run(conn, path, fn, *args):  # type: ignore[no-untyped-def]
+        def wrapped(*inner):  # type: ignore[no-untyped-def]
+            prof = thread_profile()
+            prof.enable()
+            try:
+                return fn(*inner)
+            finally:
+                prof.disable()
+
+        wrapped.__name__ = getattr(fn, "__name__", "fn")
+        return await original(conn, path, wrapped, *args)
+
+    sqlite_backend._run = profiled_run
+    main_profile = cProfile.Profile()
+    main_profile.enable()
+    try:
+        main([])
+    finally:
+        main_profile.disable()
+        main_profile.dump_stats(os.path.join(out_dir, "loop.prof"))
+        for name, prof in profiles.values():
+            prof.dump_stats(os.path.join(out_dir, f"{name}.prof"))
+
+
+def report(path: Path, top: int) -> str:
+    buffer = io.StringIO()
+    stats = pstats.Stats(str(path), stream=buffer)
+    stats.strip_dirs().sort_stats("tottime").print_stats(top)
+    return buffer.getvalue()
+
+
+def drive(workload: str, top: int, events: int) -> None:
+    import bench_foundation as bench
+
+    work = Path(tempfile.mkdtemp(prefix="tkp", dir="/tmp"))
+    out = work / "prof"
+    out.mkdir()
+    try:
+        home = bench.Home(work, "home")
+        sizes = bench.Sizes(events, 1, max(1, events // bench.CLIENTS), events, 50, events, 1, 10_000, 50)
+        if workload == "replay":
+            bench.build_log(home, "big", events)
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve", str(out)]
+        with bench.DaemonProcess(home, command) as daemon:
+            start = time.perf_counter()
+            if workload == "batched":
+                payloads = [bench.event_dict("ingest", i) for i in range(events)]
+                with daemon.client() as client:
+                    for n in range(0, events, bench.BATCH):
+                        client.call("events.append", events=payloads[n : n + bench.BATCH])
+            elif workload == "sequential":
+                with daemon.client() as client:
+                    for i in range(events):
+                        client.call("events.append", events=[bench.event_dict("seq", i)])
+            elif workload == "concurrent":
+                import multiprocessing as mp
+
+                ctx = mp.get_context("spawn")
+                barrier, results = ctx.Barrier(bench.CLIENTS), ctx.Queue()
+                workers = [
+                    ctx.Process(
+                        target=bench._concurrent_worker,
+                        args=(str(home.root), i, sizes.concurrent_per_client, barrier, results),
+                    )
+                    for i in range(bench.CLIENTS)
+                ]
+                for worker in workers:
+                    worker.start()
+                for _ in workers:
+                    results.get(timeout=600)
+                for worker in workers:
+                    worker.join()
+            elif workload == "replay":
+                print(bench.replay_in_child("daemon", home.root, "big"), file=sys.stderr)
+            elapsed = time.perf_counter() - start
+        print(f"{workload}: {events:,} events in {elapsed:.2f}s under the profiler\n")
+        for path in sorted(out.glob("*.prof")):
+            print(f"==== {path.stem} " + "=" * 60)
+            print(report(path, top))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("workload", choices=["batched", "concurrent", "sequential", "replay"])
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--events", type=int, help="events to send (default depends on workload)")
+    args = parser.parse_args()
+    default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "replay": 200_000}
+    drive(args.workload, args.top, args.events or default[args.workload])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        out_dir = sys.argv[2]
+        sys.argv = [sys.argv[0]]
+        serve(out_dir)
+    else:
+        main()
