@@ -46,7 +46,7 @@ class GroupCommitter:
         future: asyncio.Future[list[AppendResult]] = asyncio.get_running_loop().create_future()
         self._pending.append((list(events), future))
         self._wake.set()
-        return await asyncio.shield(future)
+        return await future
 
     async def close(self) -> None:
         """Commit what is queued, then stop."""

@@ -8,6 +8,7 @@ handlers send their extra lines through ``ctx.send``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from daemon.version import PROTOCOL_VERSION, VERSION
-from daemon.wire import session_json, stats_json, verify_json
+from daemon.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery
 from store.errors import NotFound, UsageError
 from store.events import parse_new_event, parse_ts
@@ -182,14 +183,15 @@ def _query(args: dict[str, Any], session: str | None) -> EventQuery:
 
 
 @op("events.query")
-async def events_query(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+async def events_query(ctx: Context, args: dict[str, Any]) -> RawJson:
     query = _query(args, await _session_name(ctx, args, required=False))
-    events = await ctx.daemon.store.query(query)
-    return {
-        "session": query.session,
-        "events": [e.to_json() for e in events],
-        "more": len(events) == query.limit and query.limit == MAX_PAGE,
-    }
+    # The page is built as text on the store's reader thread: payloads are never parsed here.
+    events = await ctx.daemon.store.query_json(query)
+    more = len(events) == query.limit and query.limit == MAX_PAGE
+    session = "null" if query.session is None else json.dumps(query.session, ensure_ascii=False)
+    return RawJson(
+        f'{{"session":{session},"events":[{",".join(events)}],"more":{"true" if more else "false"}}}'
+    )
 
 
 @op("events.subscribe")

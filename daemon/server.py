@@ -30,6 +30,7 @@ from daemon.config import Settings, load_settings
 from daemon.hub import Hub
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import encode, failure
+from daemon.wire import RawJson
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
 
@@ -134,7 +135,10 @@ class Daemon:
         self.clients = 0
         self._stop = asyncio.Event()
         self._stopping = False
-        self._requests: set[asyncio.Task[Any]] = set()
+        self._connections: set[asyncio.StreamWriter] = set()
+        self._in_flight = 0
+        self._idle = asyncio.Event()  # set while no request is being answered
+        self._idle.set()
         self._streams: set[asyncio.Event] = set()
         self._server: asyncio.AbstractServer | None = None
 
@@ -165,13 +169,12 @@ class Daemon:
             self._server.close()
         for closed in self._streams:
             closed.set()
-        pending = [t for t in self._requests if t is not asyncio.current_task()]
-        if pending:
-            _, late = await asyncio.wait(pending, timeout=self.settings.shutdown_deadline)
-            for task in late:
-                task.cancel()
-            if late:
-                log.warning("%d requests did not finish within the deadline", len(late))
+        try:
+            await asyncio.wait_for(self._idle.wait(), self.settings.shutdown_deadline)
+        except TimeoutError:
+            log.warning("%d requests did not finish within the deadline", self._in_flight)
+        for writer in list(self._connections):
+            writer.transport.abort()  # idle clients, and any that would not take their answer
         await self.committer.close()
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):
@@ -186,6 +189,7 @@ class Daemon:
             writer.close()
             return
         self.clients += 1
+        self._connections.add(writer)
         lines = LineReader(reader, self.settings.max_line_bytes)
         closed = asyncio.Event()
 
@@ -207,22 +211,28 @@ class Daemon:
                     break
                 if not line.strip():
                     continue
-                task = asyncio.create_task(self._answer(line, send, closed, lines))
-                self._requests.add(task)
+                # Answered inline, not in a task of its own: one event-loop turn less per request.
+                self._in_flight += 1
+                self._idle.clear()
                 try:
-                    await task
+                    await self._answer(line, writer, send, closed, lines)
                 finally:
-                    self._requests.discard(task)
-        except (ConnectionError, asyncio.CancelledError):
+                    self._in_flight -= 1
+                    if not self._in_flight:
+                        self._idle.set()
+        except ConnectionError:
             pass
         finally:
             self.clients -= 1
+            self._connections.discard(writer)
             closed.set()
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _answer(self, line: bytes, send: Any, closed: asyncio.Event, lines: LineReader) -> None:
+    async def _answer(
+        self, line: bytes, writer: asyncio.StreamWriter, send: Any, closed: asyncio.Event, lines: LineReader
+    ) -> None:
         request_id = None
         try:
             try:
@@ -257,7 +267,12 @@ class Daemon:
             log.exception("request %r failed", request_id)
             await send(_error(request_id, TokaError(f"internal error: {exc}", "see `toka daemon logs`")))
             return
-        await send({"id": request_id, "ok": True, "result": result})
+        if isinstance(result, RawJson):
+            head = json.dumps({"id": request_id, "ok": True}, ensure_ascii=False)[:-1]
+            writer.write(f'{head},"result":{result.text}}}\n'.encode())
+            await writer.drain()
+        else:
+            await send({"id": request_id, "ok": True, "result": result})
 
     async def _stream(self, handler: ops.Handler, ctx: ops.Context, args: dict[str, Any], lines: LineReader) -> None:
         """Run a streaming op until it ends or the client hangs up or sends anything."""

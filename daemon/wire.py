@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from store.base import SessionInfo, Stats, VerifyReport
 from store.events import format_ts
+
+
+@dataclass(frozen=True, slots=True)
+class RawJson:
+    """A result that is JSON text already: the server writes it into the answer as it is."""
+
+    text: str
 
 
 def session_json(info: SessionInfo) -> dict[str, Any]:

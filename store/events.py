@@ -18,7 +18,9 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
+from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) uses for strings
 from typing import Any
 
 from blake3 import blake3
@@ -30,6 +32,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_TS_US = (datetime(1, 1, 2, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 _MAX_TS_US = (datetime(9999, 12, 30, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 _KIND = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+# Control characters, and lone surrogates (which have no UTF-8 form), have no place in a name.
+_UNFIT = re.compile("[\x00-\x1f\ud800-\udfff]")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # Limits that keep one event a reasonable row; far above anything an agent produces.
 MAX_NAME_CHARS = 256
@@ -39,11 +43,13 @@ MAX_PARENTS = 64
 Payload = dict[str, Any]
 
 
+# One encoder for every canonical serialisation: json.dumps builds a new one on each call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(value: Any) -> bytes:
     """The bytes that are hashed: sorted keys, no whitespace, UTF-8, no NaN."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _CANONICAL.encode(value).encode("utf-8")
 
 
 def digest(data: bytes) -> str:
@@ -54,8 +60,19 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+@lru_cache(maxsize=4096)
+def _day(days: int) -> str:
+    return (date(1970, 1, 1) + timedelta(days=days)).isoformat()
+
+
 def format_ts(ts_us: int) -> str:
-    return (_EPOCH + timedelta(microseconds=ts_us)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """2026-01-31T12:00:00.000000Z. Hashed in every header, so written out by hand: a third of
+    the time strftime takes, and the same on every platform (a four-digit year, always)."""
+    days, rest = divmod(ts_us, 86_400_000_000)
+    seconds, micros = divmod(rest, 1_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{_day(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}Z"
 
 
 def _in_range(ts_us: int, value: object) -> int:
@@ -93,16 +110,42 @@ def header_id(
     payload_digest: str,
     key: str | None,
 ) -> str:
-    header = {
-        "session": session,
-        "agent": agent,
-        "kind": kind,
-        "ts": format_ts(ts_us),
-        "parents": list(parents),
-        "payload": payload_digest,
-        "key": key,
-    }
-    return digest(canonical_json(header))
+    # canonical_json of {session, agent, kind, ts, parents, payload, key}, spelled out in sorted
+    # key order: the same bytes (a test holds them equal), at a quarter of the cost.
+    header = (
+        f'{{"agent":{"null" if agent is None else encode_basestring(agent)},'
+        f'"key":{"null" if key is None else encode_basestring(key)},'
+        f'"kind":{encode_basestring(kind)},'
+        f'"parents":[{",".join(encode_basestring(p) for p in parents)}],'
+        f'"payload":{encode_basestring(payload_digest)},'
+        f'"session":{encode_basestring(session)},'
+        f'"ts":"{format_ts(ts_us)}"}}'
+    )
+    return digest(header.encode("utf-8"))
+
+
+def event_json_text(
+    seq: int,
+    event_id: str,
+    session: str,
+    agent: str | None,
+    kind: str,
+    ts_us: int,
+    parents: tuple[str, ...],
+    payload_digest: str,
+    key: str | None,
+    payload_text: str,
+) -> str:
+    """An event in the shape of ``Event.to_json()``, as JSON text around a payload that is JSON
+    text already: answering a query this way never parses and re-encodes the payloads."""
+    parent_list = ",".join(f'"{p}"' for p in parents)
+    return (
+        f'{{"seq":{seq},"id":"{event_id}","session":{encode_basestring(session)},'
+        f'"agent":{"null" if agent is None else encode_basestring(agent)},'
+        f'"kind":{encode_basestring(kind)},"ts":"{format_ts(ts_us)}","parents":[{parent_list}],'
+        f'"digest":"{payload_digest}","key":{"null" if key is None else encode_basestring(key)},'
+        f'"payload":{payload_text}}}'
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +191,13 @@ class Event:
             "payload": self.payload,
         }
 
+    def to_json_text(self) -> str:
+        """``to_json()`` as JSON text, with the payload's canonical form."""
+        return event_json_text(
+            self.seq, self.id, self.session, self.agent, self.kind, self.ts, self.parents,
+            self.digest, self.key, _CANONICAL.encode(self.payload),
+        )
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Event:
         return cls(
@@ -175,8 +225,8 @@ def _name(data: dict[str, Any], field: str, *, required: bool, limit: int = MAX_
             f"{field} must be a non-empty string of at most {limit} characters",
             f"got {type(value).__name__}",
         )
-    if any(ord(c) < 32 for c in value):
-        raise InvalidEvent(f"{field} must not contain control characters")
+    if _UNFIT.search(value):
+        raise InvalidEvent(f"{field} must not contain control characters or lone surrogates")
     return value
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sqlite3
 import zlib
@@ -36,8 +37,8 @@ from store.base import (
     VerifyReport,
     resolve_prefix,
 )
-from store.errors import NotFound, StoreError, TokaError
-from store.events import Event, NewEvent
+from store.errors import IntegrityError, NotFound, StoreError, TokaError
+from store.events import Event, NewEvent, digest, event_json_text
 from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
 
@@ -49,6 +50,12 @@ Durability = Literal["normal", "full"]
 COMPRESS_FROM = 1024
 CODEC_RAW, CODEC_ZLIB = 0, 1
 BUSY_TIMEOUT_MS = 5000
+# WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
+# the size the file is cut back to when it starts over; and the size at which the writer stops
+# waiting for the background checkpoint to catch up and checkpoints itself.
+CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
+WAL_KEEP_BYTES = 1024 * 1024
+CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 
 _SELECT = (
     "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
@@ -83,6 +90,29 @@ def _event(row: Sequence[Any]) -> Event:
     )
 
 
+def _event_text(row: Sequence[Any]) -> str:
+    """The event as JSON text, its payload spliced in unparsed once it matches its digest."""
+    try:
+        payload = _decode_blob(row[9], row[10])
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(
+            f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
+            "run `toka verify` to see what else is damaged",
+        ) from None
+    if digest(payload) != row[7]:
+        raise IntegrityError(
+            f"the payload of event {row[1][:12]} (seq {row[0]}) does not match its digest",
+            "run `toka verify` to see what else was changed",
+        )
+    return event_json_text(
+        row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload.decode()
+    )
+
+
+def _fetch_json(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[str]:
+    return [_event_text(row) for row in db.execute(sql, params)]
+
+
 def _stored(row: Sequence[Any]) -> StoredRow:
     try:
         payload: bytes | None = _decode_blob(row[9], row[10])
@@ -112,10 +142,19 @@ def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
 
 
 class SqliteStore(EventStore):
-    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
+    def __init__(
+        self,
+        path: Path,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        checkpointer: aiosqlite.Connection,
+    ) -> None:
         self.path = path
         self._writer = writer
         self._reader = reader
+        self._checkpointer = checkpointer
+        self._wal = Path(f"{path}-wal")
+        self._checkpointing: asyncio.Task[None] | None = None
 
     @property
     def location(self) -> str:
@@ -130,7 +169,7 @@ class SqliteStore(EventStore):
             )
         connections: list[aiosqlite.Connection] = []
         try:
-            for role in ("writer", "reader"):
+            for role in ("writer", "reader", "checkpointer"):
                 try:
                     conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
                 except sqlite3.Error as exc:  # a directory, a file we may not open, ...
@@ -142,7 +181,7 @@ class SqliteStore(EventStore):
             for conn in connections:
                 await conn.close()
             raise
-        return cls(path, connections[0], connections[1])
+        return cls(path, *connections)
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         return await _run(self._writer, self.path, fn, *args)
@@ -151,7 +190,36 @@ class SqliteStore(EventStore):
         return await _run(self._reader, self.path, fn, *args)
 
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
-        return await self._write(_append, list(batch))
+        wal_bytes = self._wal_bytes()
+        results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES)
+        if wal_bytes >= CHECKPOINT_WAL_BYTES:
+            self._checkpoint_in_background()
+        return results
+
+    def _wal_bytes(self) -> int:
+        try:
+            return self._wal.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _checkpoint_in_background(self) -> None:
+        """Copy the WAL back into the database on a connection of its own.
+
+        SQLite's automatic checkpoint (off on the writer) runs inside whichever commit crosses
+        its threshold, fsyncs included, and makes that append a hundred times slower than the
+        rest. A PASSIVE checkpoint on another connection never blocks the writer, and once it
+        has copied everything the writer starts the WAL from the top again. Under a write load
+        that never pauses it may never catch up, so past CATCH_UP_WAL_BYTES the writer runs one
+        checkpoint itself before its next transaction (see ``_append``).
+        """
+        if self._checkpointing is None or self._checkpointing.done():
+            self._checkpointing = asyncio.create_task(self._checkpoint("PASSIVE"), name="wal-checkpoint")
+
+    async def _checkpoint(self, mode: str) -> None:
+        try:
+            await _run(self._checkpointer, self.path, _wal_checkpoint, mode)
+        except TokaError as exc:  # the next append tries again; the commits themselves are safe
+            logging.getLogger("toka.store").warning("WAL checkpoint failed: %s", exc.message)
 
     async def get(self, event_id: str) -> Event:
         return await self._read(_get, event_id)
@@ -165,6 +233,10 @@ class SqliteStore(EventStore):
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
         return [_event(row) for row in await self._read(_fetch, _SELECT + sql, params)]
+
+    async def query_json(self, query: EventQuery) -> list[str]:
+        sql, params = where_clause(query)
+        return await self._read(_fetch_json, _SELECT + sql, params)
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(_sessions, None)
@@ -207,12 +279,14 @@ class SqliteStore(EventStore):
 
     async def close(self) -> None:
         try:
+            if self._checkpointing is not None:
+                await self._checkpointing
             await self.checkpoint()
         except TokaError:
             pass  # a full disk or read-only file must not keep the daemon from stopping
         finally:
-            await self._reader.close()
-            await self._writer.close()
+            for conn in (self._checkpointer, self._reader, self._writer):
+                await conn.close()
 
 
 async def _run(conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any) -> T:
@@ -235,9 +309,16 @@ def _check_database(db: sqlite3.Connection) -> list[str]:
     return done
 
 
+def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
+    db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+
+
 def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
     done = _check_database(db)
     db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA wal_autocheckpoint = 0")  # see SqliteStore._checkpoint_in_background
+    # When the WAL starts over, cut the file back, so that its size says how much it holds.
+    db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
     if migrate(db) and done:
         # An upgraded database may hold events that a projection table added by the upgrade has
@@ -254,7 +335,9 @@ def _fetch(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]
     return db.execute(sql, params).fetchall()
 
 
-def _append(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
+def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> list[AppendResult]:
+    if catch_up:
+        _wal_checkpoint(db, "PASSIVE")
     db.execute("BEGIN IMMEDIATE")
     try:
         next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
@@ -328,7 +411,7 @@ def _project(db: sqlite3.Connection, events: list[Event]) -> None:
         if e.agent is not None:
             agents[(e.session, e.agent)] += 1
         kinds[(e.session, e.kind)] += 1
-    db.executemany(
+    db.executemany(  # one row per session of the batch; agents and kinds only when there are any
         """INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET
             events = events + excluded.events, last_seq = excluded.last_seq,
             first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
@@ -336,6 +419,8 @@ def _project(db: sqlite3.Connection, events: list[Event]) -> None:
         sessions.values(),
     )
     for table, column, counts in (("session_agents", "agent", agents), ("session_kinds", "kind", kinds)):
+        if not counts:
+            continue
         db.executemany(
             f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT (session, {column})"
             " DO UPDATE SET events = events + excluded.events",

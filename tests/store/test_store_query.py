@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -205,3 +206,17 @@ async def test_session_with_no_match_raises_not_found(store: EventStore, name: s
 
     with pytest.raises(NotFound):
         await store.session(name)
+
+
+async def test_query_json_is_the_json_of_query(store: EventStore) -> None:
+    await store.append(
+        [
+            NewEvent("s", "message", {"text": 'quote " and \\ and ünïcode 😀', "z": 1, "a": [1.5, None]}, "main"),
+            NewEvent("s", "tool.call", {"big": "x" * 5000}, key="k\u2028"),
+            NewEvent("t", "note", {}, None, parents=()),
+        ]
+    )
+    query = EventQuery(order="desc", limit=5)
+    assert [json.loads(text) for text in await store.query_json(query)] == [
+        e.to_json() for e in await store.query(query)
+    ]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from store.base import EventQuery, EventStore
+from store.errors import IntegrityError
 from store.events import Event, NewEvent
 from store.memory import MemoryStore
 from store.sqlite import CODEC_RAW, SqliteStore
@@ -213,3 +214,18 @@ async def test_verify_lists_problems_in_log_order_starting_with_the_first(
     ]
     assert [p.seq for p in s2.problems] == [3]
     assert [p.seq for p in s1.problems] == [7]
+
+
+async def test_json_answers_refuse_a_payload_that_does_not_match_its_digest(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    # query_json splices stored bytes into the answer unparsed, so it checks them first.
+    def change(db: sqlite3.Connection) -> None:
+        digest = db.execute("SELECT digest FROM events WHERE seq = 5").fetchone()[0]
+        db.execute("UPDATE blobs SET data = ? WHERE digest = ?", (b'{"v":4', digest))
+
+    await tampered(db_path, open_sqlite, change)
+    async with open_sqlite(db_path) as store:
+        assert len(await store.query_json(EventQuery(before_seq=5))) == 4  # the events before it read
+        with pytest.raises(IntegrityError, match=r"seq 5\) does not match its digest"):
+            await store.query_json(EventQuery())
