@@ -12,7 +12,7 @@ table says how much toka costs over the floor it is built on, not how fast this 
 - one client appending one event per request: p50 against a bare Unix-socket echo round trip
   of the same request line plus one raw SQLite commit of one event; p99 against 2 ms;
 - replay of one 1M-event session, through ``SqliteStore.replay`` and through the daemon
-  (events.query pages), against a raw SELECT (joined with blobs) + json.loads of each payload;
+  (events.stream, as Client.iter_events reads it), against a raw SELECT (joined with blobs) + json.loads of each payload;
   peak RSS of the replaying process (a fresh subprocess) and of the daemon;
 - the last 100 events of a session (order=desc, limit=100) with 1M events in the log vs 10k.
 
@@ -708,7 +708,7 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
         daemon_end = proc_status(daemon.pid)
     best = {mode: min(runs, key=lambda r: r["seconds"]) for mode, runs in replays.items()}
     raw = best["raw"]
-    for mode, name in (("store", "SqliteStore.replay"), ("daemon", "daemon events.query pages")):
+    for mode, name in (("store", "SqliteStore.replay"), ("daemon", "daemon events.stream (Client.iter_events)")):
         if mode not in best:
             continue
         ratio = raw["seconds"] / best[mode]["seconds"]

@@ -55,6 +55,7 @@ class Client:
         self, paths: Paths | None = None, *, autostart: bool = True, timeout: float | None = 60.0
     ) -> None:
         self.paths = paths or resolve_paths()
+        self._timeout = timeout
         try:
             self._sock = connect_socket(self.paths, timeout)
         except DaemonNotRunning:
@@ -119,27 +120,38 @@ class Client:
                 continue
             return result_of(message)
 
-    def subscribe(self, **args: Any) -> Iterator[dict[str, Any]]:
-        """Events as they commit (with ``after_seq``, first those after it), until closed.
-
-        The stream has a connection of its own, so this client stays usable for calls while,
-        and after, it is followed.
-        """
-        sock = connect_socket(self.paths, None)
+    def _stream(self, op: str, args: dict[str, Any], timeout: float | None) -> Iterator[dict[str, Any]]:
+        """Every message of a streaming request, on a connection of its own: this client stays
+        usable for calls meanwhile, and a caller that stops reading simply hangs up."""
+        sock = connect_socket(self.paths, timeout)
         try:
             with sock.makefile("rb") as reader:
-                sock.sendall(request(1, "events.subscribe", args))
-                result_of(decode(reader.readline() or b"null"))
+                sock.sendall(request(1, op, args))
                 for line in reader:
-                    message = decode(line)
-                    if "event" in message:
-                        yield message["event"]
-                    else:
-                        result_of(message)  # the daemon ended the stream: raise why
-                        return
-                raise DaemonUnavailable("the daemon closed the stream", "see `toka daemon logs`")
+                    yield decode(line)
+            raise DaemonUnavailable("the daemon closed the stream", "see `toka daemon logs`")
+        except TimeoutError:
+            raise DaemonUnavailable("the daemon did not answer in time", "see `toka daemon logs`") from None
         finally:
             sock.close()
+
+    def subscribe(self, **args: Any) -> Iterator[dict[str, Any]]:
+        """Events as they commit (with ``after_seq``, first those after it), until closed."""
+        messages = self._stream("events.subscribe", args, None)
+        result_of(next(messages))
+        for message in messages:
+            if "event" not in message:
+                result_of(message)  # the daemon ended the stream: raise why
+                return
+            yield message["event"]
+
+    def iter_events(self, **query: Any) -> Iterator[dict[str, Any]]:
+        """Every event matching ``query`` (events.query args; ``limit`` caps the total)."""
+        for message in self._stream("events.stream", query, self._timeout):
+            if "ok" in message:
+                result_of(message)
+                return
+            yield from message["events"]
 
     # Typed helpers for the common calls.
 
@@ -153,24 +165,6 @@ class Client:
     def record(self, session: str, kind: str, payload: dict[str, Any], **fields: Any) -> dict[str, Any]:
         """Append one event; ``fields`` may set agent, ts, key or parents."""
         return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
-
-    def iter_events(self, **query: Any) -> Iterator[dict[str, Any]]:
-        """Every event matching ``query`` (events.query args), paging as needed."""
-        descending = query.get("order") == "desc"
-        remaining = query.pop("limit", None)
-        while True:
-            page = self.call("events.query", **query, **({"limit": remaining} if remaining else {}))
-            for event in page["events"]:
-                yield event
-            if remaining is not None:
-                remaining -= len(page["events"])
-                if remaining <= 0:
-                    return
-            if not page["more"]:
-                return
-            query["session"] = page["session"]
-            last = page["events"][-1]["seq"]
-            query["before_seq" if descending else "after_seq"] = last
 
 
 @dataclass(frozen=True)

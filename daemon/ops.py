@@ -12,7 +12,7 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from daemon.version import PROTOCOL_VERSION, VERSION
@@ -34,7 +34,7 @@ MAX_BATCH = 10_000
 class Context:
     daemon: Daemon
     request_id: Any
-    send: Callable[[dict[str, Any]], Coroutine[Any, Any, None]]
+    send: Callable[[dict[str, Any] | bytes], Coroutine[Any, Any, None]]  # a message, or a line
     closed: asyncio.Event  # set when the client hangs up or sends anything during a stream
 
 
@@ -189,9 +189,35 @@ async def events_query(ctx: Context, args: dict[str, Any]) -> RawJson:
     events = await ctx.daemon.store.query_json(query)
     more = len(events) == query.limit and query.limit == MAX_PAGE
     session = "null" if query.session is None else json.dumps(query.session, ensure_ascii=False)
-    return RawJson(
-        f'{{"session":{session},"events":[{",".join(events)}],"more":{"true" if more else "false"}}}'
-    )
+    texts = ",".join(text for _, text in events)
+    return RawJson(f'{{"session":{session},"events":[{texts}],"more":{"true" if more else "false"}}}')
+
+
+@op("events.stream")
+async def events_stream(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    """Every matching event (up to ``limit``), as lines of pages, then the count.
+
+    The next page is read while the client parses the one before: the socket's buffer and
+    ``drain`` pace the daemon to the reader, so memory stays flat on any session.
+    """
+    total = _arg(args, "limit", int)
+    if total is not None and total < 1:
+        raise UsageError("argument 'limit' must be at least 1")
+    query = _query({**args, "limit": MAX_PAGE}, await _session_name(ctx, args, required=False))
+    request_id = json.dumps(ctx.request_id, ensure_ascii=False)
+    sent = 0
+    while total is None or sent < total:
+        want = MAX_PAGE if total is None else min(MAX_PAGE, total - sent)
+        page = await ctx.daemon.store.query_json(replace(query, limit=want))
+        if page:
+            texts = ",".join(text for _, text in page)
+            await ctx.send(f'{{"id":{request_id},"events":[{texts}]}}\n'.encode())
+            sent += len(page)
+            last = page[-1][0]
+            query = replace(query, **{"before_seq" if query.order == "desc" else "after_seq": last})
+        if len(page) < want:
+            break
+    return {"events": sent}
 
 
 @op("events.subscribe")

@@ -193,8 +193,8 @@ class Daemon:
         lines = LineReader(reader, self.settings.max_line_bytes)
         closed = asyncio.Event()
 
-        async def send(message: dict[str, Any]) -> None:
-            writer.write(encode(message))
+        async def send(message: dict[str, Any] | bytes) -> None:
+            writer.write(message if isinstance(message, bytes) else encode(message))
             await writer.drain()
 
         try:

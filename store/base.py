@@ -287,13 +287,13 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def query(self, query: EventQuery) -> list[Event]: ...
 
-    async def query_json(self, query: EventQuery) -> list[str]:
-        """``query``'s events as JSON texts in the shape of ``Event.to_json()``.
+    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
+        """``query``'s events as (seq, JSON text in the shape of ``Event.to_json()``).
 
         For answering over the wire without parsing payloads; backends that keep payloads as
         bytes override it to splice them in as they are.
         """
-        return [event.to_json_text() for event in await self.query(query)]
+        return [(event.seq, event.to_json_text()) for event in await self.query(query)]
 
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]: ...

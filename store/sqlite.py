@@ -109,8 +109,8 @@ def _event_text(row: Sequence[Any]) -> str:
     )
 
 
-def _fetch_json(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[str]:
-    return [_event_text(row) for row in db.execute(sql, params)]
+def _fetch_json(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[int, str]]:
+    return [(row[0], _event_text(row)) for row in db.execute(sql, params)]
 
 
 def _stored(row: Sequence[Any]) -> StoredRow:
@@ -234,7 +234,7 @@ class SqliteStore(EventStore):
         sql, params = where_clause(query)
         return [_event(row) for row in await self._read(_fetch, _SELECT + sql, params)]
 
-    async def query_json(self, query: EventQuery) -> list[str]:
+    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
         sql, params = where_clause(query)
         return await self._read(_fetch_json, _SELECT + sql, params)
 

@@ -217,6 +217,6 @@ async def test_query_json_is_the_json_of_query(store: EventStore) -> None:
         ]
     )
     query = EventQuery(order="desc", limit=5)
-    assert [json.loads(text) for text in await store.query_json(query)] == [
-        e.to_json() for e in await store.query(query)
+    assert [(seq, json.loads(text)) for seq, text in await store.query_json(query)] == [
+        (e.seq, e.to_json()) for e in await store.query(query)
     ]
