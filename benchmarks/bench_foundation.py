@@ -12,7 +12,8 @@ table says how much toka costs over the floor it is built on, not how fast this 
 - one client appending one event per request: p50 against a bare Unix-socket echo round trip
   of the same request line plus one raw SQLite commit of one event; p99 against 2 ms;
 - replay of one 1M-event session, through ``SqliteStore.replay`` and through the daemon
-  (events.stream, as Client.iter_events reads it), against a raw SELECT (joined with blobs) + json.loads of each payload;
+  (events.stream, as Client.iter_events reads it), against a raw SELECT (joined with blobs)
+  + json.loads of each payload;
   peak RSS of the replaying process (a fresh subprocess) and of the daemon;
 - the last 100 events of a session (order=desc, limit=100) with 1M events in the log vs 10k.
 
@@ -203,7 +204,7 @@ class DaemonProcess:
         env["TOKA_HOME"] = str(home.root)
         self.home = home
         self.log_path = home.root / "daemon-stderr.log"
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed when the daemon stops
         self.process = subprocess.Popen(
             command or [sys.executable, "-m", "daemon"],
             stdin=subprocess.DEVNULL,
@@ -321,9 +322,7 @@ def bench_ingest(work: Path, sizes: Sizes) -> tuple[list[float], list[float]]:
 # 8 concurrent clients, one event per request
 
 
-def _concurrent_worker(
-    home_root: str, index: int, count: int, barrier: Any, results: Any
-) -> None:
+def _concurrent_worker(home_root: str, index: int, count: int, barrier: Any, results: Any) -> None:
     paths = Paths(Path(home_root), Path(home_root), Path(home_root) / "run")
     session = f"client-{index}"
     events = [event_dict(session, i) for i in range(count + 20)]
@@ -639,24 +638,50 @@ def machine() -> dict[str, Any]:
 def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
     rows: list[Row] = []
 
-    log(f"L (raw sqlite3, {BATCH} per commit) and batched ingest through the daemon,"
-        f" {sizes.ingest_events:,} events x {sizes.ingest_reps} each, alternating")
+    log(
+        f"L (raw sqlite3, {BATCH} per commit) and batched ingest through the daemon,"
+        f" {sizes.ingest_events:,} events x {sizes.ingest_reps} each, alternating"
+    )
     raw_rates, daemon_rates = bench_ingest(work, sizes)
     ref_rate, batched = statistics.median(raw_rates), statistics.median(daemon_rates)
-    rows.append(Row("L: raw sqlite3 insert, 100/commit (reference)", f"{ref_rate:,.0f} ev/s",
-                    "—", "—", "—", "info", {"events_per_s": ref_rate, "reps": raw_rates}))
+    rows.append(
+        Row(
+            "L: raw sqlite3 insert, 100/commit (reference)",
+            f"{ref_rate:,.0f} ev/s",
+            "—",
+            "—",
+            "—",
+            "info",
+            {"events_per_s": ref_rate, "reps": raw_rates},
+        )
+    )
     ratio = batched / ref_rate
-    rows.append(Row("Batched ingest via daemon (100/request)", f"{batched:,.0f} ev/s",
-                    f"L {ref_rate:,.0f} ev/s", f"{ratio:.0%}", "≥ 70%", verdict(ratio >= 0.70),
-                    {"events_per_s": batched, "ratio": ratio, "reps": daemon_rates}))
+    rows.append(
+        Row(
+            "Batched ingest via daemon (100/request)",
+            f"{batched:,.0f} ev/s",
+            f"L {ref_rate:,.0f} ev/s",
+            f"{ratio:.0%}",
+            "≥ 70%",
+            verdict(ratio >= 0.70),
+            {"events_per_s": batched, "ratio": ratio, "reps": daemon_rates},
+        )
+    )
 
-    log(f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends"
-        f" x {sizes.ingest_reps}")
+    log(f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends x {sizes.ingest_reps}")
     conc = bench_concurrent(work, sizes)
     ratio = conc["rate"] / ref_rate
-    rows.append(Row(f"{CLIENTS} concurrent clients, 1 event/request", f"{conc['rate']:,.0f} ev/s",
-                    f"L {ref_rate:,.0f} ev/s", f"{ratio:.0%}", "≥ 25%", verdict(ratio >= 0.25),
-                    {**conc, "ratio": ratio}))
+    rows.append(
+        Row(
+            f"{CLIENTS} concurrent clients, 1 event/request",
+            f"{conc['rate']:,.0f} ev/s",
+            f"L {ref_rate:,.0f} ev/s",
+            f"{ratio:.0%}",
+            "≥ 25%",
+            verdict(ratio >= 0.25),
+            {**conc, "ratio": ratio},
+        )
+    )
 
     log(f"sequential latency: echo, raw commit, daemon ({sizes.latency_events:,} each, interleaved)")
     lat = bench_latency(work, sizes)
@@ -664,29 +689,60 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
     reference = statistics.median(echo) + statistics.median(commit)
     p50, p99 = statistics.median(appends), percentile(appends, 99)
     ratio = p50 / reference
-    rows.append(Row("1 client sequential append: p50", us(p50),
-                    f"{us(reference)} (echo {us(statistics.median(echo))} + commit "
-                    f"{us(statistics.median(commit))})",
-                    f"{ratio:.2f}×", "≤ 1.5×", verdict(ratio <= 1.5),
-                    {"p50_s": p50, "reference_s": reference, "echo_p50_s": statistics.median(echo),
-                     "commit_p50_s": statistics.median(commit), "ratio": ratio}))
-    rows.append(Row("1 client sequential append: p99", us(p99),
-                    f"echo {us(percentile(echo, 99))} + commit {us(percentile(commit, 99))}",
-                    "—", "≤ 2 ms", verdict(p99 <= 0.002),
-                    {"p99_s": p99, "p99_9_s": percentile(appends, 99.9), "max_s": max(appends),
-                     "over_1ms": sum(t > 0.001 for t in appends), "count": len(appends),
-                     "echo_p99_s": percentile(echo, 99), "commit_p99_s": percentile(commit, 99),
-                     "commit_max_s": max(commit)}))
+    rows.append(
+        Row(
+            "1 client sequential append: p50",
+            us(p50),
+            f"{us(reference)} (echo {us(statistics.median(echo))} + commit {us(statistics.median(commit))})",
+            f"{ratio:.2f}×",
+            "≤ 1.5×",
+            verdict(ratio <= 1.5),
+            {
+                "p50_s": p50,
+                "reference_s": reference,
+                "echo_p50_s": statistics.median(echo),
+                "commit_p50_s": statistics.median(commit),
+                "ratio": ratio,
+            },
+        )
+    )
+    rows.append(
+        Row(
+            "1 client sequential append: p99",
+            us(p99),
+            f"echo {us(percentile(echo, 99))} + commit {us(percentile(commit, 99))}",
+            "—",
+            "≤ 2 ms",
+            verdict(p99 <= 0.002),
+            {
+                "p99_s": p99,
+                "p99_9_s": percentile(appends, 99.9),
+                "max_s": max(appends),
+                "over_1ms": sum(t > 0.001 for t in appends),
+                "count": len(appends),
+                "echo_p99_s": percentile(echo, 99),
+                "commit_p99_s": percentile(commit, 99),
+                "commit_max_s": max(commit),
+            },
+        )
+    )
 
     big = Home(work, "big")
     small = Home(work, "small")
     log(f"building a {sizes.replay_events:,}-event session via SqliteStore.append({BUILD_BATCH})")
     built = build_log(big, "big", sizes.replay_events)
     if built:
-        rows.append(Row(f"Build {sizes.replay_events:,}-event log (store.append, {BUILD_BATCH}/call)",
-                        rate(sizes.replay_events, built), f"L {ref_rate:,.0f} ev/s",
-                        f"{sizes.replay_events / built / ref_rate:.0%}", "—", "info",
-                        {"seconds": built}))
+        rows.append(
+            Row(
+                f"Build {sizes.replay_events:,}-event log (store.append, {BUILD_BATCH}/call)",
+                rate(sizes.replay_events, built),
+                f"L {ref_rate:,.0f} ev/s",
+                f"{sizes.replay_events / built / ref_rate:.0%}",
+                "—",
+                "info",
+                {"seconds": built},
+            )
+        )
     log(f"building a {sizes.small_events:,}-event session")
     build_log(small, "small", sizes.small_events)
     warm_page_cache(big.database)
@@ -712,39 +768,77 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
         if mode not in best:
             continue
         ratio = raw["seconds"] / best[mode]["seconds"]
-        rows.append(Row(f"Replay {label}-event session: {name}", rate(n, best[mode]["seconds"]),
-                        f"raw {rate(n, raw['seconds'])}", f"{ratio:.0%}", "≥ 50%", verdict(ratio >= 0.5),
-                        {"best": best[mode], "raw": raw, "ratio": ratio,
-                         "reps_s": [r["seconds"] for r in replays[mode]],
-                         "raw_reps_s": [r["seconds"] for r in replays["raw"]]}))
-    rows.append(Row("  peak RSS of the replaying process (store)", mib(best["store"]["peak_rss_kib"]),
-                    f"raw {mib(raw['peak_rss_kib'])}", "—", "flat", "info",
-                    {"store_rss_before_kib": best["store"]["rss_before_kib"],
-                     "raw_rss_before_kib": raw["rss_before_kib"]}))
+        rows.append(
+            Row(
+                f"Replay {label}-event session: {name}",
+                rate(n, best[mode]["seconds"]),
+                f"raw {rate(n, raw['seconds'])}",
+                f"{ratio:.0%}",
+                "≥ 50%",
+                verdict(ratio >= 0.5),
+                {
+                    "best": best[mode],
+                    "raw": raw,
+                    "ratio": ratio,
+                    "reps_s": [r["seconds"] for r in replays[mode]],
+                    "raw_reps_s": [r["seconds"] for r in replays["raw"]],
+                },
+            )
+        )
+    rows.append(
+        Row(
+            "  peak RSS of the replaying process (store)",
+            mib(best["store"]["peak_rss_kib"]),
+            f"raw {mib(raw['peak_rss_kib'])}",
+            "—",
+            "flat",
+            "info",
+            {"store_rss_before_kib": best["store"]["rss_before_kib"], "raw_rss_before_kib": raw["rss_before_kib"]},
+        )
+    )
     if "daemon" in best:
-        rows.append(Row("  peak RSS: client / daemon", f"{mib(best['daemon']['peak_rss_kib'])} / "
-                        f"{mib(daemon_end['VmHWM'])}", f"daemon at start {mib(daemon_start['VmRSS'])}",
-                        "—", "flat", "info",
-                        {"client_peak_kib": best["daemon"]["peak_rss_kib"],
-                         "daemon_peak_kib": daemon_end["VmHWM"],
-                         "daemon_start_kib": daemon_start["VmRSS"]}))
+        rows.append(
+            Row(
+                "  peak RSS: client / daemon",
+                f"{mib(best['daemon']['peak_rss_kib'])} / {mib(daemon_end['VmHWM'])}",
+                f"daemon at start {mib(daemon_start['VmRSS'])}",
+                "—",
+                "flat",
+                "info",
+                {
+                    "client_peak_kib": best["daemon"]["peak_rss_kib"],
+                    "daemon_peak_kib": daemon_end["VmHWM"],
+                    "daemon_start_kib": daemon_start["VmRSS"],
+                },
+            )
+        )
 
     sessions = {"big": "big", "small": "small"}
     log("tail query (last 100, desc) via the daemon, both logs, alternating")
-    with DaemonProcess(big) as big_daemon, DaemonProcess(small) as small_daemon:
-        with big_daemon.client() as big_client, small_daemon.client() as small_client:
-            via_daemon = tail_daemon({"big": big_client, "small": small_client}, sessions, sizes.tail_reps)
+    with (
+        DaemonProcess(big) as big_daemon,
+        DaemonProcess(small) as small_daemon,
+        big_daemon.client() as big_client,
+        small_daemon.client() as small_client,
+    ):
+        via_daemon = tail_daemon({"big": big_client, "small": small_client}, sessions, sizes.tail_reps)
     log("tail query via the store, both logs, alternating")
-    via_store = asyncio.run(
-        _tail_store({"big": big.database, "small": small.database}, sessions, sizes.tail_reps)
-    )
+    via_store = asyncio.run(_tail_store({"big": big.database, "small": small.database}, sessions, sizes.tail_reps))
     small_label = f"{sizes.small_events // 1000}k"
     for how, times in (("store", via_store), ("daemon", via_daemon)):
         b, s = statistics.median(times["big"]), statistics.median(times["small"])
         ratio = b / s
-        rows.append(Row(f"Last 100 events of a session, {label} vs {small_label} log ({how})", us(b),
-                        f"{small_label}: {us(s)}", f"{ratio:.2f}×", "≤ 1.5×", verdict(ratio <= 1.5),
-                        {"big_s": b, "small_s": s, "ratio": ratio}))
+        rows.append(
+            Row(
+                f"Last 100 events of a session, {label} vs {small_label} log ({how})",
+                us(b),
+                f"{small_label}: {us(s)}",
+                f"{ratio:.2f}×",
+                "≤ 1.5×",
+                verdict(ratio <= 1.5),
+                {"big_s": b, "small_s": s, "ratio": ratio},
+            )
+        )
     return rows
 
 
@@ -803,9 +897,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"toka foundation benchmark, {info['date']}")
     print(f"machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}")
-    print(f"Python {info['python']}, SQLite {info['sqlite']}; payload {info['payload_bytes']} bytes;"
-          f" {'quick' if args.quick else 'full'} sizes; took {info['wall_s']} s;"
-          f" load average {info['load_at_start']} at start, {info['load_at_end']} at end")
+    print(
+        f"Python {info['python']}, SQLite {info['sqlite']}; payload {info['payload_bytes']} bytes;"
+        f" {'quick' if args.quick else 'full'} sizes; took {info['wall_s']} s;"
+        f" load average {info['load_at_start']} at start, {info['load_at_end']} at end"
+    )
     print()
     print(table(rows))
     return 0

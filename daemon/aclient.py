@@ -8,6 +8,7 @@ a connection of its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -69,10 +70,8 @@ class AsyncClient:
     async def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
-            try:
+            with contextlib.suppress(OSError):
                 await self._writer.wait_closed()
-            except OSError:
-                pass
             self._writer = None
 
     async def _send(self, writer: asyncio.StreamWriter, line: bytes) -> None:

@@ -61,8 +61,8 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
     try:
         paths.ensure_runtime_dir()
         paths.log_file.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(paths.start_lock, "a")
-        log = open(paths.log_file, "ab")
+        lock = open(paths.start_lock, "a")  # noqa: SIM115 - closed by the `with` below
+        log = open(paths.log_file, "ab")  # noqa: SIM115 - the same
     except OSError as exc:
         raise DaemonUnavailable(
             f"cannot prepare the daemon's directories: {exc}",
@@ -99,6 +99,4 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
             if process.poll() is not None:
                 raise _start_failure(paths, log_offset)
             time.sleep(0.01)
-        raise DaemonUnavailable(
-            f"the daemon did not answer within {timeout:g}s", f"see {paths.log_file}"
-        )
+        raise DaemonUnavailable(f"the daemon did not answer within {timeout:g}s", f"see {paths.log_file}")

@@ -34,14 +34,10 @@ def connect_socket(paths: Paths, timeout: float | None) -> socket.socket:
         sock.connect(str(paths.socket))
     except (FileNotFoundError, NotADirectoryError, ConnectionRefusedError):
         sock.close()
-        raise DaemonNotRunning(
-            "the toka daemon is not running", "start it with `toka daemon start`"
-        ) from None
+        raise DaemonNotRunning("the toka daemon is not running", "start it with `toka daemon start`") from None
     except PermissionError:
         sock.close()
-        raise DaemonUnavailable(
-            f"permission denied on {paths.socket}", "the daemon belongs to another user"
-        ) from None
+        raise DaemonUnavailable(f"permission denied on {paths.socket}", "the daemon belongs to another user") from None
     except OSError as exc:
         sock.close()
         raise DaemonUnavailable(f"cannot reach the daemon at {paths.socket}: {exc.strerror}") from None
@@ -51,9 +47,7 @@ def connect_socket(paths: Paths, timeout: float | None) -> socket.socket:
 class Client:
     """One connection to the daemon. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(
-        self, paths: Paths | None = None, *, autostart: bool = True, timeout: float | None = 60.0
-    ) -> None:
+    def __init__(self, paths: Paths | None = None, *, autostart: bool = True, timeout: float | None = 60.0) -> None:
         self.paths = paths or resolve_paths()
         self._timeout = timeout
         try:

@@ -32,15 +32,9 @@ class Settings:
     backend: str = _setting(
         "sqlite", "store", "sqlite: the database file in the data dir; memory: nothing kept", ("sqlite", "memory")
     )
-    max_line_bytes: int = _setting(
-        4 * 1024 * 1024, "daemon", "largest request line the daemon accepts, in bytes"
-    )
-    shutdown_deadline: float = _setting(
-        5.0, "daemon", "seconds the daemon waits for in-flight requests when it stops"
-    )
-    start_timeout: float = _setting(
-        10.0, "daemon", "seconds a client waits for an autostarted daemon to answer"
-    )
+    max_line_bytes: int = _setting(4 * 1024 * 1024, "daemon", "largest request line the daemon accepts, in bytes")
+    shutdown_deadline: float = _setting(5.0, "daemon", "seconds the daemon waits for in-flight requests when it stops")
+    start_timeout: float = _setting(10.0, "daemon", "seconds a client waits for an autostarted daemon to answer")
 
 
 SETTINGS = {f.name: f for f in fields(Settings)}
@@ -75,9 +69,7 @@ def coerce(name: str, value: Any, source: str) -> Any:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise TypeError
     except (TypeError, ValueError):
-        raise ConfigError(
-            f"{key_of(name)} from {source} must be {kind.__name__}, got {value!r}"
-        ) from None
+        raise ConfigError(f"{key_of(name)} from {source} must be {kind.__name__}, got {value!r}") from None
     choices = spec.metadata["choices"]
     if choices and value not in choices:
         raise ConfigError(f"{key_of(name)} from {source} must be one of {', '.join(choices)}, got {value!r}")

@@ -90,7 +90,7 @@ async def _session_name(
     ``may_be_new``: a name that matches nothing is taken as it is (following a session that
     has not started yet).
     """
-    name = _arg(args, "session", str)
+    name: str | None = _arg(args, "session", str)
     if name is None:
         if required:
             raise UsageError("argument 'session' is required")
@@ -146,9 +146,7 @@ async def events_append(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
             where = f"event {index}: " if len(raw) > 1 else ""
             raise type(exc)(where + exc.message, exc.hint) from None
     results = await ctx.daemon.committer.append(batch)
-    return {
-        "events": [{"seq": r.event.seq, "id": r.event.id, "created": r.created} for r in results]
-    }
+    return {"events": [{"seq": r.event.seq, "id": r.event.id, "created": r.created} for r in results]}
 
 
 @op("events.get")
@@ -214,7 +212,7 @@ async def events_stream(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
             await ctx.send(f'{{"id":{request_id},"events":[{texts}]}}\n'.encode())
             sent += len(page)
             last = page[-1][0]
-            query = replace(query, **{"before_seq" if query.order == "desc" else "after_seq": last})
+            query = replace(query, before_seq=last) if query.order == "desc" else replace(query, after_seq=last)
         if len(page) < want:
             break
     return {"events": sent}
@@ -247,9 +245,15 @@ async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
             while not ctx.closed.is_set():
                 if subscription.overflowed:
                     await ctx.send(
-                        {"id": ctx.request_id, "ok": False, "error": {"code": "busy",
-                         "message": "subscriber fell too far behind and was dropped",
-                         "hint": "resubscribe with after_seq set to the last seq you saw"}}
+                        {
+                            "id": ctx.request_id,
+                            "ok": False,
+                            "error": {
+                                "code": "busy",
+                                "message": "subscriber fell too far behind and was dropped",
+                                "hint": "resubscribe with after_seq set to the last seq you saw",
+                            },
+                        }
                     )
                     return
                 getter = asyncio.create_task(subscription.queue.get())

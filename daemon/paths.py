@@ -53,8 +53,7 @@ class Paths:
         length = len(os.fsencode(self.socket))
         if length > MAX_SOCKET_PATH:
             raise ConfigError(
-                f"the socket path {self.socket} is {length} bytes, longer than the"
-                f" {MAX_SOCKET_PATH} this OS allows",
+                f"the socket path {self.socket} is {length} bytes, longer than the {MAX_SOCKET_PATH} this OS allows",
                 "set TOKA_HOME to a shorter path, e.g. TOKA_HOME=/tmp/toka",
             )
 

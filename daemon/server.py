@@ -90,7 +90,7 @@ class PidLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> None:
-        handle = open(self._path, "a+")
+        handle = open(self._path, "a+")  # noqa: SIM115 - held open: the lock lives as long as it
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -202,10 +202,15 @@ class Daemon:
                 try:
                     line = await lines.next()
                 except LineTooLong:
-                    await send(_error(None, UsageError(
-                        f"request line exceeds {self.settings.max_line_bytes} bytes",
-                        "split the batch, or raise daemon.max_line_bytes",
-                    )))
+                    await send(
+                        _error(
+                            None,
+                            UsageError(
+                                f"request line exceeds {self.settings.max_line_bytes} bytes",
+                                "split the batch, or raise daemon.max_line_bytes",
+                            ),
+                        )
+                    )
                     continue
                 if line is None:
                     break
@@ -328,16 +333,16 @@ async def run(paths: Paths, settings: Settings) -> None:
 
 def run_foreground(flags: dict[str, Any] | None = None) -> None:
     """Log to stderr, resolve the settings (flags over env over file) and serve until stopped."""
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
-    )
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     paths = resolve_paths()
     settings = load_settings(paths.config_file, flags).settings
     try:
         asyncio.run(run(paths, settings))
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM, errno.ENOTDIR):
-            raise StoreError(f"{exc.strerror}: {exc.filename}", "check the permissions of the data dir, or set TOKA_HOME") from None
+            raise StoreError(
+                f"{exc.strerror}: {exc.filename}", "check the permissions of the data dir, or set TOKA_HOME"
+            ) from None
         raise
 
 

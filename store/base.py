@@ -226,9 +226,7 @@ class ChainVerifier:
             self._problem(row, "payload", row.payload_error or "payload cannot be read")
         elif digest(row.payload_bytes) != row.digest:
             self._problem(row, "digest", "payload bytes do not hash to the recorded digest")
-        expected = header_id(
-            row.session, row.agent, row.kind, row.ts, row.parents, row.digest, row.key
-        )
+        expected = header_id(row.session, row.agent, row.kind, row.ts, row.parents, row.digest, row.key)
         if expected != row.id:
             self._problem(row, "id", "header fields do not hash to the event id")
         for parent in row.parents:
@@ -307,9 +305,7 @@ class EventStore(abc.ABC):
         """The session's events in order up to ``to_seq``, read in chunks: memory stays flat."""
 
     @abc.abstractmethod
-    async def verify(
-        self, session: str | None = None, progress: ProgressCallback | None = None
-    ) -> VerifyReport: ...
+    async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport: ...
 
     @abc.abstractmethod
     async def stats(self) -> Stats: ...

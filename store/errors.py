@@ -92,23 +92,12 @@ class Busy(TokaError):
     exit_code = 1
 
 
-ERRORS_BY_CODE: dict[str, type[TokaError]] = {
-    cls.code: cls
-    for cls in (
-        TokaError,
-        UsageError,
-        InvalidEvent,
-        ConfigError,
-        NotFound,
-        Ambiguous,
-        DaemonUnavailable,
-        ProtocolError,
-        IntegrityError,
-        StoreError,
-        SchemaTooNew,
-        Busy,
-    )
-}
+def _family(cls: type[TokaError]) -> list[type[TokaError]]:
+    return [cls] + [sub for child in cls.__subclasses__() for sub in _family(child)]
+
+
+# Every class above by its wire code; a code this toka does not know becomes a plain TokaError.
+ERRORS_BY_CODE: dict[str, type[TokaError]] = {cls.code: cls for cls in _family(TokaError)}
 
 
 def error_from_wire(error: dict[str, object]) -> TokaError:

@@ -92,9 +92,7 @@ def parse_ts(value: str | int | float) -> int:
     try:
         moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise InvalidEvent(
-            f"ts {value!r} is not an ISO-8601 timestamp", "use e.g. 2026-01-31T12:00:00Z"
-        ) from None
+        raise InvalidEvent(f"ts {value!r} is not an ISO-8601 timestamp", "use e.g. 2026-01-31T12:00:00Z") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     delta = moment - _EPOCH
@@ -194,8 +192,16 @@ class Event:
     def to_json_text(self) -> str:
         """``to_json()`` as JSON text, with the payload's canonical form."""
         return event_json_text(
-            self.seq, self.id, self.session, self.agent, self.kind, self.ts, self.parents,
-            self.digest, self.key, _CANONICAL.encode(self.payload),
+            self.seq,
+            self.id,
+            self.session,
+            self.agent,
+            self.kind,
+            self.ts,
+            self.parents,
+            self.digest,
+            self.key,
+            _CANONICAL.encode(self.payload),
         )
 
     @classmethod
@@ -243,9 +249,7 @@ def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:
     session_name = _name(data, "session", required=True)
     kind = _name(data, "kind", required=True, limit=128)
     if not _KIND.match(kind):
-        raise InvalidEvent(
-            f"kind {kind!r} is not a dotted name", "use letters, digits, - and _, e.g. tool.call"
-        )
+        raise InvalidEvent(f"kind {kind!r} is not a dotted name", "use letters, digits, - and _, e.g. tool.call")
     agent = _name(data, "agent", required=False)
     key = _name(data, "key", required=False, limit=MAX_KEY_CHARS)
     payload = data.get("payload", {})

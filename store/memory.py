@@ -113,9 +113,7 @@ class MemoryStore(EventStore):
             if event.session == session:
                 yield event
 
-    async def verify(
-        self, session: str | None = None, progress: ProgressCallback | None = None
-    ) -> VerifyReport:
+    async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
         verifier = ChainVerifier(lambda i: self._by_id[i].seq if i in self._by_id else None)
         total = len(self._events)
         for done, event in enumerate(self._events, 1):

@@ -29,8 +29,8 @@ from store.base import (
     EventQuery,
     EventStore,
     ProgressCallback,
-    Sealer,
     SealedEvent,
+    Sealer,
     SessionInfo,
     Stats,
     StoredRow,
@@ -86,9 +86,7 @@ def _event(row: Sequence[Any]) -> Event:
             f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
             "run `toka verify` to see what else is damaged",
         ) from None
-    return Event(
-        row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload
-    )
+    return Event(row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload)
 
 
 def _event_text(row: Sequence[Any]) -> str:
@@ -120,9 +118,7 @@ def _stored(row: Sequence[Any]) -> StoredRow:
         error = None
     except (ValueError, zlib.error) as exc:
         payload, error = None, str(exc)
-    return StoredRow(
-        row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload, error
-    )
+    return StoredRow(row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload, error)
 
 
 def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
@@ -166,9 +162,7 @@ class SqliteStore(EventStore):
     async def open(cls, path: Path | str, durability: Durability = "normal") -> SqliteStore:
         path = Path(path)
         if not path.parent.is_dir():
-            raise StoreError(
-                f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME"
-            )
+            raise StoreError(f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME")
         connections: list[aiosqlite.Connection] = []
         try:
             for role in ("writer", "reader", "checkpointer"):
@@ -265,9 +259,7 @@ class SqliteStore(EventStore):
                 return
             after = rows[-1][0]
 
-    async def verify(
-        self, session: str | None = None, progress: ProgressCallback | None = None
-    ) -> VerifyReport:
+    async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
         report_progress = None
         if progress is not None:
             loop = asyncio.get_running_loop()
@@ -506,9 +498,7 @@ def _sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
     ]
 
 
-def _verify(
-    db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None
-) -> VerifyReport:
+def _verify(db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:
     def seq_of(event_id: str) -> int | None:
         row = db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
         return row[0] if row else None
@@ -528,16 +518,12 @@ def _verify(
 
 
 def _stats(db: sqlite3.Connection, path: Path) -> Stats:
-    events, sessions = db.execute(
-        "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions)"
-    ).fetchone()
+    events, sessions = db.execute("SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions)").fetchone()
     payload_bytes = db.execute(
         "SELECT coalesce(sum(b.size), 0) FROM events e JOIN blobs b ON b.digest = e.digest"
     ).fetchone()[0]
     blobs, blob_bytes, stored_bytes = db.execute(
         "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
     ).fetchone()
-    disk = sum(
-        os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f)
-    )
+    disk = sum(os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f))
     return Stats(events, sessions, blobs, payload_bytes, blob_bytes, stored_bytes, disk)

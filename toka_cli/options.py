@@ -6,9 +6,7 @@ from typing import Annotated
 
 import typer
 
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print JSON (shapes in docs/json.md) instead of tables.")
-]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (shapes in docs/json.md) instead of tables.")]
 SessionArg = Annotated[str, typer.Argument(help="Session name, or a unique prefix of one.")]
 OptionalSessionArg = Annotated[
     str | None, typer.Argument(help="Session name or unique prefix; all sessions when left out.")
@@ -18,9 +16,7 @@ SinceOpt = Annotated[
     str | None,
     typer.Option(help="Only events at or after this time: ISO-8601, or an age such as 30m, 2h, 7d."),
 ]
-UntilOpt = Annotated[
-    str | None, typer.Option(help="Only events before this time: ISO-8601, or an age such as 1h.")
-]
+UntilOpt = Annotated[str | None, typer.Option(help="Only events before this time: ISO-8601, or an age such as 1h.")]
 KindOpt = Annotated[
     list[str] | None,
     typer.Option("--kind", "-k", help="Only this kind (repeatable); 'tool.*' matches a family."),

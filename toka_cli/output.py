@@ -71,11 +71,15 @@ def note(message: str) -> None:
     err_console().print(message, highlight=False)
 
 
+def _no_progress(done: int, total: int | None = None) -> None:
+    return None
+
+
 @contextmanager
 def progress(description: str, total: int | None = None) -> Iterator[Callable[[int, int | None], None]]:
     """Yields ``update(done, total)``; draws a bar on stderr only when stderr is a terminal."""
     if not sys.stderr.isatty():
-        yield lambda done, total=None: None
+        yield _no_progress
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -90,6 +94,9 @@ def progress(description: str, total: int | None = None) -> Iterator[Callable[[i
         task = bar.add_task(description, total=total)
 
         def update(done: int, total: int | None = None) -> None:
-            bar.update(task, completed=done, **({"total": total} if total is not None else {}))
+            if total is None:
+                bar.update(task, completed=done)
+            else:
+                bar.update(task, completed=done, total=total)
 
         yield update

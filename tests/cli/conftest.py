@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from cli_support import import_example, kill_daemon_of
 
 

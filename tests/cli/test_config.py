@@ -43,7 +43,9 @@ def test_set_keeps_the_rest_of_the_file(toka_home: Path) -> None:
     (toka_home / "config.toml").write_text('future_key = "kept"\n\n[store]\nbackend = "sqlite"\n')
     assert invoke("config", "set", "max_line_bytes", "1024").exit_code == 0
     assert tomllib.loads((toka_home / "config.toml").read_text()) == {
-        "future_key": "kept", "store": {"backend": "sqlite"}, "daemon": {"max_line_bytes": 1024},
+        "future_key": "kept",
+        "store": {"backend": "sqlite"},
+        "daemon": {"max_line_bytes": 1024},
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from cli_support import home, pid_alive, toka
+
 from daemon.version import VERSION
 
 

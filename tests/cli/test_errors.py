@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from cli_support import EXAMPLE, assert_error, home, invoke, json_lines, normalise, toka
+
 from store.errors import DaemonUnavailable
 
 FIFTH = json_lines(EXAMPLE.read_text())[4]
@@ -50,9 +50,19 @@ def test_verify_names_an_event_whose_payload_was_changed(example: str) -> None:
     )
     report = json.loads(invoke("verify", "--json").stdout)
     assert normalise(report) == {
-        "ok": False, "session": None, "events": 23, "problem_count": 1,
-        "problems": [{"seq": 5, "id": "<id>", "session": example, "what": "digest",
-                      "detail": "payload bytes do not hash to the recorded digest"}],
+        "ok": False,
+        "session": None,
+        "events": 23,
+        "problem_count": 1,
+        "problems": [
+            {
+                "seq": 5,
+                "id": "<id>",
+                "session": example,
+                "what": "digest",
+                "detail": "payload bytes do not hash to the recorded digest",
+            }
+        ],
     }
     assert report["problems"][0]["id"] == FIFTH["id"]
     assert invoke("verify", example, "--json").exit_code == 5

@@ -10,7 +10,6 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from cli_support import TOKA, assert_error, invoke, json_lines, seqs, toka
 
 
@@ -121,7 +120,10 @@ def test_follow_prints_existing_then_new_events() -> None:
         assert invoke("record", "s", "message", json.dumps({"n": n})).exit_code == 0
     follower = subprocess.Popen(
         [str(TOKA), "events", "s", "--follow", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
     )
     try:
         lines = _reader(follower.stdout)

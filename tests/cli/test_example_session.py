@@ -17,7 +17,12 @@ def test_import_from_a_checkout_as_the_readme_says() -> None:
     again = toka("import", "examples/session.jsonl", "--json", cwd=ROOT)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == {
-        "files": 1, "events": 23, "created": 0, "existing": 23, "sessions": [EXAMPLE_SESSION], "bad_lines": [],
+        "files": 1,
+        "events": 23,
+        "created": 0,
+        "existing": 23,
+        "sessions": [EXAMPLE_SESSION],
+        "bad_lines": [],
     }
 
     sessions = json.loads(toka("sessions", "--json").stdout)["sessions"]

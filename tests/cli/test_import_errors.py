@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from cli_support import EXAMPLE, EXAMPLE_SESSION, invoke, toka
 
 LINES = EXAMPLE.read_bytes().splitlines(keepends=True)
@@ -51,9 +50,14 @@ def test_non_json_line_in_the_middle(workdir: Path) -> None:
     Path("mixed.jsonl").write_bytes(LINES[0] + b"this is not json\n" + LINES[1])
     report = _import_json("mixed.jsonl", exit_code=1)
     assert report == {
-        "files": 1, "events": 2, "created": 2, "existing": 0, "sessions": [EXAMPLE_SESSION],
-        "bad_lines": [{"path": "mixed.jsonl", "line": 2,
-                       "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"}],
+        "files": 1,
+        "events": 2,
+        "created": 2,
+        "existing": 0,
+        "sessions": [EXAMPLE_SESSION],
+        "bad_lines": [
+            {"path": "mixed.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"}
+        ],
     }
 
 
@@ -72,11 +76,13 @@ def test_edited_line_no_longer_matches_its_id(workdir: Path) -> None:
     report = _import_json("edited.jsonl", exit_code=1)
     assert report["created"] == 22
     assert report["bad_lines"] == [
-        {"path": "edited.jsonl", "line": 8,
-         "reason": "the event does not hash to its id: it was changed after export"}
+        {"path": "edited.jsonl", "line": 8, "reason": "the event does not hash to its id: it was changed after export"}
     ]
     # The edited event is not in the log under any id.
-    texts = [e["payload"].get("text", "") for e in map(json.loads, invoke("events", EXAMPLE_SESSION, "--json").stdout.splitlines())]
+    texts = [
+        e["payload"].get("text", "")
+        for e in map(json.loads, invoke("events", EXAMPLE_SESSION, "--json").stdout.splitlines())
+    ]
     assert not any("9 attempts" in text for text in texts)
 
 
@@ -98,7 +104,12 @@ def test_empty_file(workdir: Path) -> None:
     assert result.stdout == "imported 0 new events (0 already present) into 0 sessions from 1 file\n"
     assert result.stderr == ""
     assert _import_json("empty.jsonl", exit_code=0) == {
-        "files": 1, "events": 0, "created": 0, "existing": 0, "sessions": [], "bad_lines": [],
+        "files": 1,
+        "events": 0,
+        "created": 0,
+        "existing": 0,
+        "sessions": [],
+        "bad_lines": [],
     }
 
 
@@ -135,7 +146,11 @@ def test_folder_of_jsonl_files(workdir: Path) -> None:
     ]
     report = _import_json("exports", exit_code=1)
     assert {k: report[k] for k in ("files", "events", "created", "existing", "sessions")} == {
-        "files": 3, "events": 24, "created": 0, "existing": 24, "sessions": [EXAMPLE_SESSION, "other"],
+        "files": 3,
+        "events": 24,
+        "created": 0,
+        "existing": 24,
+        "sessions": [EXAMPLE_SESSION, "other"],
     }
     assert [(b["path"], b["line"]) for b in report["bad_lines"]] == [("exports/b.jsonl", 14)]
     assert toka("verify").returncode == 0
@@ -153,8 +168,10 @@ def test_many_bad_lines_are_listed_on_stderr_up_to_a_limit(workdir: Path) -> Non
     result = invoke("import", "junk.jsonl")
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    assert lines[:2] == ["skipped junk.jsonl:1: not JSON (Expecting value: line 1 column 1 (char 0))",
-                         "skipped junk.jsonl:2: not JSON (Expecting value: line 1 column 1 (char 0))"]
+    assert lines[:2] == [
+        "skipped junk.jsonl:1: not JSON (Expecting value: line 1 column 1 (char 0))",
+        "skipped junk.jsonl:2: not JSON (Expecting value: line 1 column 1 (char 0))",
+    ]
     assert len(lines) == 21
     assert lines[-1] == "... and 5 more bad lines (see --json)"
     assert len(_import_json("junk.jsonl", exit_code=1)["bad_lines"]) == 25

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from cli_support import (
     EXAMPLE,
     EXAMPLE_SESSION,
@@ -22,6 +21,7 @@ from cli_support import (
     normalise,
     volatile,
 )
+
 from daemon.version import PROTOCOL_VERSION, VERSION
 
 EVENT_FIELDS = ["seq", "id", "session", "agent", "kind", "ts", "parents", "digest", "key", "payload"]
@@ -110,12 +110,28 @@ def test_events_json_with_key_and_no_agent() -> None:
     result = invoke("events", "s", "--json")
     first, second = json_lines(result.stdout)
     assert normalise(first) == {
-        "seq": 1, "id": "<id>", "session": "s", "agent": None, "kind": "note.decision", "ts": "<ts>",
-        "parents": [], "digest": "<id>", "key": "k-1", "payload": {"text": "use sqlite"},
+        "seq": 1,
+        "id": "<id>",
+        "session": "s",
+        "agent": None,
+        "kind": "note.decision",
+        "ts": "<ts>",
+        "parents": [],
+        "digest": "<id>",
+        "key": "k-1",
+        "payload": {"text": "use sqlite"},
     }
     assert normalise(second) == {
-        "seq": 2, "id": "<id>", "session": "s", "agent": "planner", "kind": "message", "ts": "<ts>",
-        "parents": ["<id>"], "digest": "<id>", "key": None, "payload": {"text": "ok"},
+        "seq": 2,
+        "id": "<id>",
+        "session": "s",
+        "agent": "planner",
+        "kind": "message",
+        "ts": "<ts>",
+        "parents": ["<id>"],
+        "digest": "<id>",
+        "key": None,
+        "payload": {"text": "ok"},
     }
     assert second["parents"] == [first["id"]]  # each session is a hash chain
 
@@ -150,7 +166,11 @@ def test_status_json(example: str) -> None:
 def test_verify_json_ok(example: str) -> None:
     assert _json("verify") == {"ok": True, "session": None, "events": 23, "problem_count": 0, "problems": []}
     assert _json("verify", "fix") == {
-        "ok": True, "session": EXAMPLE_SESSION, "events": 23, "problem_count": 0, "problems": [],
+        "ok": True,
+        "session": EXAMPLE_SESSION,
+        "events": 23,
+        "problem_count": 0,
+        "problems": [],
     }
 
 
@@ -177,8 +197,14 @@ def test_stats_json_counts_a_repeated_payload_once() -> None:
     raw = _json("stats")
     size = len(b'{"text":"the same tool output"}')
     assert volatile(raw, disk_bytes=int) == {
-        "events": 4, "sessions": 1, "blobs": 1, "payload_bytes": 4 * size, "blob_bytes": size,
-        "stored_bytes": size, "disk_bytes": "<disk_bytes>", "dedup_ratio": 4.0,
+        "events": 4,
+        "sessions": 1,
+        "blobs": 1,
+        "payload_bytes": 4 * size,
+        "blob_bytes": size,
+        "stored_bytes": size,
+        "disk_bytes": "<disk_bytes>",
+        "dedup_ratio": 4.0,
     }
 
 
@@ -199,7 +225,12 @@ def test_record_json_batch() -> None:
 
 def test_import_json(toka_home: Path) -> None:
     assert _json("import", str(EXAMPLE)) == {
-        "files": 1, "events": 23, "created": 23, "existing": 0, "sessions": [EXAMPLE_SESSION], "bad_lines": [],
+        "files": 1,
+        "events": 23,
+        "created": 23,
+        "existing": 0,
+        "sessions": [EXAMPLE_SESSION],
+        "bad_lines": [],
     }
 
 
@@ -212,10 +243,13 @@ def test_import_json_with_bad_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     )
     raw = _json("import", "x.jsonl", exit_code=1)
     assert raw == {
-        "files": 1, "events": 2, "created": 2, "existing": 0, "sessions": ["s"],
+        "files": 1,
+        "events": 2,
+        "created": 2,
+        "existing": 0,
+        "sessions": ["s"],
         "bad_lines": [
-            {"path": "x.jsonl", "line": 2,
-             "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"},
+            {"path": "x.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"},
         ],
     }
 
@@ -229,14 +263,18 @@ def _daemon_state(raw: dict[str, object]) -> dict[str, object]:
 def test_daemon_status_json_running() -> None:
     assert invoke("status").exit_code == 0  # starts it
     assert _daemon_state(_json("daemon", "status")) == {
-        "state": "running", "detail": "<detail>", "server": {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": "<pid>"},
+        "state": "running",
+        "detail": "<detail>",
+        "server": {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": "<pid>"},
     }
     assert _daemon_state(_json("daemon", "start")) == _daemon_state(_json("daemon", "status"))
 
 
 def test_daemon_status_json_stopped() -> None:
     assert _json("daemon", "status", exit_code=4) == {
-        "state": "unreachable", "detail": "the toka daemon is not running", "server": None,
+        "state": "unreachable",
+        "detail": "the toka daemon is not running",
+        "server": None,
     }
 
 

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli_support import ROOT
 
 FORBIDDEN = {

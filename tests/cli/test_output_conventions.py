@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from cli_support import TOKA, home, invoke, run_shell, toka
 
 ANSI = re.compile(r"\x1b\[")
@@ -59,8 +58,12 @@ def _on_a_terminal(*args: str, env: dict[str, str]) -> bytes:
     main, secondary = pty.openpty()
     try:
         process = subprocess.run(
-            [str(TOKA), *args], stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary,
-            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", **env}, timeout=30,
+            [str(TOKA), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=secondary,
+            stderr=secondary,
+            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", **env},
+            timeout=30,
         )
     finally:
         os.close(secondary)
@@ -103,8 +106,21 @@ def test_help(flag: str) -> None:
     result = toka(flag)
     assert result.returncode == 0
     assert result.stdout.startswith("Usage: toka [OPTIONS] COMMAND [ARGS]...")
-    for command in ("status", "sessions", "show", "events", "replay", "record", "import", "export",
-                    "verify", "stats", "daemon", "config", "admin"):
+    for command in (
+        "status",
+        "sessions",
+        "show",
+        "events",
+        "replay",
+        "record",
+        "import",
+        "export",
+        "verify",
+        "stats",
+        "daemon",
+        "config",
+        "admin",
+    ):
         assert re.search(rf"^  {command}\b", result.stdout, re.MULTILINE), command
     sub = toka("events", flag)
     assert sub.returncode == 0

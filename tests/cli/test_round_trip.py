@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from cli_support import home, invoke, json_lines, toka
 
 
@@ -50,7 +49,12 @@ def test_export_then_import_into_a_fresh_home(
     imported = toka("import", str(dump), "--json")
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout) == {
-        "files": 1, "events": 7, "created": 7, "existing": 0, "sessions": ["S"], "bad_lines": [],
+        "files": 1,
+        "events": 7,
+        "created": 7,
+        "existing": 0,
+        "sessions": ["S"],
+        "bad_lines": [],
     }
     assert (other_home / "toka.db").exists()
 
@@ -60,8 +64,17 @@ def test_export_then_import_into_a_fresh_home(
     assert toka("verify").returncode == 0
 
     # The key survives the trip: recording it again in the new home is a no-op.
-    result = invoke("record", "S", "note.decision", '{"text": "keep the grammar LL(1)"}',
-                    "--agent", "planner", "--key", "decision-1", "--json")
+    result = invoke(
+        "record",
+        "S",
+        "note.decision",
+        '{"text": "keep the grammar LL(1)"}',
+        "--agent",
+        "planner",
+        "--key",
+        "decision-1",
+        "--json",
+    )
     assert json.loads(result.stdout)["events"][0]["created"] is False
 
     assert toka("daemon", "stop").returncode == 0

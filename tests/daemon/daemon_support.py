@@ -66,9 +66,7 @@ def daemon_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "daemon", *args]
 
 
-def spawn_daemon(
-    paths: Paths, log_path: Path, *args: str, env: dict[str, str] | None = None
-) -> Spawned:
+def spawn_daemon(paths: Paths, log_path: Path, *args: str, env: dict[str, str] | None = None) -> Spawned:
     """Start ``python -m daemon`` and wait until its socket answers ``hello``.
 
     stderr goes to a file, not a pipe: nobody drains a pipe during a test, and a daemon that

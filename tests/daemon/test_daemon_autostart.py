@@ -88,7 +88,7 @@ def test_six_clients_at_once_start_exactly_one_daemon(paths: Paths, stop_autosta
         process.stdin.write("go\n")
         process.stdin.flush()
     outputs = [process.communicate(timeout=30) for process in processes]
-    for process, (out, err) in zip(processes, outputs, strict=True):
+    for process, (_, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, err
     pids = {json.loads(out)["pid"] for out, _ in outputs}
     assert pids == {autostarted_pid(paths)}
@@ -130,9 +130,7 @@ def test_autostart_failure_quotes_the_daemons_error_quickly(paths: Paths, break_
     assert not paths.socket.exists() and not paths.pidfile.exists()
 
 
-def test_home_that_is_a_file_fails_quickly_and_names_the_path(
-    toka_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_home_that_is_a_file_fails_quickly_and_names_the_path(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = toka_home / "not-a-dir"
     home.write_text("a regular file\n")
     monkeypatch.setenv("TOKA_HOME", str(home))

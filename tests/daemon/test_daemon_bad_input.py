@@ -42,57 +42,99 @@ BAD_LINES = [
     pytest.param(b'{"id": 3, "op": "status", "args": "x"}\n', 3, "bad_request", "'args'", id="args-string"),
     pytest.param(b'{"id": 3, "op": "events.explode"}\n', 3, "bad_request", "unknown operation", id="unknown-op"),
     pytest.param(
-        b'{"id": 3, "op": "events.query", "args": {"limit": "x"}}\n', 3, "bad_request", "'limit'",
+        b'{"id": 3, "op": "events.query", "args": {"limit": "x"}}\n',
+        3,
+        "bad_request",
+        "'limit'",
         id="query-limit-string",
     ),
     pytest.param(
-        b'{"id": 3, "op": "events.query", "args": {"after_seq": true}}\n', 3, "bad_request", "'after_seq'",
+        b'{"id": 3, "op": "events.query", "args": {"after_seq": true}}\n',
+        3,
+        "bad_request",
+        "'after_seq'",
         id="query-after-seq-bool",
     ),
     pytest.param(
-        b'{"id": 3, "op": "events.query", "args": {"kinds": "tool.call"}}\n', 3, "bad_request", "'kinds'",
+        b'{"id": 3, "op": "events.query", "args": {"kinds": "tool.call"}}\n',
+        3,
+        "bad_request",
+        "'kinds'",
         id="query-kinds-string",
     ),
     pytest.param(
-        b'{"id": 3, "op": "events.get", "args": {"id": 5}}\n', 3, "bad_request", "'id'", id="get-id-int",
+        b'{"id": 3, "op": "events.get", "args": {"id": 5}}\n',
+        3,
+        "bad_request",
+        "'id'",
+        id="get-id-int",
     ),
     pytest.param(
-        append_line("a", {"events": {"session": "s", "kind": "k"}}), "a", "bad_request", "events",
+        append_line("a", {"events": {"session": "s", "kind": "k"}}),
+        "a",
+        "bad_request",
+        "events",
         id="append-events-not-list",
     ),
     pytest.param(append_line("a", {"events": []}), "a", "bad_request", "events", id="append-empty-batch"),
     pytest.param(
-        append_line("a", {"event": {"session": "s", "kind": "k", "payload": [1, 2]}}), "a", "invalid_event",
-        "payload", id="payload-array",
+        append_line("a", {"event": {"session": "s", "kind": "k", "payload": [1, 2]}}),
+        "a",
+        "invalid_event",
+        "payload",
+        id="payload-array",
     ),
     pytest.param(
-        append_line("a", {"event": {"session": "s", "kind": "k", "payload": "text"}}), "a", "invalid_event",
-        "payload", id="payload-string",
+        append_line("a", {"event": {"session": "s", "kind": "k", "payload": "text"}}),
+        "a",
+        "invalid_event",
+        "payload",
+        id="payload-string",
     ),
     pytest.param(
-        append_line("a", {"event": {"session": "s", "payload": {}}}), "a", "invalid_event", "kind",
+        append_line("a", {"event": {"session": "s", "payload": {}}}),
+        "a",
+        "invalid_event",
+        "kind",
         id="event-missing-kind",
     ),
     pytest.param(
-        append_line("a", {"event": {"kind": "k", "payload": {}}}), "a", "invalid_event", "session",
+        append_line("a", {"event": {"kind": "k", "payload": {}}}),
+        "a",
+        "invalid_event",
+        "session",
         id="event-missing-session",
     ),
     pytest.param(
-        append_line("a", {"event": {"session": "s", "kind": "not a kind!"}}), "a", "invalid_event", "kind",
+        append_line("a", {"event": {"session": "s", "kind": "not a kind!"}}),
+        "a",
+        "invalid_event",
+        "kind",
         id="kind-not-dotted",
     ),
     pytest.param(append_line("a", {"event": "tool.call"}), "a", "invalid_event", "object", id="event-string"),
     pytest.param(
-        append_line("a", {"events": [good_event(0), good_event(1), {"session": "s"}]}), "a", "invalid_event",
-        "event 2", id="batch-with-one-bad-event",
+        append_line("a", {"events": [good_event(0), good_event(1), {"session": "s"}]}),
+        "a",
+        "invalid_event",
+        "event 2",
+        id="batch-with-one-bad-event",
     ),
     pytest.param(
         b'{"id": "a", "op": "events.append", "args": {"event": {"session": "s", "kind": "k",'
-        b' "payload": {"x": NaN}}}}\n', "a", "invalid_event", "", id="payload-nan",
+        b' "payload": {"x": NaN}}}}\n',
+        "a",
+        "invalid_event",
+        "",
+        id="payload-nan",
     ),
     pytest.param(
         b'{"id": "a", "op": "events.append", "args": {"event": {"session": "s", "kind": "k",'
-        b' "payload": {"x": "\\ud800"}}}}\n', "a", "invalid_event", "", id="payload-lone-surrogate",
+        b' "payload": {"x": "\\ud800"}}}}\n',
+        "a",
+        "invalid_event",
+        "",
+        id="payload-lone-surrogate",
     ),
     pytest.param(b"[" * 200_000 + b"\n", None, "bad_request", "not valid JSON", id="nested-200k-deep"),
 ]
@@ -215,9 +257,7 @@ def start_with_small_line_limit(paths: Paths, spawn: Spawner, source: str) -> Sp
 
 
 @pytest.mark.parametrize("source", ["config.toml", "env"])
-def test_oversize_line_is_refused_and_the_connection_keeps_serving(
-    paths: Paths, spawn: Spawner, source: str
-) -> None:
+def test_oversize_line_is_refused_and_the_connection_keeps_serving(paths: Paths, spawn: Spawner, source: str) -> None:
     daemon = start_with_small_line_limit(paths, spawn, source)
     oversize = append_line(1, {"event": {"session": "s", "kind": "k", "payload": {"text": "x" * 3 * LIMIT}}})
     with RawConnection(paths) as conn:
@@ -237,7 +277,9 @@ def test_oversize_line_sent_slowly_in_pieces(paths: Paths, spawn: Spawner) -> No
     """The daemon discards the excess as it comes, then answers once the line ends."""
     daemon = start_with_small_line_limit(paths, spawn, "env")
     with RawConnection(paths) as conn:
-        conn.send(b'{"id": 1, "op": "events.append", "args": {"event": {"session": "s", "kind": "k", "payload": {"t": "')
+        conn.send(
+            b'{"id": 1, "op": "events.append", "args": {"event": {"session": "s", "kind": "k", "payload": {"t": "'
+        )
         for _ in range(6):
             conn.send(b"z" * LIMIT)
             time.sleep(0.02)

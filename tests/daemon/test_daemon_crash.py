@@ -23,8 +23,10 @@ def write_until_killed(daemon: Spawned, session: str, seed: int, acked: list[str
             n = 0
             while True:
                 size = rng.randint(1, 8)
-                batch = [{"kind": "tool.call", "payload": {"n": n + i, "pad": "z" * rng.randint(0, 600)}}
-                         for i in range(size)]
+                batch = [
+                    {"kind": "tool.call", "payload": {"n": n + i, "pad": "z" * rng.randint(0, 600)}}
+                    for i in range(size)
+                ]
                 n += size
                 answered = client.append(batch, session=session)
                 acked.extend(event["id"] for event in answered)

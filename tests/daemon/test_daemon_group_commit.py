@@ -75,8 +75,14 @@ def test_concurrent_appends_are_all_acknowledged_and_share_commits(daemon: Spawn
 def test_pipelined_appends_on_one_connection_are_answered_in_order(daemon: Spawned) -> None:
     with RawConnection(daemon.paths) as conn:
         lines = b"".join(
-            json.dumps({"id": n, "op": "events.append", "args": {"event": {
-                "session": "pipe", "kind": "k", "payload": {"n": n}}}}).encode() + b"\n"
+            json.dumps(
+                {
+                    "id": n,
+                    "op": "events.append",
+                    "args": {"event": {"session": "pipe", "kind": "k", "payload": {"n": n}}},
+                }
+            ).encode()
+            + b"\n"
             for n in range(300)
         )
         conn.send(lines)

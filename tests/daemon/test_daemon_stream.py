@@ -12,8 +12,12 @@ MANY = 12_345
 
 def fill(client: Client, session: str, count: int) -> None:
     for start in range(0, count, 2000):
-        client.append([{"session": session, "kind": "tool.call", "payload": {"n": n}}
-                       for n in range(start, min(start + 2000, count))])
+        client.append(
+            [
+                {"session": session, "kind": "tool.call", "payload": {"n": n}}
+                for n in range(start, min(start + 2000, count))
+            ]
+        )
 
 
 def test_stream_sends_every_event_in_pages_then_the_count(daemon: Spawned) -> None:
@@ -46,7 +50,7 @@ def test_iter_events_honours_limit_order_and_filters(daemon: Spawned) -> None:
         assert [e["seq"] for e in newest] == list(range(MANY + 1, MANY + 1 - 7001, -1))
         messages = list(client.iter_events(session="big", kinds=["message"]))
         assert [e["payload"] for e in messages] == [{"last": True}]
-        assert list(client.iter_events(session="big", after_seq=MANY - 2)) [0]["seq"] == MANY - 1
+        assert list(client.iter_events(session="big", after_seq=MANY - 2))[0]["seq"] == MANY - 1
 
 
 def test_a_reader_that_hangs_up_mid_stream_costs_nothing(daemon: Spawned) -> None:

@@ -33,8 +33,14 @@ def subscribers(client: Client) -> int:
 
 
 MIXED = [
-    ("a", "tool.call"), ("a", "message"), ("b", "tool.call"), ("a", "tool.call"),
-    ("b", "message"), ("a", "tool.result"), ("a", "tool.call"), ("b", "tool.call"),
+    ("a", "tool.call"),
+    ("a", "message"),
+    ("b", "tool.call"),
+    ("a", "tool.call"),
+    ("b", "message"),
+    ("a", "tool.result"),
+    ("a", "tool.call"),
+    ("b", "tool.call"),
 ]
 
 

@@ -71,9 +71,7 @@ class Backend:
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(
-    request: pytest.FixtureRequest, tmp_path: Path, loop: asyncio.AbstractEventLoop
-) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Backend]:
     backend = Backend(request.param, tmp_path)
     yield backend
     loop.run_until_complete(backend.close_all())

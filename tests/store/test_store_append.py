@@ -27,9 +27,7 @@ def ev(session: str, kind: str = "message", **fields: Any) -> NewEvent:
 
 def copy_of(event: Event) -> NewEvent:
     """The event as an importer hands it back: everything but seq, id and digest."""
-    return NewEvent(
-        event.session, event.kind, event.payload, event.agent, event.ts, event.parents, event.key
-    )
+    return NewEvent(event.session, event.kind, event.payload, event.agent, event.ts, event.parents, event.key)
 
 
 async def everything(store: EventStore) -> list[Event]:
@@ -95,9 +93,7 @@ async def test_get_accepts_a_unique_prefix_of_the_id_in_any_case(store: EventSto
     results = await store.append([ev("s1", payload={"n": n}) for n in range(20)])
     ids = [r.event.id for r in results]
     target = results[7].event
-    prefix = next(
-        target.id[:n] for n in range(1, 65) if sum(i.startswith(target.id[:n]) for i in ids) == 1
-    )
+    prefix = next(target.id[:n] for n in range(1, 65) if sum(i.startswith(target.id[:n]) for i in ids) == 1)
 
     assert await store.get(prefix) == target
     assert await store.get(target.id) == target
@@ -136,9 +132,7 @@ async def test_get_by_seq_outside_the_log_raises_not_found(store: EventStore, se
 async def test_each_session_is_a_hash_chain_of_parents(store: EventStore) -> None:
     await store.append([ev("a", payload={"n": 1}), ev("b", payload={"n": 1})])
     await store.append([ev("a", payload={"n": 2})])
-    await store.append(
-        [ev("b", payload={"n": 2}), ev("a", payload={"n": 3}), ev("b", payload={"n": 3})]
-    )
+    await store.append([ev("b", payload={"n": 2}), ev("a", payload={"n": 3}), ev("b", payload={"n": 3})])
 
     for session in ("a", "b"):
         events = await store.query(EventQuery(session=session))
@@ -177,9 +171,7 @@ async def test_appending_an_existing_key_returns_the_existing_event_and_keeps_th
 
 
 async def test_a_key_repeated_within_one_batch_is_stored_once(store: EventStore) -> None:
-    results = await store.append(
-        [ev("s1", key="k", payload={"v": 1}), ev("s1", key="k", payload={"v": 2})]
-    )
+    results = await store.append([ev("s1", key="k", payload={"v": 1}), ev("s1", key="k", payload={"v": 2})])
 
     assert [r.created for r in results] == [True, False]
     assert results[1].event == results[0].event
@@ -216,9 +208,7 @@ async def _mixed_log(store: EventStore) -> None:
             ev("side", "message", agent="helper", ts=T0 + 2, payload={"text": "on it"}),
         ]
     )
-    await store.append(
-        [ev("main", "tool.result", agent="claude", key="toolu_1/r", payload={"out": "a"})]
-    )
+    await store.append([ev("main", "tool.result", agent="claude", key="toolu_1/r", payload={"out": "a"})])
     await store.append([ev("main", "usage", payload={"input": 10, "output": 2})])
     handoff = (await store.query(EventQuery(session="main", order="desc", limit=1)))[0]
     # A session's first event may point into another session (a handoff continues from it).
@@ -226,9 +216,7 @@ async def _mixed_log(store: EventStore) -> None:
     await store.append([ev("next", "message", agent="claude-2", payload={"text": "continuing"})])
 
 
-async def test_copying_every_event_into_a_fresh_store_gives_identical_ids(
-    store: EventStore, backend: Backend
-) -> None:
+async def test_copying_every_event_into_a_fresh_store_gives_identical_ids(store: EventStore, backend: Backend) -> None:
     await _mixed_log(store)
     original = await everything(store)
     fresh = await backend.open()
@@ -244,7 +232,11 @@ async def test_copying_every_event_into_a_fresh_store_gives_identical_ids(
     for event in copied:
         source = by_id[event.id]
         assert (event.digest, event.parents, event.ts, event.key, event.payload) == (
-            source.digest, source.parents, source.ts, source.key, source.payload,
+            source.digest,
+            source.parents,
+            source.ts,
+            source.key,
+            source.payload,
         )
     assert (await fresh.verify()).ok
 

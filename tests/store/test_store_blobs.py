@@ -16,9 +16,7 @@ TOOL_OUTPUT = {"stdout": "total 0\ndrwxr-xr-x  2 root root 4096 .\n", "exit": 0}
 def blob_row(path: Path, name: str) -> tuple[int, int, int]:
     """(size, codec, stored length) of one blob, read straight from the file."""
     with closing(sqlite3.connect(path)) as db:
-        row = db.execute(
-            "SELECT size, codec, length(data) FROM blobs WHERE digest = ?", (name,)
-        ).fetchone()
+        row = db.execute("SELECT size, codec, length(data) FROM blobs WHERE digest = ?", (name,)).fetchone()
     assert row is not None, f"no blob {name}"
     return row
 
@@ -76,9 +74,7 @@ async def test_a_large_payload_reads_back_identical(store: EventStore) -> None:
     assert [e.payload async for e in store.replay("s1")] == [payload]
 
 
-async def test_a_large_compressible_payload_is_stored_compressed(
-    sqlite_store: SqliteStore, db_path: Path
-) -> None:
+async def test_a_large_compressible_payload_is_stored_compressed(sqlite_store: SqliteStore, db_path: Path) -> None:
     payload = {"text": "def handler(event):\n    return event\n" * 200}
     size = len(canonical_json(payload))
     assert size > COMPRESS_FROM
@@ -102,9 +98,7 @@ async def test_a_small_payload_is_stored_as_it_is(sqlite_store: SqliteStore, db_
     assert blob_row(db_path, result.event.digest) == (size, CODEC_RAW, size)
 
 
-async def test_a_large_payload_stored_again_keeps_its_one_blob(
-    sqlite_store: SqliteStore, db_path: Path
-) -> None:
+async def test_a_large_payload_stored_again_keeps_its_one_blob(sqlite_store: SqliteStore, db_path: Path) -> None:
     payload = {"text": "line of tool output\n" * 500}
 
     first = await sqlite_store.append([NewEvent("s1", "tool.result", payload)])

@@ -24,8 +24,13 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def test_header_id_hashes_the_canonical_json_of_the_header(fields: tuple) -> None:  # type: ignore[type-arg]
     session, agent, kind, ts, parents, payload, key = fields
     header = {
-        "session": session, "agent": agent, "kind": kind, "ts": format_ts(ts),
-        "parents": list(parents), "payload": payload, "key": key,
+        "session": session,
+        "agent": agent,
+        "kind": kind,
+        "ts": format_ts(ts),
+        "parents": list(parents),
+        "payload": payload,
+        "key": key,
     }
     assert header_id(*fields) == digest(canonical_json(header))
 

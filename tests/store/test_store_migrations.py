@@ -24,32 +24,58 @@ T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
 # The schema a blank database ends with, as sqlite_master holds it (whitespace collapsed).
 # A new migration changes this on purpose; anything else changing it is a bug.
 FINAL_SCHEMA = [
-    ("index", "events_session_key", "events",
-     "CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL"),
-    ("index", "events_session_seq", "events",
-     "CREATE INDEX events_session_seq ON events (session, seq)"),
+    (
+        "index",
+        "events_session_key",
+        "events",
+        "CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL",
+    ),
+    ("index", "events_session_seq", "events", "CREATE INDEX events_session_seq ON events (session, seq)"),
     ("index", "sqlite_autoindex_events_1", "events", None),
     ("index", "sqlite_autoindex_toka_migrations_1", "toka_migrations", None),
-    ("table", "blobs", "blobs",
-     "CREATE TABLE blobs ( digest TEXT PRIMARY KEY, size INTEGER NOT NULL, codec INTEGER NOT NULL,"
-     " data BLOB NOT NULL ) WITHOUT ROWID"),
-    ("table", "events", "events",
-     "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
-     " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
-     " digest TEXT NOT NULL, key TEXT )"),
-    ("table", "session_agents", "session_agents",
-     "CREATE TABLE session_agents ( session TEXT NOT NULL, agent TEXT NOT NULL,"
-     " events INTEGER NOT NULL, PRIMARY KEY (session, agent) ) WITHOUT ROWID"),
-    ("table", "session_kinds", "session_kinds",
-     "CREATE TABLE session_kinds ( session TEXT NOT NULL, kind TEXT NOT NULL,"
-     " events INTEGER NOT NULL, PRIMARY KEY (session, kind) ) WITHOUT ROWID"),
-    ("table", "sessions", "sessions",
-     "CREATE TABLE sessions ( session TEXT PRIMARY KEY, events INTEGER NOT NULL,"
-     " first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, first_ts INTEGER NOT NULL,"
-     " last_ts INTEGER NOT NULL, head TEXT NOT NULL ) WITHOUT ROWID"),
-    ("table", "toka_migrations", "toka_migrations",
-     "CREATE TABLE toka_migrations (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-     " applied_at TEXT NOT NULL)"),
+    (
+        "table",
+        "blobs",
+        "blobs",
+        "CREATE TABLE blobs ( digest TEXT PRIMARY KEY, size INTEGER NOT NULL, codec INTEGER NOT NULL,"
+        " data BLOB NOT NULL ) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "events",
+        "events",
+        "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
+        " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
+        " digest TEXT NOT NULL, key TEXT )",
+    ),
+    (
+        "table",
+        "session_agents",
+        "session_agents",
+        "CREATE TABLE session_agents ( session TEXT NOT NULL, agent TEXT NOT NULL,"
+        " events INTEGER NOT NULL, PRIMARY KEY (session, agent) ) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "session_kinds",
+        "session_kinds",
+        "CREATE TABLE session_kinds ( session TEXT NOT NULL, kind TEXT NOT NULL,"
+        " events INTEGER NOT NULL, PRIMARY KEY (session, kind) ) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "sessions",
+        "sessions",
+        "CREATE TABLE sessions ( session TEXT PRIMARY KEY, events INTEGER NOT NULL,"
+        " first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, first_ts INTEGER NOT NULL,"
+        " last_ts INTEGER NOT NULL, head TEXT NOT NULL ) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "toka_migrations",
+        "toka_migrations",
+        "CREATE TABLE toka_migrations (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)",
+    ),
 ]
 
 
@@ -82,9 +108,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
     assert [m.__name__ for m in MIGRATIONS] == ["m001_events", "m002_session_projections"]
 
 
-async def test_a_blank_database_reaches_the_exact_final_schema(
-    db_path: Path, open_sqlite: OpenSqlite
-) -> None:
+async def test_a_blank_database_reaches_the_exact_final_schema(db_path: Path, open_sqlite: OpenSqlite) -> None:
     async with open_sqlite(db_path):
         pass
 
@@ -95,9 +119,7 @@ async def test_a_blank_database_reaches_the_exact_final_schema(
     assert user_version == len(MIGRATIONS)
 
 
-async def test_reopening_a_current_database_applies_nothing(
-    db_path: Path, open_sqlite: OpenSqlite
-) -> None:
+async def test_reopening_a_current_database_applies_nothing(db_path: Path, open_sqlite: OpenSqlite) -> None:
     async with open_sqlite(db_path) as store:
         await store.append([NewEvent("s1", "message", {"text": "hi"})])
     first = recorded(db_path)
@@ -140,9 +162,7 @@ def _old_database(path: Path) -> list[str]:
     return ids
 
 
-async def test_an_old_database_upgrades_to_the_full_schema(
-    db_path: Path, open_sqlite: OpenSqlite
-) -> None:
+async def test_an_old_database_upgrades_to_the_full_schema(db_path: Path, open_sqlite: OpenSqlite) -> None:
     ids = _old_database(db_path)
     assert recorded(db_path)[1] == 1
 
@@ -178,9 +198,7 @@ async def test_a_database_from_a_newer_toka_is_refused_and_left_untouched(
     with raw(db_path) as db:
         db.execute("DELETE FROM toka_migrations")
         for seq, name in enumerate(records, 1):
-            db.execute(
-                "INSERT INTO toka_migrations VALUES (?, ?, '2030-01-01T00:00:00+00:00')", (seq, name)
-            )
+            db.execute("INSERT INTO toka_migrations VALUES (?, ?, '2030-01-01T00:00:00+00:00')", (seq, name))
     before = file_hash(db_path)
     files = sorted(p.name for p in db_path.parent.iterdir())
 

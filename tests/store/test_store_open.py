@@ -44,9 +44,7 @@ needs_file_modes = pytest.mark.skipif(
 
 def snapshot(directory: Path) -> dict[str, str]:
     """Every file in the directory and the hash of its bytes."""
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in directory.iterdir() if p.is_file()
-    }
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in directory.iterdir() if p.is_file()}
 
 
 @pytest.mark.parametrize(
@@ -54,9 +52,7 @@ def snapshot(directory: Path) -> dict[str, str]:
     [os.urandom(8192), b"not a database, just some notes\n" * 200, b"short text\n"],
     ids=["random bytes", "text", "short text"],
 )
-async def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(
-    db_path: Path, content: bytes
-) -> None:
+async def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(db_path: Path, content: bytes) -> None:
     db_path.write_bytes(content)
     before = snapshot(db_path.parent)
 
@@ -145,9 +141,7 @@ async def test_durability_sets_synchronous_on_the_writer(
     assert on_writer == synchronous
 
 
-async def test_the_database_is_in_wal_mode_with_a_busy_timeout(
-    sqlite_store: SqliteStore, db_path: Path
-) -> None:
+async def test_the_database_is_in_wal_mode_with_a_busy_timeout(sqlite_store: SqliteStore, db_path: Path) -> None:
     def pragmas(db: sqlite3.Connection) -> tuple[str, int]:
         journal_mode = db.execute("PRAGMA journal_mode").fetchone()[0]
         return journal_mode, db.execute("PRAGMA busy_timeout").fetchone()[0]

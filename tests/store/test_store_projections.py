@@ -100,8 +100,7 @@ async def test_appends_after_a_rebuild_extend_the_rebuilt_projection(store: Even
     [
         "DELETE FROM sessions; DELETE FROM session_agents; DELETE FROM session_kinds",
         "UPDATE sessions SET events = 0, head = 'x'; UPDATE session_kinds SET events = 7",
-        "DELETE FROM session_agents WHERE agent = 'claude';"
-        " DELETE FROM sessions WHERE session = 'run-1'",
+        "DELETE FROM session_agents WHERE agent = 'claude'; DELETE FROM sessions WHERE session = 'run-1'",
     ],
     ids=["emptied", "wrong", "partly deleted"],
 )

@@ -90,9 +90,7 @@ async def test_query_by_time_includes_since_and_excludes_until(store: EventStore
 
 async def test_query_by_time_uses_timestamps_not_seq_order(store: EventStore) -> None:
     # Imported events keep the source's time, which need not follow the order they arrive in.
-    await store.append(
-        [NewEvent("s", "message", {"n": n}, ts=T0 + s * SECOND) for n, s in enumerate([5, 1, 9, 3])]
-    )
+    await store.append([NewEvent("s", "message", {"n": n}, ts=T0 + s * SECOND) for n, s in enumerate([5, 1, 9, 3])])
 
     assert await seqs(store, since=T0 + 2 * SECOND, until=T0 + 6 * SECOND) == [1, 4]
 
@@ -148,8 +146,13 @@ async def test_sessions_report_counts_seqs_times_agents_kinds_and_head(store: Ev
         head=events[9].id,
         agents={"user": 1, "claude": 5},
         kinds={
-            "message": 1, "tool.call": 1, "tool.result": 1, "tool": 1,
-            "tool.call.retry": 1, "usage": 1, "note.decision": 1,
+            "message": 1,
+            "tool.call": 1,
+            "tool.result": 1,
+            "tool": 1,
+            "tool.call.retry": 1,
+            "usage": 1,
+            "note.decision": 1,
         },
     )
     assert beta == SessionInfo(

@@ -42,9 +42,7 @@ async def write_log(store: EventStore) -> list[Event]:
     return await store.query(EventQuery())
 
 
-async def tampered(
-    db_path: Path, open_sqlite: OpenSqlite, change: Callable[[sqlite3.Connection], None]
-) -> list[Event]:
+async def tampered(db_path: Path, open_sqlite: OpenSqlite, change: Callable[[sqlite3.Connection], None]) -> list[Event]:
     """Write the log, close the store, let ``change`` edit the file; returns the events as written."""
     async with open_sqlite(db_path) as store:
         events = await write_log(store)
@@ -106,9 +104,7 @@ async def test_verify_names_a_tampered_payload_in_memory() -> None:
     assert (problem.seq, problem.id, problem.session, problem.what) == (4, events[3].id, "s1", "digest")
 
 
-async def test_verify_names_changed_payload_bytes_in_the_file(
-    db_path: Path, open_sqlite: OpenSqlite
-) -> None:
+async def test_verify_names_changed_payload_bytes_in_the_file(db_path: Path, open_sqlite: OpenSqlite) -> None:
     def change(db: sqlite3.Connection) -> None:
         digest = db.execute("SELECT digest FROM events WHERE seq = 5").fetchone()[0]
         codec, data = db.execute("SELECT codec, data FROM blobs WHERE digest = ?", (digest,)).fetchone()
@@ -125,9 +121,7 @@ async def test_verify_names_changed_payload_bytes_in_the_file(
     assert (problem.seq, problem.id, problem.session, problem.what) == (5, events[4].id, "s1", "digest")
 
 
-@pytest.mark.parametrize(
-    "codec, data", [(1, b"not zlib at all"), (7, b'{"v":3}')], ids=["bad zlib", "unknown codec"]
-)
+@pytest.mark.parametrize("codec, data", [(1, b"not zlib at all"), (7, b'{"v":3}')], ids=["bad zlib", "unknown codec"])
 async def test_verify_names_a_payload_that_cannot_be_decoded(
     db_path: Path, open_sqlite: OpenSqlite, codec: int, data: bytes
 ) -> None:
@@ -143,9 +137,7 @@ async def test_verify_names_a_payload_that_cannot_be_decoded(
     assert (problem.seq, problem.id, problem.what) == (5, events[4].id, "payload")
 
 
-@pytest.mark.parametrize(
-    "column, value", [("kind", "tool.called"), ("ts", 1), ("agent", "mallory"), ("key", "k")]
-)
+@pytest.mark.parametrize("column, value", [("kind", "tool.called"), ("ts", 1), ("agent", "mallory"), ("key", "k")])
 async def test_verify_names_a_changed_header_field(
     db_path: Path, open_sqlite: OpenSqlite, column: str, value: object
 ) -> None:
@@ -163,12 +155,8 @@ async def test_verify_names_a_changed_header_field(
     assert by_session.problems == report.problems
 
 
-async def test_verify_names_the_event_after_a_deleted_one(
-    db_path: Path, open_sqlite: OpenSqlite
-) -> None:
-    events = await tampered(
-        db_path, open_sqlite, lambda db: db.execute("DELETE FROM events WHERE seq = 4")
-    )
+async def test_verify_names_the_event_after_a_deleted_one(db_path: Path, open_sqlite: OpenSqlite) -> None:
+    events = await tampered(db_path, open_sqlite, lambda db: db.execute("DELETE FROM events WHERE seq = 4"))
 
     async with open_sqlite(db_path) as store:
         report = await store.verify()
@@ -179,12 +167,8 @@ async def test_verify_names_the_event_after_a_deleted_one(
     assert report.events == 8
 
 
-async def test_verify_names_a_deleted_last_event_of_a_session(
-    db_path: Path, open_sqlite: OpenSqlite
-) -> None:
-    events = await tampered(
-        db_path, open_sqlite, lambda db: db.execute("DELETE FROM events WHERE seq = 9")
-    )
+async def test_verify_names_a_deleted_last_event_of_a_session(db_path: Path, open_sqlite: OpenSqlite) -> None:
+    events = await tampered(db_path, open_sqlite, lambda db: db.execute("DELETE FROM events WHERE seq = 9"))
 
     async with open_sqlite(db_path) as store:
         report = await store.verify()

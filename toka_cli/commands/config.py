@@ -22,8 +22,12 @@ def show(json_: JsonOpt = False) -> None:
     """Every setting with its resolved value and where it came from."""
     resolved = load_settings(resolve_paths().config_file)
     rows = [
-        {"key": key_of(name), "value": getattr(resolved.settings, name), "source": resolved.sources[name],
-         "help": SETTINGS[name].metadata["help"]}
+        {
+            "key": key_of(name),
+            "value": getattr(resolved.settings, name),
+            "source": resolved.sources[name],
+            "help": SETTINGS[name].metadata["help"],
+        }
         for name in SETTINGS
     ]
     if json_:

@@ -29,7 +29,9 @@ def events(
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: LimitOpt = None,
-    last: Annotated[bool, typer.Option("--last", help="With --limit, the newest events instead of the oldest.")] = False,
+    last: Annotated[
+        bool, typer.Option("--last", help="With --limit, the newest events instead of the oldest.")
+    ] = False,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Then keep printing events as they commit.")] = False,
     json_: JsonOpt = False,
 ) -> None:
@@ -66,7 +68,9 @@ def _print_event(event: dict[str, Any], as_json: bool) -> None:
 
 def replay(
     session: SessionArg,
-    to: Annotated[str | None, typer.Option("--to", help="Stop at this event: a seq number or an event id (prefix).")] = None,
+    to: Annotated[
+        str | None, typer.Option("--to", help="Stop at this event: a seq number or an event id (prefix).")
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """The session as it stood at a point, in order: a readable transcript, or JSON lines."""
@@ -117,7 +121,9 @@ def _read_payloads(payload: str | None) -> list[dict[str, Any]]:
 def record(
     session: SessionArg,
     kind: Annotated[str, typer.Argument(help="Dotted kind, e.g. message, tool.call, note.decision.")],
-    payload: Annotated[str | None, typer.Argument(help="JSON object; '-' or nothing reads stdin (JSON lines: a batch).")] = None,
+    payload: Annotated[
+        str | None, typer.Argument(help="JSON object; '-' or nothing reads stdin (JSON lines: a batch).")
+    ] = None,
     agent: Annotated[str | None, typer.Option(help="The agent this event belongs to.")] = None,
     key: Annotated[str | None, typer.Option(help="Idempotency key: appending it again changes nothing.")] = None,
     ts: Annotated[str | None, typer.Option(help="When it happened (ISO-8601); now by default.")] = None,

@@ -21,7 +21,10 @@ def status(json_: JsonOpt = False) -> None:
         print_json(info)
         return
     rows = [
-        ("daemon", f"toka {info['version']} (protocol {info['protocol']}), pid {info['pid']}, up {info['uptime_s']:.0f}s"),
+        (
+            "daemon",
+            f"toka {info['version']} (protocol {info['protocol']}), pid {info['pid']}, up {info['uptime_s']:.0f}s",
+        ),
         ("database", f"{info['database']} (durability {info['durability']})"),
         ("socket", info["socket"]),
         ("events", info["events"]),
@@ -42,8 +45,11 @@ def stats(json_: JsonOpt = False) -> None:
         ("events", info["events"]),
         ("sessions", info["sessions"]),
         ("blobs", f"{info['blobs']} distinct payloads"),
-        ("payloads", f"{size(info['payload_bytes'])} as recorded, {size(info['blob_bytes'])} distinct,"
-                     f" {size(info['stored_bytes'])} stored"),
+        (
+            "payloads",
+            f"{size(info['payload_bytes'])} as recorded, {size(info['blob_bytes'])} distinct,"
+            f" {size(info['stored_bytes'])} stored",
+        ),
         ("dedup ratio", f"{info['dedup_ratio']:.2f}x"),
         ("on disk", size(info["disk_bytes"])),
     ]

@@ -23,8 +23,12 @@ def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
     grid = table("session", "events", "agents", "kinds", "first", "last")
     for s in found:
         grid.add_row(
-            s["session"], str(s["events"]), top(s["agents"]) or "-", top(s["kinds"]),
-            short_ts(s["first_ts"]), short_ts(s["last_ts"]),
+            s["session"],
+            str(s["events"]),
+            top(s["agents"]) or "-",
+            top(s["kinds"]),
+            short_ts(s["first_ts"]),
+            short_ts(s["last_ts"]),
         )
     console().print(grid)
 
