@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import TOKA, home, invoke, run_shell, toka
+from cli_support import EXAMPLE, TOKA, home, invoke, run_shell, toka
 
 ANSI = re.compile(r"\x1b\[")
 
@@ -174,3 +174,14 @@ def test_user_text_is_not_rich_markup() -> None:
     assert text in events.stdout and "[/agent]" in events.stdout
     sessions = toka("sessions")
     assert sessions.returncode == 0 and "[/agent] 1" in sessions.stdout
+
+
+@pytest.mark.parametrize("command", ["verify", "import"])
+def test_long_work_shows_a_progress_bar_on_a_terminal_only(example: str, command: str) -> None:
+    args = ["verify"] if command == "verify" else ["import", str(EXAMPLE)]
+    on_terminal = _on_a_terminal(*args, env={}).decode()
+    label = "verifying" if command == "verify" else "importing"
+    assert label in on_terminal and "━" in on_terminal  # the bar, drawn on the terminal
+    in_a_pipe = toka(*args)
+    assert in_a_pipe.returncode == 0
+    assert label not in in_a_pipe.stderr and "━" not in in_a_pipe.stderr  # pipes stay quiet
