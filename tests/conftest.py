@@ -20,7 +20,6 @@ from daemon.client import Client
 from daemon.paths import Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 
 
 def stop_daemon_in(paths: Paths) -> None:
@@ -101,11 +100,3 @@ def daemon(toka_home: Path) -> Iterator[RunningDaemon]:
         except subprocess.TimeoutExpired:
             running.process.kill()
             running.process.wait()
-
-
-def shared_or_skip(*parts: str) -> Path:
-    """A path under ../shared, or skip the test with the reason when it is absent."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is absent: the shared fixtures are not checked out beside the project")
-    return path

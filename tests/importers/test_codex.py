@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED, shared_or_skip
+from transcripts import SHARED, shared_or_skip
 
 from daemon.importers.codex import ParseStats, parse_codex
 from store.events import parse_new_event

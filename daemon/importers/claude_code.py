@@ -1,0 +1,489 @@
+"""Claude Code session transcripts (``~/.claude/projects/**/*.jsonl``) as toka events.
+
+The parser reads one file line by line and yields events in the shape ``events.append`` takes
+(``session``, ``agent``, ``kind``, ``ts``, ``key``, ``payload``). It holds bounded state only (the
+response whose usage is being gathered, a window of recently emitted responses, the events of a
+file that has not yet named its session), so a 700 MB transcript costs no more memory than a
+small one. Nobody publishes a schema for these files and Claude Code changes them often
+(shared/docs/agent-formats.md, section 1), so no field is assumed to exist: a record that cannot
+be mapped is kept whole as a ``raw`` event, and a line that is not a JSON object is reported as a
+``BadLine`` while parsing carries on.
+
+Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the line>`` without one):
+
+- session: the record's ``sessionId``; else the last one seen in the file; else, for lines
+  before the first ``sessionId``, the first one that follows; else the file stem (the
+  ``<session>`` folder for ``<session>/subagents/agent-*.jsonl``). Subagent files carry the
+  parent's ``sessionId``, so their events land in the parent session under their own agent.
+- agent: ``"main"`` for the main chain; for ``isSidechain`` records and for records in
+  ``agent-*.jsonl`` files, the ``agentId`` (else the id in the file name, else ``"sidechain"``
+  for inline 1.0.x sidechains).
+- ts: the record's ``timestamp`` when it is a valid ISO-8601 time, else None (the store's clock).
+- ``user`` / ``assistant`` records, per content block ``i`` (key ``{rid}:{i}``):
+  ``text`` → ``message`` {role, text}; a plain-string user content → ``message`` {role, text};
+  ``thinking`` → ``thinking`` {text, signature?, hidden: true when the text was withheld};
+  ``redacted_thinking`` → ``thinking`` {text: "", redacted: true};
+  ``tool_use`` / ``server_tool_use`` → ``tool.call`` {tool, tool_use_id, input};
+  ``tool_result`` → ``tool.result`` {tool_use_id, output (text blocks joined), is_error};
+  any other block (images, ...) → ``block`` {role, type, block}.
+  User messages flagged ``isMeta`` carry ``meta: true``.
+- a user record with ``isCompactSummary`` → ``compaction`` {summary, boundary (the boundary
+  record's uuid, null in 1.0.x)}, key ``{rid}:0``.
+- ``system`` with subtype ``compact_boundary`` → ``compaction`` {trigger, pre_tokens,
+  logical_parent}; other ``system`` records → ``system`` {subtype, content, level, detail (the
+  record's other, non-envelope fields)}; key ``{rid}:0``.
+- ``summary`` → ``session.title`` {title, leaf}, key ``title:{leafUuid}``.
+- the first record of each session in a file that has ``cwd``, ``gitBranch`` or ``version`` →
+  ``session.meta`` {source: "claude-code", cwd, git_branch, version}, key ``meta:{rid}``.
+- assistant ``message.usage`` → one ``usage`` event per response (``message.id`` + ``requestId``)
+  with the largest ``output_tokens`` among the records Claude Code writes for it (one per content
+  block): {model, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens,
+  context_tokens (input + cache creation + cache read: the prompt's size), message_id,
+  request_id, sidechain}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
+  ``isApiErrorMessage`` records count no usage. The records of one response are consecutive per
+  agent, so the response is held until that agent starts another one, a compaction comes, or the
+  file ends.
+- every other record type (``progress``, ``attachment``, ``file-history-snapshot``, ...) →
+  ``raw`` {type, record}, key ``raw:{rid}``, counted in ``ParseStats.unknown_types``.
+
+Keys come from the source's own ids and never from the file name, so importing a file twice,
+or history that a 1.0.x resume copied into another file under the same uuids, yields the same
+keys, and the store answers with the events it already has (keys are unique per session).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.transfer import BadLine
+from store.errors import InvalidEvent
+from store.events import digest, parse_ts
+
+SOURCE = "claude-code"
+# A pasted screenshot makes a line of several MB; a longer "line" is a file that is not a
+# transcript (no newline at all), which must not be read into memory whole.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+# Events held back while a file has not yet named its session (1.0.x files open with up to a few
+# dozen ``summary`` lines); past this many they go to the fallback session.
+PENDING_LIMIT = 1000
+# Responses whose usage was emitted, remembered so that a late repeat is not counted twice.
+RECENT_RESPONSES = 4096
+# Agents with a response in flight at once (parallel inline sidechains in 1.0.x).
+OPEN_RESPONSES = 64
+# Ids and names longer than this are not ids: the record is treated as having none.
+MAX_ID_CHARS = 200
+SYNTHETIC_MODEL = "<synthetic>"
+_UNFIT = re.compile("[\x00-\x1f\ud800-\udfff]")
+# Fields every conversation record carries; a system record's other fields are its detail.
+_ENVELOPE = frozenset(
+    {
+        "type",
+        "subtype",
+        "content",
+        "level",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "sessionId",
+        "timestamp",
+        "isSidechain",
+        "userType",
+        "cwd",
+        "gitBranch",
+        "version",
+        "slug",
+        "entrypoint",
+        "agentId",
+        "isMeta",
+    }
+)
+
+Event = dict[str, Any]
+
+
+@dataclass
+class ParseStats:
+    """What one or more parses of transcript files met; shared by the importers."""
+
+    records: int = 0
+    """JSON objects read (blank and bad lines excluded)."""
+    events: int = 0
+    """Events yielded."""
+    unknown_types: Counter[str] = field(default_factory=Counter)
+    """Record types kept as ``raw`` events, by type."""
+    bad_lines: list[BadLine] = field(default_factory=list)
+    """Lines that are not a JSON object (not UTF-8, not JSON, truncated, too long)."""
+    duplicates_skipped: int = 0
+    """Records whose usage repeats a response already counted (Claude Code writes one record per
+    content block of a response, all with the response's usage)."""
+
+
+@dataclass
+class _Response:
+    """The usage of the response an agent is in the middle of, as its event."""
+
+    id: tuple[str, str]
+    event: Event
+
+
+def parse_claude_code(path: Path, stats: ParseStats) -> Iterator[Event]:
+    """The events of one Claude Code transcript file, in file order; ``stats`` is updated."""
+    return _TranscriptFile(path, stats).events()
+
+
+def find_transcripts(root: Path) -> list[Path]:
+    """Claude Code transcripts under ``root`` (or ``root`` itself, with its subagent files):
+    each main file followed by its ``<session>/subagents/agent-*.jsonl`` files, then the
+    ``agent-*.jsonl`` files that sit beside sessions and any other subagent file."""
+    if root.is_file():
+        files = [root]
+        folder = root.with_suffix("") / "subagents"
+        if folder.is_dir():
+            files += sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
+        return files
+    found = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    ordered: list[Path] = []
+    listed: set[Path] = set()
+    for main in (p for p in found if not _is_subagent_file(p)):
+        folder = main.with_suffix("") / "subagents"
+        for path in [main, *sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())]:
+            if path not in listed:
+                ordered.append(path)
+                listed.add(path)
+    ordered += [p for p in found if p not in listed]
+    return ordered
+
+
+def _is_subagent_file(path: Path) -> bool:
+    return path.name.startswith("agent-") or path.parent.name == "subagents"
+
+
+def read_records(path: Path, stats: ParseStats) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """(line number, line bytes, record) for each line that holds a JSON object; the other
+    non-blank lines go to ``stats.bad_lines``. Lines are decoded one by one, so a binary or
+    truncated file costs its bad lines only."""
+    with path.open("rb") as handle:
+        number = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while (rest := handle.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    pass
+                stats.bad_lines.append(BadLine(str(path), number, f"line longer than {MAX_LINE_BYTES} bytes"))
+                continue
+            if not raw.strip():
+                continue
+            decoded = _decode_line(raw, number)
+            if isinstance(decoded, str):
+                stats.bad_lines.append(BadLine(str(path), number, decoded))
+                continue
+            stats.records += 1
+            yield number, raw, decoded
+
+
+def _decode_line(raw: bytes, number: int) -> dict[str, Any] | str:
+    """The record a line holds, or why it holds none."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    if number == 1:
+        text = text.removeprefix("\ufeff")
+    try:
+        record = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        return "not JSON (nested too deeply)"
+    except ValueError as exc:
+        if not raw.endswith(b"\n"):
+            return f"truncated last line ({exc})"
+        return f"not JSON ({exc})"
+    if not isinstance(record, dict):
+        return f"not a JSON object but {type(record).__name__}"
+    return record
+
+
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity have no canonical JSON form, so the store could not hash the payload.
+    raise ValueError(f"{name} is not a JSON value")
+
+
+class _TranscriptFile:
+    """The state of one parse: bounded whatever the file's size."""
+
+    def __init__(self, path: Path, stats: ParseStats) -> None:
+        self.path = path
+        self.stats = stats
+        self.file_agent = _clean(path.stem.removeprefix("agent-")) if path.name.startswith("agent-") else None
+        subagents = path.parent.name == "subagents" and path.name.startswith("agent-")
+        self.fallback_session = (_clean(path.parent.parent.name) if subagents else None) or _clean(path.stem) or "-"
+        self.session: str | None = None
+        self.pending: list[Event] = []
+        self.meta_sessions: set[str] = set()
+        self.open: OrderedDict[str, _Response] = OrderedDict()
+        self.emitted: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def events(self) -> Iterator[Event]:
+        for number, raw, record in read_records(self.path, self.stats):
+            session = _clean(record.get("sessionId"))
+            if session is not None:
+                if self.session is None:
+                    yield from self._release(session)
+                self.session = session
+            yield from self._settle(self._record(number, raw, record, session or self.session))
+        yield from self._settle(self._close_responses())
+        yield from self._release(self.session or self.fallback_session)
+
+    def _settle(self, events: list[Event]) -> Iterator[Event]:
+        """Yield the events whose session is known; hold the others until the file names it."""
+        for event in events:
+            if event["session"] is None and self.session is not None:
+                event["session"] = self.session  # a held response that ended after the session was named
+            if event["session"] is not None:
+                yield self._counted(event)
+                continue
+            self.pending.append(event)
+            if len(self.pending) >= PENDING_LIMIT:
+                self.session = self.fallback_session
+                yield from self._release(self.fallback_session)
+
+    def _counted(self, event: Event) -> Event:
+        self.stats.events += 1
+        return event
+
+    def _release(self, session: str) -> Iterator[Event]:
+        for event in self.pending:
+            event["session"] = session
+            yield self._counted(event)
+        self.pending.clear()
+
+    def _record(self, number: int, raw: bytes, record: dict[str, Any], session: str | None) -> list[Event]:
+        kind = record.get("type")
+        agent = self._agent(record)
+        rid = _clean(record.get("uuid")) or f"{agent}@{number}#{digest(raw)[:16]}"
+        ts = _ts(record.get("timestamp"))
+        events: list[Event] = []
+
+        def add(kind: str, key: str, payload: dict[str, Any]) -> None:
+            events.append({"session": session, "agent": agent, "kind": kind, "ts": ts, "key": key, "payload": payload})
+
+        if session is not None and session not in self.meta_sessions and _has_meta(record):
+            self.meta_sessions.add(session)
+            add("session.meta", f"meta:{rid}", _meta(record))
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind in ("user", "assistant") and isinstance(content, (str, list)):
+            if kind == "user" and record.get("isCompactSummary") is True:
+                events[:0] = self._close_responses()
+                add("compaction", f"{rid}:0", {"summary": _text_of(content), "boundary": record.get("parentUuid")})
+            elif isinstance(content, str):
+                add("message", f"{rid}:0", _message(kind, content, record))
+            else:
+                if kind == "assistant" and isinstance(message, dict):
+                    events[:0] = self._usage(record, message, rid, agent, session, ts)
+                for index, block in enumerate(content):
+                    block_kind, payload = _block(kind, block, record)
+                    add(block_kind, f"{rid}:{index}", payload)
+        elif kind == "system" and record.get("subtype") == "compact_boundary":
+            events[:0] = self._close_responses()
+            meta = record.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            add(
+                "compaction",
+                f"{rid}:0",
+                {
+                    "trigger": meta.get("trigger"),
+                    "pre_tokens": meta.get("preTokens"),
+                    "logical_parent": record.get("logicalParentUuid"),
+                },
+            )
+        elif kind == "system":
+            detail = {k: v for k, v in record.items() if k not in _ENVELOPE}
+            add(
+                "system",
+                f"{rid}:0",
+                {
+                    "subtype": record.get("subtype"),
+                    "content": record.get("content"),
+                    "level": record.get("level"),
+                    "detail": detail,
+                },
+            )
+        elif kind == "summary":
+            leaf = _clean(record.get("leafUuid"))
+            add(
+                "session.title",
+                f"title:{leaf or digest(raw)[:16]}",
+                {"title": record.get("summary"), "leaf": record.get("leafUuid")},
+            )
+        else:
+            type_name = kind if isinstance(kind, str) else repr(kind)
+            self.stats.unknown_types[type_name] += 1
+            add("raw", f"raw:{rid}", {"type": kind, "record": record})
+        return events
+
+    def _agent(self, record: dict[str, Any]) -> str:
+        if record.get("isSidechain") is True or self.file_agent is not None:
+            return _clean(record.get("agentId")) or self.file_agent or "sidechain"
+        return "main"
+
+    def _usage(
+        self,
+        record: dict[str, Any],
+        message: dict[str, Any],
+        rid: str,
+        agent: str,
+        session: str | None,
+        ts: str | None,
+    ) -> list[Event]:
+        """The usage events a record completes: the agent's previous response when this record
+        starts a new one. The record's own usage is held until its response is complete."""
+        usage = message.get("usage")
+        model = message.get("model")
+        if not isinstance(usage, dict) or model == SYNTHETIC_MODEL or record.get("isApiErrorMessage") is True:
+            return []
+        message_id = _clean(message.get("id")) or f"uuid:{rid}"
+        request_id = _clean(record.get("requestId")) or ""
+        response = (message_id, request_id)
+        if response in self.emitted:
+            self.stats.duplicates_skipped += 1
+            return []
+        current = self.open.get(agent)
+        output = _tokens(usage, "output_tokens")
+        if current is not None and current.id == response:
+            self.stats.duplicates_skipped += 1
+            if output > current.event["payload"]["output_tokens"]:
+                current.event["payload"] = _usage_payload(usage, model, response, record)
+            return []
+        done = [self._emit(self.open.pop(agent))] if current is not None else []
+        event = {
+            "session": session,
+            "agent": agent,
+            "kind": "usage",
+            "ts": ts,
+            "key": f"usage:{message_id}:{request_id}",
+            "payload": _usage_payload(usage, model, response, record),
+        }
+        self.open[agent] = _Response(response, event)
+        if len(self.open) > OPEN_RESPONSES:
+            done.append(self._emit(self.open.popitem(last=False)[1]))
+        return done
+
+    def _emit(self, response: _Response) -> Event:
+        self.emitted[response.id] = None
+        if len(self.emitted) > RECENT_RESPONSES:
+            self.emitted.popitem(last=False)
+        return response.event
+
+    def _close_responses(self) -> list[Event]:
+        done = [self._emit(r) for r in self.open.values()]
+        self.open.clear()
+        return done
+
+
+def _clean(value: Any) -> str | None:
+    """``value`` when it can serve as a name or id in a toka event, else None."""
+    if isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and not _UNFIT.search(value):
+        return value
+    return None
+
+
+def _ts(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parse_ts(value)
+    except InvalidEvent:
+        return None
+    return value
+
+
+def _tokens(usage: dict[str, Any], name: str) -> int:
+    value = usage.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _usage_payload(usage: dict[str, Any], model: Any, response: tuple[str, str], record: dict[str, Any]) -> Event:
+    input_tokens = _tokens(usage, "input_tokens")
+    cache_creation = _tokens(usage, "cache_creation_input_tokens")
+    cache_read = _tokens(usage, "cache_read_input_tokens")
+    return {
+        "model": model,
+        "input_tokens": input_tokens,
+        "output_tokens": _tokens(usage, "output_tokens"),
+        "cache_creation_tokens": cache_creation,
+        "cache_read_tokens": cache_read,
+        "context_tokens": input_tokens + cache_creation + cache_read,
+        "message_id": response[0],
+        "request_id": response[1] or None,
+        "sidechain": record.get("isSidechain") is True,
+    }
+
+
+def _has_meta(record: dict[str, Any]) -> bool:
+    return any(isinstance(record.get(name), str) for name in ("cwd", "gitBranch", "version"))
+
+
+def _meta(record: dict[str, Any]) -> Event:
+    return {
+        "source": SOURCE,
+        "cwd": record.get("cwd"),
+        "git_branch": record.get("gitBranch"),
+        "version": record.get("version"),
+    }
+
+
+def _message(role: str, text: str, record: dict[str, Any]) -> Event:
+    payload: Event = {"role": role, "text": text}
+    if record.get("isMeta") is True:
+        payload["meta"] = True
+    return payload
+
+
+def _text_of(content: Any) -> str:
+    """A string content as it is; the text blocks of a list joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _block(role: str, block: Any, record: dict[str, Any]) -> tuple[str, Event]:
+    kind = block.get("type") if isinstance(block, dict) else None
+    if not isinstance(block, dict):
+        return "block", {"role": role, "type": None, "block": block}
+    if kind == "text":
+        text = block.get("text")
+        return "message", _message(role, text if isinstance(text, str) else "", record)
+    if kind == "thinking":
+        text = block.get("thinking")
+        thinking: Event = {"text": text if isinstance(text, str) else ""}
+        if "signature" in block:
+            thinking["signature"] = block["signature"]
+        if not thinking["text"]:
+            thinking["hidden"] = True
+        return "thinking", thinking
+    if kind == "redacted_thinking":
+        return "thinking", {"text": "", "redacted": True}
+    if kind in ("tool_use", "server_tool_use"):
+        call: Event = {"tool": block.get("name"), "tool_use_id": block.get("id"), "input": block.get("input")}
+        if kind == "server_tool_use":
+            call["server"] = True
+        return "tool.call", call
+    if kind == "tool_result":
+        return "tool.result", {
+            "tool_use_id": block.get("tool_use_id"),
+            "output": _text_of(block.get("content")),
+            "is_error": block.get("is_error") is True,
+        }
+    return "block", {"role": role, "type": kind, "block": block}
