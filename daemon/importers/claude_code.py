@@ -53,22 +53,19 @@ keys, and the store answers with the events it already has (keys are unique per 
 
 from __future__ import annotations
 
-import json
 import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.transfer import BadLine
+from daemon.importers.lines import ParseStats, read_records
 from store.errors import InvalidEvent
 from store.events import digest, parse_ts
 
 SOURCE = "claude-code"
 # A pasted screenshot makes a line of several MB; a longer "line" is a file that is not a
-# transcript (no newline at all), which must not be read into memory whole.
-MAX_LINE_BYTES = 64 * 1024 * 1024
 # Events held back while a file has not yet named its session (1.0.x files open with up to a few
 # dozen ``summary`` lines); past this many they go to the fallback session.
 PENDING_LIMIT = 1000
@@ -105,23 +102,6 @@ _ENVELOPE = frozenset(
 )
 
 Event = dict[str, Any]
-
-
-@dataclass
-class ParseStats:
-    """What one or more parses of transcript files met; shared by the importers."""
-
-    records: int = 0
-    """JSON objects read (blank and bad lines excluded)."""
-    events: int = 0
-    """Events yielded."""
-    unknown_types: Counter[str] = field(default_factory=Counter)
-    """Record types kept as ``raw`` events, by type."""
-    bad_lines: list[BadLine] = field(default_factory=list)
-    """Lines that are not a JSON object (not UTF-8, not JSON, truncated, too long)."""
-    duplicates_skipped: int = 0
-    """Records whose usage repeats a response already counted (Claude Code writes one record per
-    content block of a response, all with the response's usage)."""
 
 
 @dataclass
@@ -162,55 +142,6 @@ def find_transcripts(root: Path) -> list[Path]:
 
 def _is_subagent_file(path: Path) -> bool:
     return path.name.startswith("agent-") or path.parent.name == "subagents"
-
-
-def read_records(path: Path, stats: ParseStats) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
-    """(line number, line bytes, record) for each line that holds a JSON object; the other
-    non-blank lines go to ``stats.bad_lines``. Lines are decoded one by one, so a binary or
-    truncated file costs its bad lines only."""
-    with path.open("rb") as handle:
-        number = 0
-        while raw := handle.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while (rest := handle.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                    pass
-                stats.bad_lines.append(BadLine(str(path), number, f"line longer than {MAX_LINE_BYTES} bytes"))
-                continue
-            if not raw.strip():
-                continue
-            decoded = _decode_line(raw, number)
-            if isinstance(decoded, str):
-                stats.bad_lines.append(BadLine(str(path), number, decoded))
-                continue
-            stats.records += 1
-            yield number, raw, decoded
-
-
-def _decode_line(raw: bytes, number: int) -> dict[str, Any] | str:
-    """The record a line holds, or why it holds none."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    if number == 1:
-        text = text.removeprefix("\ufeff")
-    try:
-        record = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        return "not JSON (nested too deeply)"
-    except ValueError as exc:
-        if not raw.endswith(b"\n"):
-            return f"truncated last line ({exc})"
-        return f"not JSON ({exc})"
-    if not isinstance(record, dict):
-        return f"not a JSON object but {type(record).__name__}"
-    return record
-
-
-def _no_constant(name: str) -> Any:
-    # NaN and Infinity have no canonical JSON form, so the store could not hash the payload.
-    raise ValueError(f"{name} is not a JSON value")
 
 
 class _TranscriptFile:

@@ -76,13 +76,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.transfer import BadLine
+from daemon.importers.lines import ParseStats, read_records
 from store.errors import InvalidEvent
 from store.events import MAX_KEY_CHARS, MAX_NAME_CHARS, digest, format_ts, parse_ts
 
@@ -108,27 +107,6 @@ _RESPONSE_ITEM_TYPES = _CALL_TYPES | _RESULT_TYPES | {"message", "reasoning"}
 
 
 @dataclass
-class ParseStats:
-    """What one or more parses saw: pass the same instance to several files to add them up."""
-
-    records: int = 0
-    """Lines that were JSON objects."""
-    events: int = 0
-    """Events yielded."""
-    unknown_types: Counter[str] = field(default_factory=Counter)
-    """Record types kept as ``raw`` events, by type (``response_item/<type>`` for items,
-    ``record_type/<type>`` for the older format's state lines)."""
-    bad_lines: list[BadLine] = field(default_factory=list)
-    """Lines that were not JSON objects; nothing was yielded for them."""
-    duplicates_skipped: int = 0
-    """token_count lines that repeated the cumulative totals of the usage before them."""
-    empty_usage_skipped: int = 0
-    """token_count lines with no usage (info null, or all-zero latest-call counts)."""
-    borrowed_timestamps: int = 0
-    """Records without a readable timestamp, given the previous record's."""
-
-
-@dataclass
 class _State:
     """Running state of one file's parse: small and bounded by the file's distinct call ids."""
 
@@ -143,47 +121,23 @@ class _State:
 def parse_codex(path: Path, stats: ParseStats) -> Iterator[dict[str, Any]]:
     """Events of one Codex rollout file, in file order; bad lines go to ``stats.bad_lines``."""
     state = _State()
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if not raw.strip():
-                continue
-            record = _decode(path, number, raw, stats)
-            if record is None:
-                continue
-            stats.records += 1
-            if state.session is None:
-                state.session = _session_name(path, record)
-            ts = _timestamp(state, record, stats)
-            mapped = _map(state, record, stats)
-            if mapped is None:
-                continue
-            kind, payload, key = mapped
-            stats.events += 1
-            yield {
-                "session": state.session,
-                "agent": AGENT,
-                "kind": kind,
-                "ts": ts,
-                "key": key or _line_key(number, raw),
-                "payload": payload,
-            }
-
-
-def _decode(path: Path, number: int, raw: bytes, stats: ParseStats) -> dict[str, Any] | None:
-    cut_off = not raw.endswith(b"\n")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        stats.bad_lines.append(BadLine(str(path), number, "not UTF-8 text"))
-        return None
-    except ValueError as exc:
-        reason = "truncated last line" if cut_off else "not JSON"
-        stats.bad_lines.append(BadLine(str(path), number, f"{reason} ({exc})"))
-        return None
-    if not isinstance(data, dict):
-        stats.bad_lines.append(BadLine(str(path), number, f"not a JSON object but {type(data).__name__}"))
-        return None
-    return data
+    for number, raw, record in read_records(path, stats):
+        if state.session is None:
+            state.session = _session_name(path, record)
+        ts = _timestamp(state, record, stats)
+        mapped = _map(state, record, stats)
+        if mapped is None:
+            continue
+        kind, payload, key = mapped
+        stats.events += 1
+        yield {
+            "session": state.session,
+            "agent": AGENT,
+            "kind": kind,
+            "ts": ts,
+            "key": key or _line_key(number, raw),
+            "payload": payload,
+        }
 
 
 def _fit_name(value: Any, limit: int = MAX_NAME_CHARS) -> str | None:

@@ -18,10 +18,12 @@ def test_import_from_a_checkout_as_the_readme_says() -> None:
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == {
         "files": 1,
+        "formats": {"toka": 1},
         "events": 23,
         "created": 0,
         "existing": 23,
         "sessions": [EXAMPLE_SESSION],
+        "unknown_types": {},
         "bad_lines": [],
     }
 

@@ -37,7 +37,7 @@ def test_truncated_last_line(workdir: Path) -> None:
     assert result.returncode == 1
     assert result.stdout == "imported 3 new events (0 already present) into 1 session from 1 file\n"
     (skipped,) = result.stderr.splitlines()
-    assert skipped.startswith("skipped cut.jsonl:4: not JSON (Unterminated string")
+    assert skipped.startswith("skipped cut.jsonl:4: truncated last line (Unterminated string")
     report = _import_json("cut.jsonl", exit_code=1)
     assert (report["created"], report["existing"]) == (0, 3)
     (bad,) = report["bad_lines"]
@@ -51,10 +51,12 @@ def test_non_json_line_in_the_middle(workdir: Path) -> None:
     report = _import_json("mixed.jsonl", exit_code=1)
     assert report == {
         "files": 1,
+        "formats": {"toka": 1},
         "events": 2,
         "created": 2,
         "existing": 0,
         "sessions": [EXAMPLE_SESSION],
+        "unknown_types": {},
         "bad_lines": [
             {"path": "mixed.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"}
         ],
@@ -91,7 +93,7 @@ def test_line_that_is_json_but_not_an_event(workdir: Path) -> None:
     report = _import_json("odd.jsonl", exit_code=1)
     assert report["created"] == 0
     assert [(b["line"], b["reason"]) for b in report["bad_lines"]] == [
-        (1, "an event must be a JSON object, not list"),
+        (1, "not a JSON object but list"),
         (2, "event needs a 'session'"),
         (3, "kind 'bad kind!' is not a dotted name"),
     ]
@@ -105,10 +107,12 @@ def test_empty_file(workdir: Path) -> None:
     assert result.stderr == ""
     assert _import_json("empty.jsonl", exit_code=0) == {
         "files": 1,
+        "formats": {"toka": 1},
         "events": 0,
         "created": 0,
         "existing": 0,
         "sessions": [],
+        "unknown_types": {},
         "bad_lines": [],
     }
 
@@ -117,7 +121,7 @@ def test_missing_file_is_not_found(workdir: Path) -> None:
     result = toka("import", "missing.jsonl")
     assert result.returncode == 3
     assert result.stdout == ""
-    assert result.stderr.splitlines() == ["error: no file at missing.jsonl", "hint: check the path"]
+    assert result.stderr.splitlines() == ["error: no file or folder at missing.jsonl", "hint: check the path"]
 
 
 def test_missing_file_among_good_ones_imports_nothing(workdir: Path) -> None:

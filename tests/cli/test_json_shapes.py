@@ -226,10 +226,12 @@ def test_record_json_batch() -> None:
 def test_import_json(toka_home: Path) -> None:
     assert _json("import", str(EXAMPLE)) == {
         "files": 1,
+        "formats": {"toka": 1},
         "events": 23,
         "created": 23,
         "existing": 0,
         "sessions": [EXAMPLE_SESSION],
+        "unknown_types": {},
         "bad_lines": [],
     }
 
@@ -244,10 +246,12 @@ def test_import_json_with_bad_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     raw = _json("import", "x.jsonl", exit_code=1)
     assert raw == {
         "files": 1,
+        "formats": {"toka": 1},
         "events": 2,
         "created": 2,
         "existing": 0,
         "sessions": ["s"],
+        "unknown_types": {},
         "bad_lines": [
             {"path": "x.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"},
         ],

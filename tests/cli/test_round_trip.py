@@ -50,10 +50,12 @@ def test_export_then_import_into_a_fresh_home(
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout) == {
         "files": 1,
+        "formats": {"toka": 1},
         "events": 7,
         "created": 7,
         "existing": 0,
         "sessions": ["S"],
+        "unknown_types": {},
         "bad_lines": [],
     }
     assert (other_home / "toka.db").exists()

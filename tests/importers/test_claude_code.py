@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from transcripts import TRANSCRIPTS
 
-from daemon.importers import claude_code
+from daemon.importers import lines
 from daemon.importers.claude_code import ParseStats, find_transcripts, parse_claude_code
 from store.events import parse_new_event
 
@@ -386,7 +386,7 @@ def test_usage_of_a_file_that_never_names_its_session_still_gets_one(tmp_path: P
 
 
 def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(claude_code, "MAX_LINE_BYTES", 300)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 300)
     path = write(tmp_path, b"x" * 1000 + b"\n" + line(user("u1", "after")) + b"y" * 700)
     events, stats = parse(path)
     assert [e["payload"]["text"] for e in events if e["kind"] == "message"] == ["after"]

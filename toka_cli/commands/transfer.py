@@ -19,21 +19,25 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+FORMAT_HELP = "auto (detected per file), toka, claude-code or codex."
+
+
 def import_(
-    paths: Annotated[list[Path], typer.Argument(help="Files in toka's JSON-lines format, or folders of *.jsonl.")],
+    paths: Annotated[list[Path], typer.Argument(help="Files, or folders searched for *.jsonl.")],
+    format_: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "auto",
     json_: JsonOpt = False,
 ) -> None:
-    """Import events in toka's JSON-lines format, as `toka export` writes them.
+    """Import toka exports, Claude Code transcripts (with subagents) and Codex rollouts.
 
-    Exported events keep their ids, so importing an export twice adds nothing; lines without an
-    id are new events (give them a `key` to make re-imports idempotent).
-
-    Bad lines are skipped and reported as file:line; the exit code is then 1.
+    Every event keeps a key from its source (or its id, for toka's own exports), so importing a
+    file twice, or a file that has grown, adds only what is new. Records of types toka does not
+    know are kept as `raw` events and counted. Bad lines are skipped and reported as file:line;
+    the exit code is then 1.
     """
-    from daemon.transfer import import_files  # blake3 is for import only, not every command
+    from daemon.transfer import import_files  # the importers load for import only
 
     with Client() as client, progress("importing") as update:
-        summary = import_files(client, paths, update)
+        summary = import_files(client, paths, format_, update)
     if json_:
         print_json(summary.to_json())
     else:
@@ -41,6 +45,10 @@ def import_(
             f"imported {summary.created} new events ({summary.existing} already present)"
             f" into {_count(len(summary.sessions), 'session')} from {_count(summary.files, 'file')}"
         )
+        unknown = summary.stats.unknown_types
+        if unknown:
+            shown = ", ".join(f"{name} {count}" for name, count in unknown.most_common(5))
+            note(f"kept {sum(unknown.values())} records of types toka does not know as raw events ({shown})")
         for bad in summary.bad_lines[:SHOW_BAD_LINES]:
             note(f"skipped {bad}")
         if len(summary.bad_lines) > SHOW_BAD_LINES:

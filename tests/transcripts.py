@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 TRANSCRIPTS = SHARED / "fixtures" / "transcripts"
 
 

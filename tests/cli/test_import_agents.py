@@ -1,0 +1,80 @@
+"""`toka import` of real agent transcripts: Claude Code and Codex, detected per file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_support import EXAMPLE, invoke
+from transcripts import TRANSCRIPTS, shared_or_skip
+
+from daemon.importers.formats import detect
+
+
+def import_json(*args: str, exit_code: int = 0) -> dict:  # type: ignore[type-arg]
+    result = invoke("import", *args, "--json")
+    assert result.exit_code == exit_code, result.stderr
+    report: dict = json.loads(result.stdout)  # type: ignore[type-arg]
+    return report
+
+
+def test_formats_are_detected_per_file() -> None:
+    claude = shared_or_skip("fixtures", "transcripts", "claude")
+    codex = shared_or_skip("fixtures", "transcripts", "codex")
+    assert {detect(p) for p in claude.rglob("*.jsonl")} == {"claude-code"}
+    assert {detect(p) for p in codex.rglob("*.jsonl")} == {"codex"}
+    assert detect(EXAMPLE) == "toka"
+
+
+def test_every_fixture_imports_and_a_second_import_adds_nothing(tmp_path: Path) -> None:
+    shared_or_skip("fixtures", "transcripts")
+    folder = tmp_path / "transcripts"
+    shutil.copytree(TRANSCRIPTS, folder, ignore=shutil.ignore_patterns("*.json", "*.md"))
+    files = sorted(folder.rglob("*.jsonl"))
+    first = import_json(str(folder))
+    assert first["bad_lines"] == []
+    assert first["files"] == len(files)
+    assert first["formats"] == {
+        "claude-code": sum(1 for p in files if "claude" in p.parts),
+        "codex": sum(1 for p in files if "codex" in p.parts),
+    }
+    assert first["created"] > 0 and first["events"] == first["created"] + first["existing"]
+    again = import_json(str(folder))
+    assert again["created"] == 0
+    assert again["existing"] == again["events"] == first["events"]
+    assert invoke("verify").exit_code == 0
+
+
+def test_subagents_land_in_their_parent_session() -> None:
+    main = shared_or_skip("fixtures", "transcripts", "claude", "marot__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    report = import_json(str(main), str(main.with_suffix("") / "subagents"))
+    assert report["bad_lines"] == []
+    assert len(report["sessions"]) == 1
+    session = json.loads(invoke("show", report["sessions"][0], "--json").stdout)
+    assert {"main", "a93ccab", "aa84377", "acompact-70d8e7"} <= set(session["agents"])
+
+
+def test_a_file_of_unknown_records_is_reported_not_guessed(tmp_path: Path) -> None:
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"hello": 1}\n{"hello": 2}\n')
+    report = import_json(str(odd), exit_code=1)
+    assert report["events"] == 0
+    assert [(b["line"], b["reason"]) for b in report["bad_lines"]] == [
+        (0, "not a format toka knows (name one with --format)")
+    ]
+
+
+def test_an_unknown_format_name_is_a_usage_error() -> None:
+    result = invoke("import", str(EXAMPLE), "--format", "word")
+    assert result.exit_code == 2
+    assert "unknown format 'word'" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["codex", "claude-code"])
+def test_a_named_format_is_used_as_named(fmt: str) -> None:
+    # A toka export read as another format: nothing of it is lost, all of it is kept raw.
+    report = import_json(str(EXAMPLE), "--format", fmt)
+    assert report["formats"] == {fmt: 1}
+    assert report["bad_lines"] == []
