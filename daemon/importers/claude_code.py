@@ -62,7 +62,7 @@ from typing import Any
 
 from daemon.importers.lines import ParseStats, read_records
 from store.errors import InvalidEvent
-from store.events import digest, parse_ts
+from store.events import digest, format_ts, parse_ts
 
 SOURCE = "claude-code"
 # A pasted screenshot makes a line of several MB; a longer "line" is a file that is not a
@@ -158,6 +158,9 @@ class _TranscriptFile:
         self.meta_sessions: set[str] = set()
         self.open: OrderedDict[str, _Response] = OrderedDict()
         self.emitted: OrderedDict[tuple[str, str], None] = OrderedDict()
+        # Records without a timestamp (summaries, snapshots, modes) take the one before them;
+        # those before any take the file's modification time: an upper bound, never "now".
+        self.last_ts = _mtime(path)
 
     def events(self) -> Iterator[Event]:
         for number, raw, record in read_records(self.path, self.stats):
@@ -198,6 +201,11 @@ class _TranscriptFile:
         agent = self._agent(record)
         rid = _clean(record.get("uuid")) or f"{agent}@{number}#{digest(raw)[:16]}"
         ts = _ts(record.get("timestamp"))
+        if ts is None:
+            ts = self.last_ts
+            self.stats.borrowed_timestamps += 1
+        else:
+            self.last_ts = ts
         events: list[Event] = []
 
         def add(kind: str, key: str, payload: dict[str, Any]) -> None:
@@ -322,6 +330,13 @@ def _clean(value: Any) -> str | None:
     if isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and not _UNFIT.search(value):
         return value
     return None
+
+
+def _mtime(path: Path) -> str | None:
+    try:
+        return format_ts(path.stat().st_mtime_ns // 1000)
+    except OSError:
+        return None
 
 
 def _ts(value: Any) -> str | None:

@@ -14,7 +14,7 @@ from transcripts import TRANSCRIPTS
 
 from daemon.importers import lines
 from daemon.importers.claude_code import ParseStats, find_transcripts, parse_claude_code
-from store.events import parse_new_event
+from store.events import format_ts, parse_new_event
 
 CLAUDE = TRANSCRIPTS / "claude"
 SESSION = "11111111-2222-3333-4444-555555555555"
@@ -351,9 +351,12 @@ def test_a_file_that_never_names_its_session_uses_its_stem(tmp_path: Path) -> No
 
 def test_bad_timestamps_and_ids_are_left_out_not_passed_on(tmp_path: Path) -> None:
     record = user("u\x00bad", "hi", timestamp="yesterday", sessionId="")
-    events, _ = parse(write(tmp_path, line(record)))
+    path = write(tmp_path, line(record))
+    events, stats = parse(path)
     (event,) = events
-    assert event["ts"] is None
+    # No readable time: the file's modification time stands in (an upper bound, never "now").
+    assert event["ts"] == format_ts(path.stat().st_mtime_ns // 1000)
+    assert stats.borrowed_timestamps == 1
     assert event["session"] == SESSION  # the file stem
     assert event["key"].startswith("main@1#")
     parse_new_event(event)
@@ -394,3 +397,14 @@ def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path: Path, mo
         (1, "line longer than 300 bytes"),
         (3, "line longer than 300 bytes"),
     ]
+
+
+def test_records_without_a_time_take_the_one_before_them(tmp_path: Path) -> None:
+    first = user("u1", "hi", timestamp="2026-01-02T03:04:05.000Z")
+    title = {"type": "summary", "summary": "A title", "leafUuid": "u1"}
+    events, stats = parse(write(tmp_path, line(first) + line(title)))
+    assert [e["ts"] for e in events if e["kind"] in ("message", "session.title")] == [
+        "2026-01-02T03:04:05.000Z",
+        "2026-01-02T03:04:05.000Z",
+    ]
+    assert stats.borrowed_timestamps == 1
