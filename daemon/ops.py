@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from daemon.usage import session_usage
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery
@@ -279,6 +280,13 @@ async def sessions_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 @op("sessions.get")
 async def sessions_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     return session_json(await ctx.daemon.store.session(_required(args, "session", str)))
+
+
+@op("usage")
+async def usage(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    session = await _session_name(ctx, args)
+    assert session is not None  # required above
+    return (await session_usage(ctx.daemon.store, session)).to_json()
 
 
 @op("verify")

@@ -1,0 +1,125 @@
+"""`toka usage`: context fill from the latest main-chain prompt, cumulative tokens from every call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import invoke
+from transcripts import TRANSCRIPTS, shared_or_skip
+
+
+def record(session: str, payload: dict[str, Any], agent: str = "main") -> None:
+    result = invoke("record", session, "usage", json.dumps(payload), "--agent", agent)
+    assert result.exit_code == 0, result.stderr
+
+
+def usage_json(session: str) -> dict[str, Any]:
+    result = invoke("usage", session, "--json")
+    assert result.exit_code == 0, result.stderr
+    figures: dict[str, Any] = json.loads(result.stdout)
+    return figures
+
+
+def anthropic(i: int, cc: int, cr: int, out: int, **extra: Any) -> dict[str, Any]:
+    return {"model": "claude-opus-4-6", "input_tokens": i, "cache_creation_tokens": cc,
+            "cache_read_tokens": cr, "output_tokens": out, **extra}  # fmt: skip
+
+
+def test_fill_is_the_latest_main_prompt_and_totals_are_every_call() -> None:
+    record("s", anthropic(10, 1000, 0, 50))
+    record("s", anthropic(5, 200, 1000, 70))
+    record("s", anthropic(7, 9000, 0, 30), agent="explorer")  # a subagent: its own window
+    record("s", anthropic(3, 0, 0, 20, sidechain=True))  # an inline sidechain, likewise
+    assert usage_json("s") == {
+        "session": "s",
+        "model": "claude-opus-4-6",
+        "context_tokens": 5 + 200 + 1000,
+        "context_window": 200_000,
+        "window_source": "default",
+        "fill_pct": 0.6,
+        "input_tokens": 25,
+        "output_tokens": 170,
+        "cache_creation_tokens": 10_200,
+        "cache_read_tokens": 1000,
+        "calls": 4,
+        "last_usage_ts": usage_json("s")["last_usage_ts"],
+    }
+    assert "window assumed" in invoke("usage", "s").stdout
+
+
+def test_a_reported_window_and_openai_counts() -> None:
+    codex = {"model": "gpt-5.3-codex", "input_tokens": 1000, "cached_input_tokens": 800, "output_tokens": 40,
+             "context_tokens": 1040, "context_window": 258_400}  # fmt: skip
+    record("c", codex)
+    figures = usage_json("c")
+    assert (figures["context_window"], figures["window_source"]) == (258_400, "reported")
+    assert (figures["input_tokens"], figures["cache_read_tokens"]) == (200, 800)  # input includes cached
+    assert figures["fill_pct"] == round(100 * 1040 / 258_400, 1)
+
+
+def test_a_one_million_window_model() -> None:
+    record("m", anthropic(1, 0, 300_000, 1, model="claude-opus-4-8[1m]"))
+    assert usage_json("m")["fill_pct"] == 30.0
+
+
+def test_no_usage_yet_and_unknown_session() -> None:
+    assert invoke("record", "quiet", "message", '{"text": "hi"}').exit_code == 0
+    assert usage_json("quiet")["context_tokens"] is None
+    assert invoke("usage", "nope").exit_code == 3
+
+
+def expected_from_raw(path: Path) -> tuple[int | None, dict[str, int]]:
+    """Independently of toka's parser: dedupe responses by message id + request id keeping the
+    largest output, sum every response, and take the latest main-chain prompt."""
+    responses: dict[tuple[str, str], dict[str, Any]] = {}
+    context = None
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        message = rec.get("message")
+        if rec.get("type") != "assistant" or not isinstance(message, dict) or "usage" not in message:
+            continue
+        if message.get("model") == "<synthetic>" or rec.get("isApiErrorMessage"):
+            continue
+        u = message["usage"]
+        key = (message.get("id") or rec["uuid"], rec.get("requestId") or "")
+        held = responses.get(key)
+        if held is None or u.get("output_tokens", 0) > held.get("output_tokens", 0):
+            responses[key] = u
+        if not rec.get("isSidechain"):
+            context = sum(
+                u.get(n, 0) for n in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+    totals = {
+        "input_tokens": sum(u.get("input_tokens", 0) for u in responses.values()),
+        "output_tokens": sum(u.get("output_tokens", 0) for u in responses.values()),
+        "cache_creation_tokens": sum(u.get("cache_creation_input_tokens", 0) for u in responses.values()),
+        "cache_read_tokens": sum(u.get("cache_read_input_tokens", 0) for u in responses.values()),
+    }
+    return context, totals
+
+
+def main_transcripts() -> list[str]:
+    folder = TRANSCRIPTS / "claude"
+    if not folder.is_dir():
+        return ["absent"]
+    return sorted(p.name for p in folder.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("name", main_transcripts())
+def test_figures_of_each_claude_code_fixture_match_the_raw_file(name: str) -> None:
+    path = shared_or_skip("fixtures", "transcripts", "claude", name)
+    result = invoke("import", str(path), "--json")
+    assert result.exit_code == 0, result.stderr
+    sessions = json.loads(result.stdout)["sessions"]
+    context, totals = expected_from_raw(path)
+    figures = [usage_json(s) for s in sessions]
+    latest = [f for f in figures if f["context_tokens"] is not None]
+    if context is not None:
+        assert context in [f["context_tokens"] for f in latest]
+    for name_ in totals:
+        assert sum(f[name_] for f in figures) == totals[name_], name_
