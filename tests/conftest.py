@@ -6,17 +6,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from daemons import Spawned, Spawner, spawn_daemon
 
-from daemon.autostart import answers
-from daemon.client import Client
 from daemon.paths import Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,50 +50,29 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
-@dataclass
-class RunningDaemon:
-    paths: Paths
-    process: subprocess.Popen[bytes]
+@pytest.fixture
+def spawn(toka_home: Path, tmp_path: Path) -> Iterator[Spawner]:
+    """Start as many daemons on this test's home as it needs; any still running are stopped."""
+    started: list[Spawned] = []
+    paths = resolve_paths()
 
-    def client(self) -> Client:
-        return Client(self.paths, autostart=False)
+    def start(*args: str, env: dict[str, str] | None = None) -> Spawned:
+        running = spawn_daemon(paths, tmp_path / f"daemon-{len(started)}.log", *args, env=env)
+        started.append(running)
+        return running
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        return self.process.wait(timeout)
-
-    def log(self) -> str:
-        return self.process.stderr.read().decode() if self.process.stderr else ""
-
-
-def start_daemon_process(paths: Paths, *args: str) -> RunningDaemon:
-    """Run ``python -m daemon`` in the foreground of a child process and wait until it answers."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daemon", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=dict(os.environ),
-    )
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if answers(paths):
-            return RunningDaemon(paths, process)
-        if process.poll() is not None:
-            raise RuntimeError("daemon exited at start-up: " + process.stderr.read().decode())  # type: ignore[union-attr]
-        time.sleep(0.01)
-    process.kill()
-    raise RuntimeError("daemon did not answer within 15s")
+    yield start
+    for running in started:
+        if running.process.poll() is None:
+            running.process.send_signal(signal.SIGTERM)
+            try:
+                running.process.wait(10)
+            except subprocess.TimeoutExpired:
+                running.process.kill()
+                running.process.wait()
 
 
 @pytest.fixture
-def daemon(toka_home: Path) -> Iterator[RunningDaemon]:
-    running = start_daemon_process(resolve_paths())
-    yield running
-    if running.process.poll() is None:
-        running.process.send_signal(signal.SIGTERM)
-        try:
-            running.process.wait(15)
-        except subprocess.TimeoutExpired:
-            running.process.kill()
-            running.process.wait()
+def daemon(spawn: Spawner) -> Spawned:
+    """A real daemon on a real socket in this test's TOKA_HOME."""
+    return spawn()

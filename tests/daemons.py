@@ -1,0 +1,86 @@
+"""Real daemons in child processes, for any test that needs one (the ``spawn`` and ``daemon``
+fixtures in conftest.py use these)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.autostart import answers
+from daemon.client import Client
+from daemon.paths import Paths
+
+# How long a test waits for something that takes milliseconds when all is well.
+PATIENCE = 15.0
+
+
+@dataclass
+class Spawned:
+    """A daemon running in a child process; its stderr goes to ``log_path``."""
+
+    paths: Paths
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def client(self, timeout: float = PATIENCE) -> Client:
+        return Client(self.paths, autostart=False, timeout=timeout)
+
+    def status(self) -> dict[str, Any]:
+        with self.client() as client:
+            result: dict[str, Any] = client.call("status")
+            return result
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(PATIENCE)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+# The ``spawn`` fixture: start a daemon (args and extra env as for spawn_daemon) on this test's home.
+Spawner = Callable[..., Spawned]
+
+
+def daemon_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "daemon", *args]
+
+
+def spawn_daemon(paths: Paths, log_path: Path, *args: str, env: dict[str, str] | None = None) -> Spawned:
+    """Start ``python -m daemon`` and wait until its socket answers ``hello``.
+
+    stderr goes to a file, not a pipe: nobody drains a pipe during a test, and a daemon that
+    logs more than the pipe holds (64 KiB of tracebacks, say) would block on its next log line.
+    """
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            daemon_command(*args),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env={**os.environ, **(env or {})},
+        )
+    spawned = Spawned(paths, process, log_path)
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        if answers(paths):
+            return spawned
+        if process.poll() is not None:
+            raise RuntimeError(f"daemon exited at start-up ({process.returncode}): {spawned.log()}")
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    raise RuntimeError(f"daemon did not answer within {PATIENCE}s: {spawned.log()}")
