@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from daemon.usage import session_usage
+from daemon.usage import latest_context, session_usage
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import RawJson, session_json, stats_json, verify_json
-from store.base import EventQuery
+from store.base import EventQuery, EventStore, SessionInfo
 from store.errors import NotFound, UsageError
 from store.events import parse_new_event, parse_ts
 
@@ -272,14 +272,27 @@ async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
         daemon.hub.unsubscribe(subscription)
 
 
+async def _session_json(store: EventStore, info: SessionInfo) -> dict[str, Any]:
+    """A session with its source, project and context fill: at most two small queries, and
+    none for a session whose kinds show no ``session.meta`` or ``usage`` event."""
+    meta = None
+    if "session.meta" in info.kinds:
+        first = await store.query(EventQuery(session=info.session, kinds=("session.meta",), limit=1))
+        meta = first[0].payload if first else None
+    context = await latest_context(store, info.session) if "usage" in info.kinds else None
+    return session_json(info, meta, context)
+
+
 @op("sessions.list")
 async def sessions_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return {"sessions": [session_json(s) for s in await ctx.daemon.store.sessions()]}
+    store = ctx.daemon.store
+    return {"sessions": [await _session_json(store, s) for s in await store.sessions()]}
 
 
 @op("sessions.get")
 async def sessions_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return session_json(await ctx.daemon.store.session(_required(args, "session", str)))
+    store = ctx.daemon.store
+    return await _session_json(store, await store.session(_required(args, "session", str)))
 
 
 @op("usage")

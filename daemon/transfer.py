@@ -56,30 +56,44 @@ def import_files(
     fmt: str = "auto",
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportSummary:
+    """Import every file (folders expanded) through ``client``.
+
+    ``progress(done, total)`` is called in bytes of the files: after each batch sent, so the
+    bar moves within a large file too, and after each file; the last call has done == total.
+    """
     files = expand(paths, fmt)
     sizes = [_size(p) for p in files]
+    total = sum(sizes)
     summary = ImportSummary()
-    done = 0
+    done = 0  # bytes of the files finished
+
+    def report_within(start: int, size: int) -> None:
+        # The size was taken before reading: a file that grew meanwhile is counted as it was.
+        if progress is not None:
+            progress(done + min(summary.stats.bytes_read - start, size), total)
+
     for path, size in zip(files, sizes, strict=True):
         summary.files += 1
         chosen = fmt if fmt != "auto" else detect(path)
         if chosen is None:
             if size:
                 summary.bad_lines.append(BadLine(str(path), 0, "not a format toka knows (name one with --format)"))
-            continue
-        summary.formats[chosen] += 1
-        batch: list[dict[str, Any]] = []
-        try:
-            for event in PARSERS[chosen](path, summary.stats):
-                batch.append(event)
-                if len(batch) >= IMPORT_BATCH:
-                    _send(client, batch, summary)
-        except OSError as exc:  # the file vanished or became unreadable mid-way
-            summary.bad_lines.append(BadLine(str(path), 0, f"cannot read: {exc.strerror}"))
-        _send(client, batch, summary)
+        else:
+            summary.formats[chosen] += 1
+            start = summary.stats.bytes_read
+            batch: list[dict[str, Any]] = []
+            try:
+                for event in PARSERS[chosen](path, summary.stats):
+                    batch.append(event)
+                    if len(batch) >= IMPORT_BATCH:
+                        _send(client, batch, summary)
+                        report_within(start, size)
+            except OSError as exc:  # the file vanished or became unreadable mid-way
+                summary.bad_lines.append(BadLine(str(path), 0, f"cannot read: {exc.strerror}"))
+            _send(client, batch, summary)
         done += size
         if progress is not None:
-            progress(done, sum(sizes))
+            progress(done, total)
     return summary
 
 

@@ -27,6 +27,9 @@ LONG_CONTEXT_SUFFIX = "[1m]"
 LONG_WINDOW = 1_000_000
 MAIN_AGENT = "main"
 _PAGE = 5000
+# Usage events read per step back from a session's end in ``latest_context``: the latest
+# main-chain response is nearly always among the last few (subagents interleave a handful).
+_RECENT = 64
 
 
 def _count(payload: dict[str, Any], name: str) -> int:
@@ -113,3 +116,24 @@ async def session_usage(store: EventStore, session: str) -> UsageFigures:
         if len(page) < _PAGE:
             return figures
         after = page[-1].seq
+
+
+async def latest_context(store: EventStore, session: str) -> UsageFigures:
+    """The context figures (model, context tokens, window) of one session, cheaply.
+
+    Reads the session's usage events backwards, a few at a time, until the latest main-chain
+    response is among them, and folds those in order with :meth:`UsageFigures.add`: the same
+    model, fill and window as :func:`session_usage` gives, at a cost that does not grow with the
+    session. The cumulative counts cover the events read only; use ``session_usage`` for them.
+    """
+    figures = UsageFigures(session)
+    before: int | None = None
+    while True:
+        page = await store.query(
+            EventQuery(session=session, kinds=("usage",), before_seq=before, limit=_RECENT, order="desc")
+        )
+        for event in reversed(page):
+            figures.add(event)
+        if figures.context_tokens is not None or len(page) < _RECENT:
+            return figures
+        before = page[-1].seq

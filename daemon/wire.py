@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.usage import UsageFigures
 from store.base import SessionInfo, Stats, VerifyReport
 from store.events import format_ts
 
@@ -16,7 +17,12 @@ class RawJson:
     text: str
 
 
-def session_json(info: SessionInfo) -> dict[str, Any]:
+def session_json(
+    info: SessionInfo, meta: dict[str, Any] | None = None, context: UsageFigures | None = None
+) -> dict[str, Any]:
+    """A session's counts, with where it came from (its first ``session.meta`` payload) and how
+    full its context is (``daemon.usage.latest_context``); those fields are null when unknown."""
+    fill = context.to_json() if context is not None and context.context_tokens is not None else {}
     return {
         "session": info.session,
         "events": info.events,
@@ -27,7 +33,18 @@ def session_json(info: SessionInfo) -> dict[str, Any]:
         "head": info.head,
         "agents": info.agents,
         "kinds": info.kinds,
+        "source": _text(meta, "source"),
+        "project": _text(meta, "cwd"),
+        "model": fill.get("model"),
+        "context_tokens": fill.get("context_tokens"),
+        "context_window": fill.get("context_window"),
+        "fill_pct": fill.get("fill_pct"),
     }
+
+
+def _text(payload: dict[str, Any] | None, name: str) -> str | None:
+    value = None if payload is None else payload.get(name)
+    return value if isinstance(value, str) and value else None
 
 
 def verify_json(report: VerifyReport) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,28 @@ def when(value: str | None) -> str | None:
 def short_ts(ts: str) -> str:
     """2026-01-31T12:00:00.123456Z -> 2026-01-31 12:00:00"""
     return ts[:19].replace("T", " ")
+
+
+def short_path(path: str | None, width: int = 32) -> str:
+    """A project path that fits a column: the home folder as ``~``, then its last parts."""
+    if not path:
+        return "-"
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        path = "~" + path[len(home) :]
+    if len(path) <= width:
+        return path
+    parts = path.rstrip("/").split("/")
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(tail) + 3 > width:
+            break
+        tail = f"{part}/{tail}"
+    return "…/" + tail if len(tail) + 2 <= width else "…" + tail[-(width - 1) :]
+
+
+def percent(pct: float | None) -> str:
+    return "-" if pct is None else f"{pct:.0f}%"
 
 
 def gist(payload: dict[str, Any], width: int = 100) -> str:

@@ -46,6 +46,8 @@ class ParseStats:
     """Usage records with nothing in them (Codex's null or all-zero token counts)."""
     borrowed_timestamps: int = 0
     """Records without a readable timestamp, given the one of the record before them."""
+    bytes_read: int = 0
+    """Bytes of the files read so far, bad and blank lines included: how far an import is."""
 
 
 def read_records(path: Path, stats: ParseStats) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
@@ -55,9 +57,12 @@ def read_records(path: Path, stats: ParseStats) -> Iterator[tuple[int, bytes, di
         number = 0
         while raw := handle.readline(MAX_LINE_BYTES + 1):
             number += 1
+            stats.bytes_read += len(raw)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while (rest := handle.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                    pass
+                while rest := handle.readline(MAX_LINE_BYTES):
+                    stats.bytes_read += len(rest)
+                    if rest.endswith(b"\n"):
+                        break
                 stats.bad_lines.append(BadLine(str(path), number, f"line longer than {MAX_LINE_BYTES} bytes"))
                 continue
             if not raw.strip():

@@ -38,6 +38,12 @@ EXAMPLE_SESSION_JSON = {
     "head": "<id>",
     "agents": {"main": 23},
     "kinds": EXAMPLE_KINDS,
+    "source": None,
+    "project": None,
+    "model": "claude-sonnet-4-5",
+    "context_tokens": 2980 + 620 + 10570,  # the last main-chain usage event of the example
+    "context_window": 200_000,
+    "fill_pct": 7.1,
 }
 
 

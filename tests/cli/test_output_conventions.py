@@ -172,8 +172,10 @@ def test_user_text_is_not_rich_markup() -> None:
     assert replay.stdout.splitlines()[1] == f"  {text}"
     events = toka("events", "s")
     assert text in events.stdout and "[/agent]" in events.stdout
+    meta = {"source": "[bold]src[/bold]", "cwd": "/p/[/x]"}
+    assert invoke("record", "s", "session.meta", json.dumps(meta)).exit_code == 0
     sessions = toka("sessions")
-    assert sessions.returncode == 0 and "[/agent] 1" in sessions.stdout
+    assert sessions.returncode == 0 and "[bold]src[/bold]" in sessions.stdout and "/p/[/x]" in sessions.stdout
 
 
 @pytest.mark.parametrize("command", ["verify", "import"])

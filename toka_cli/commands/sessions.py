@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from daemon.client import Client
 from toka_cli.options import JsonOpt, LimitOpt, SessionArg
 from toka_cli.output import console, print_json
-from toka_cli.render import key_values, short_ts, table, top
+from toka_cli.render import key_values, percent, short_path, short_ts, table, top
 
 
 def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
@@ -20,14 +22,15 @@ def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
     if not found:
         console().print("no sessions yet: record one with `toka record` or `toka import`")
         return
-    grid = table("session", "events", "agents", "kinds", "first", "last")
+    grid = table("session", "source", "project", "model", "fill", "events", "last")
     for s in found:
         grid.add_row(
             s["session"],
+            s["source"] or "-",
+            short_path(s["project"]),
+            s["model"] or "-",
+            percent(s["fill_pct"]),
             str(s["events"]),
-            top(s["agents"]) or "-",
-            top(s["kinds"]),
-            short_ts(s["first_ts"]),
             short_ts(s["last_ts"]),
         )
     console().print(grid)
@@ -46,10 +49,20 @@ def show(session: SessionArg, json_: JsonOpt = False) -> None:
         ("first", info["first_ts"]),
         ("last", info["last_ts"]),
         ("head", info["head"]),
+        ("source", info["source"] or "-"),
+        ("project", info["project"] or "-"),
+        ("model", info["model"] or "-"),
+        ("context", _context(info)),
         ("agents", top(info["agents"], 10) or "-"),
         ("kinds", top(info["kinds"], 10)),
     ]
     console().print(key_values(rows))
+
+
+def _context(info: dict[str, Any]) -> str:
+    if info["context_tokens"] is None:
+        return "-"
+    return f"{info['context_tokens']:,} of {info['context_window']:,} tokens ({percent(info['fill_pct'])})"
 
 
 def register(app: typer.Typer) -> None:

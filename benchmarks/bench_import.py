@@ -1,0 +1,235 @@
+"""Import benchmark: `toka import` of the largest Claude Code and Codex fixtures against json.loads.
+
+Every figure is a ratio against a reference measured in the same run on the same machine: a bare
+``json.loads`` of each line of the same file (read as bytes, line by line), which is the least any
+importer of JSON lines must do. Measured per format:
+
+- the parser alone (``daemon.importers.formats.PARSERS``, no daemon): events/s and MB/s;
+- the whole ``toka import FILE --json`` (the real command, a child process) into a real daemon
+  with a fresh TOKA_HOME: parse, batches of 1000 events over the socket, hashing, SQLite commits;
+- ``sessions.list`` on a log of 100 imported Claude Code sessions (copies of the largest fixture
+  under 1 MB), to show what listing source, project, model and fill costs per session.
+
+The fixtures are a few MB, so each is replicated into one bigger temporary file: in a Claude Code
+file, copy ``k`` has every UUID, message id and request id rewritten with a suffix of its own, so
+no key repeats and every copy is a distinct session that imports in full; a Codex file is one
+session whatever it holds (its first line names it) and its keys are line numbers already, so
+its copies are appended as they are.
+
+Run ``python benchmarks/bench_import.py`` (about a minute on 2 cores); ``--copies N`` sets the
+replication, ``--json`` prints the results as JSON. Needs ../shared/fixtures/transcripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench_foundation import DaemonProcess, Home, Row, machine, table
+
+from daemon.importers.formats import PARSERS
+from daemon.importers.lines import ParseStats
+
+HERE = Path(__file__).resolve()
+TRANSCRIPTS = HERE.parents[2] / "shared" / "fixtures" / "transcripts"
+TOKA = Path(sys.executable).parent / "toka"
+REPS = 3
+TARGET = 0.25  # of json.loads' throughput
+LISTED_SESSIONS = 100
+# Ids that key Claude Code records: UUIDs (uuid, parentUuid, sessionId) and the API's message
+# and request ids (which key usage events and their de-duplication).
+_UUID = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{8})[0-9a-f]{4}")
+_API_ID = re.compile(rb'"((?:msg|req)_[A-Za-z0-9]+)"')
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def largest(folder: str) -> Path:
+    files = sorted((TRANSCRIPTS / folder).glob("*.jsonl"), key=lambda p: p.stat().st_size)
+    if not files:
+        raise SystemExit(f"no fixtures in {TRANSCRIPTS / folder}: check out ../shared beside the project")
+    return files[-1]
+
+
+def replicate(source: Path, target: Path, copies: int, fmt: str) -> None:
+    """``copies`` copies of ``source`` in one file, each with ids (and so keys) of its own."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    if lines and not lines[-1].endswith(b"\n"):
+        lines[-1] += b"\n"
+    with target.open("wb") as out:
+        for copy in range(copies):
+            if fmt == "codex" or copy == 0:
+                out.writelines(lines)
+                continue
+            tag = f"{copy:04x}".encode()
+            for line in lines:
+                line = _UUID.sub(rb"\g<1>" + tag, line)
+                out.write(_API_ID.sub(rb'"\g<1>_c' + tag + b'"', line))
+
+
+def json_loads_once(path: Path) -> tuple[float, int]:
+    started = time.perf_counter()
+    records = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.strip():
+                json.loads(line)
+                records += 1
+    return time.perf_counter() - started, records
+
+
+def parse_once(path: Path, fmt: str) -> tuple[float, int]:
+    stats = ParseStats()
+    started = time.perf_counter()
+    events = sum(1 for _ in PARSERS[fmt](path, stats))
+    return time.perf_counter() - started, events
+
+
+def import_once(path: Path, work: Path, name: str) -> tuple[float, dict[str, Any], Home]:
+    """``toka import PATH --json`` into a fresh TOKA_HOME with its daemon already up."""
+    home = Home(work, name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKA_")}
+    env["TOKA_HOME"] = str(home.root)
+    with DaemonProcess(home):
+        started = time.perf_counter()
+        done = subprocess.run([str(TOKA), "import", str(path), "--json"], env=env, capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"toka import failed ({done.returncode}): {done.stderr[-2000:]}")
+    return seconds, json.loads(done.stdout), home
+
+
+def sessions_list(home: Home, reps: int = 5) -> tuple[float, int]:
+    with DaemonProcess(home) as daemon, daemon.client() as client:
+        client.call("sessions.list")  # warm
+        times = []
+        for _ in range(reps):
+            started = time.perf_counter()
+            count = len(client.call("sessions.list")["sessions"])
+            times.append(time.perf_counter() - started)
+    return statistics.median(times), count
+
+
+def mb(n: int, seconds: float) -> str:
+    return f"{n / seconds / 1e6:,.1f} MB/s"
+
+
+def run(copies: dict[str, int], work: Path) -> tuple[list[Row], dict[str, Any]]:
+    rows: list[Row] = []
+    inputs: dict[str, Any] = {}
+    for fmt, folder in (("claude-code", "claude"), ("codex", "codex")):
+        source = largest(folder)
+        path = work / f"{fmt}.jsonl"
+        replicate(source, path, copies[fmt], fmt)
+        size = path.stat().st_size
+        log(f"{fmt}: {source.name} ({source.stat().st_size:,} B) x {copies[fmt]} = {size:,} B")
+        json_loads_once(path), parse_once(path, fmt)  # warm the page cache and the imports
+        loads_t, parse_t, import_t = [], [], []
+        records = events = 0
+        summary: dict[str, Any] = {}
+        for rep in range(REPS):
+            seconds, records = json_loads_once(path)
+            loads_t.append(seconds)
+            seconds, events = parse_once(path, fmt)
+            parse_t.append(seconds)
+            seconds, summary, _ = import_once(path, work, f"{fmt[:2]}{rep}")
+            import_t.append(seconds)
+            log(f"  rep {rep}: json.loads {loads_t[-1]:.2f}s, parse {parse_t[-1]:.2f}s, import {seconds:.2f}s")
+        if summary["created"] != events or summary["bad_lines"]:
+            raise RuntimeError(f"import stored {summary['created']} of {events} events: {summary['bad_lines'][:3]}")
+        loads, parse, full = (statistics.median(t) for t in (loads_t, parse_t, import_t))
+        inputs[fmt] = {"fixture": source.name, "copies": copies[fmt], "bytes": size, "records": records,
+                       "events": events, "sessions": len(summary["sessions"])}  # fmt: skip
+        reference = f"json.loads {mb(size, loads)}"
+        speed = f"{records / loads:,.0f} rec/s, {mb(size, loads)}"
+        rows.append(
+            Row(f"{fmt}: json.loads of each line (reference)", speed, "—", "—", "—", "info", {"seconds": loads_t})
+        )
+        for label, seconds, times in (("parser alone", parse, parse_t), ("`toka import` via daemon", full, import_t)):
+            ratio = loads / seconds
+            rows.append(
+                Row(
+                    f"{fmt}: {label}",
+                    f"{events / seconds:,.0f} ev/s, {mb(size, seconds)}",
+                    reference,
+                    f"{ratio:.0%}",
+                    f"≥ {TARGET:.0%}",
+                    "PASS" if ratio >= TARGET else "SHORT",
+                    {"seconds": times, "events": events, "bytes": size},
+                )
+            )
+    under_1mb = [p for p in (TRANSCRIPTS / "claude").glob("*.jsonl") if p.stat().st_size <= 1e6]
+    listed = max(under_1mb, key=lambda p: p.stat().st_size)
+    replicate(listed, work / "sessions.jsonl", LISTED_SESSIONS, "claude-code")
+    log(f"sessions.list: {LISTED_SESSIONS} copies of {listed.name}")
+    _, _, home = import_once(work / "sessions.jsonl", work, "ls")
+    seconds, count = sessions_list(home)
+    per_session = f"{seconds / count * 1e3:,.2f} ms per session"
+    data = {"seconds": seconds, "sessions": count}
+    rows.append(
+        Row(
+            f"sessions.list ({count} imported sessions)",
+            f"{seconds * 1e3:,.1f} ms",
+            per_session,
+            "—",
+            "—",
+            "info",
+            data,
+        )
+    )
+    return rows, inputs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--copies", type=int, help="copies of each fixture (default: about 20 MB of each)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    copies = {
+        fmt: args.copies or max(1, round(20e6 / largest(folder).stat().st_size))
+        for fmt, folder in (("claude-code", "claude"), ("codex", "codex"))
+    }
+    info = machine()
+    info.pop("payload_bytes", None)  # the foundation benchmark's synthetic payloads
+    work = Path(tempfile.mkdtemp(prefix="tki", dir="/tmp"))
+    started = time.perf_counter()
+    try:
+        rows, inputs = run(copies, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    info["wall_s"] = round(time.perf_counter() - started, 1)
+    info["load_at_end"] = round(os.getloadavg()[0], 2)
+    if args.json:
+        print(json.dumps({"machine": info, "inputs": inputs, "results": [asdict(r) for r in rows]}, indent=2))
+        return 0
+    print(f"toka import benchmark, {info['date']}")
+    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}")
+    print(
+        f"Python {info['python']}, SQLite {info['sqlite']}; took {info['wall_s']} s;"
+        f" load average {info['load_at_start']} at start, {info['load_at_end']} at end"
+    )
+    for fmt, given in inputs.items():
+        print(
+            f"{fmt}: {given['fixture']} x {given['copies']} = {given['bytes']:,} B, {given['records']:,} records,"
+            f" {given['events']:,} events, {given['sessions']} sessions"
+        )
+    print()
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
