@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import decode, request, result_of
@@ -161,8 +160,7 @@ class Client:
         return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(NamedTuple):  # not a dataclass: hooks import this module (see daemon/paths.py)
     state: Literal["running", "needs_restart", "unreachable"]
     detail: str
     server: dict[str, Any] | None = None

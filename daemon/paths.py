@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from store.errors import ConfigError
 
@@ -19,8 +19,9 @@ APP = "toka"
 MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
 
 
-@dataclass(frozen=True)
-class Paths:
+# A NamedTuple, not a frozen dataclass: the same immutable record, without importing dataclasses
+# (and inspect) on every hook run, about 6 ms of a hook's start-up.
+class Paths(NamedTuple):
     data_dir: Path
     config_dir: Path
     runtime_dir: Path
@@ -32,6 +33,11 @@ class Paths:
     @property
     def log_file(self) -> Path:
         return self.data_dir / "logs" / "daemon.log"
+
+    @property
+    def spool(self) -> Path:
+        """Hook events recorded while the daemon was down, one JSON line each (daemon/spool.py)."""
+        return self.data_dir / "hooks.spool.jsonl"
 
     @property
     def config_file(self) -> Path:

@@ -30,6 +30,7 @@ from daemon.config import Settings, load_settings
 from daemon.hub import Hub
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import encode, failure
+from daemon.spool import ingest_spool
 from daemon.wire import RawJson
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
@@ -152,13 +153,16 @@ class Daemon:
         sock_path = str(self.paths.socket)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
+        self.committer.start()
+        if self.settings.backend != "memory":  # a throw-away store would lose the spooled hooks
+            # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
+            await ingest_spool(self.paths, self.committer)
         old_umask = os.umask(0o177)
         try:
             self._server = await asyncio.start_unix_server(self._client, path=sock_path)
         finally:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
-        self.committer.start()
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
         await self._stop.wait()
         await self._shutdown()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toka_cli.base import make_app
-from toka_cli.commands import admin, config, daemon, events, inspect, sessions, transfer, usage
+from toka_cli.commands import admin, config, daemon, events, hooks, inspect, sessions, transfer, usage
 
 app = make_app(
     "Toka: a tamper-evident event log and context manager for AI agents.\n\n"
@@ -14,6 +14,7 @@ sessions.register(app)
 events.register(app)
 transfer.register(app)
 usage.register(app)
+hooks.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
 app.add_typer(admin.app)

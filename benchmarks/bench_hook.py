@@ -1,0 +1,138 @@
+"""Hook benchmark: `toka hook claude-code` against the least a hook can do, both as fresh processes.
+
+A Claude Code hook is a fresh process on every tool call, so what matters is the wall time of
+the whole process. The reference is a minimal standard-library client in ``python -c``: it
+connects to the daemon's socket, sends one ``events.append`` line carrying the same event the
+hook would send, and reads the answer. `toka hook claude-code` (the installed console script)
+reads the same payload on stdin. Each run uses a payload of its own (a distinct
+``tool_use_id``), so both create one new event per run and neither is answered from the key.
+
+The two alternate, after warm-ups; the figure is the median of ``--runs`` each. Target: the
+hook within 1.5x of the reference. Run from the project root:
+
+    .venv/bin/python benchmarks/bench_hook.py [--runs 30] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from daemon.autostart import answers
+from daemon.paths import Paths
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT.parent / "shared" / "fixtures" / "transcripts" / "hooks"
+TOKA = Path(sys.executable).parent / "toka"
+TARGET = 1.5
+
+REFERENCE = """\
+import socket, sys
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.connect(sys.argv[1])
+sock.sendall(sys.stdin.buffer.read())
+answer = b""
+while not answer.endswith(b"\\n"):
+    answer += sock.recv(65536)
+"""
+
+
+def typical_payload() -> dict[str, Any]:
+    """The median-sized PostToolUse payload of the shared fixtures (or a small stand-in)."""
+    path = FIXTURE / "CoorpAcademy__logs__4f65f198-0c0c-47a2-b6ab-5f2e30ae5cbe__post_tool_use.json"
+    if not path.exists():
+        return {"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}
+    payloads: list[dict[str, Any]] = json.loads(path.read_text())
+    return sorted(payloads, key=lambda p: len(json.dumps(p)))[len(payloads) // 2]
+
+
+def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(command, input=stdin, capture_output=True, env=env, timeout=60)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0 or result.stdout or result.stderr:
+        raise RuntimeError(f"{command[:3]} failed: {result.returncode} {result.stdout!r} {result.stderr!r}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="tkbh", dir="/tmp"))
+    env = {**os.environ, "TOKA_HOME": str(home)}
+    paths = Paths(home, home, home / "run")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        while not answers(paths):
+            if daemon.poll() is not None:
+                raise RuntimeError("the daemon did not start")
+            time.sleep(0.01)
+        base = typical_payload()
+        hook_times: list[float] = []
+        reference_times: list[float] = []
+        load_start = os.getloadavg()[0]
+        for run in range(-3, options.runs):  # three warm-up rounds
+            payload = {**base, "tool_use_id": f"bench-{run}"}
+            raw = json.dumps(payload).encode()
+            event = {
+                "session": payload["session_id"],
+                "kind": "hook.post_tool_use",
+                "agent": "main",
+                "ts": time.time(),
+                "key": "ref:" + hashlib.sha256(raw).hexdigest(),
+                "payload": payload,
+            }
+            line = json.dumps({"id": 1, "op": "events.append", "args": {"events": [event]}}).encode() + b"\n"
+            hook = timed([str(TOKA), "hook", "claude-code"], raw, env)
+            reference = timed([sys.executable, "-c", REFERENCE, str(paths.socket)], line, env)
+            if run >= 0:
+                hook_times.append(hook)
+                reference_times.append(reference)
+        if paths.spool.exists():
+            raise RuntimeError("the hook spooled: the daemon did not answer")
+        hook_ms = statistics.median(hook_times) * 1000
+        reference_ms = statistics.median(reference_times) * 1000
+        result = {
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
+            "python": platform.python_version(),
+            "payload_bytes": len(json.dumps(base)),
+            "runs": options.runs,
+            "hook_ms": round(hook_ms, 1),
+            "reference_ms": round(reference_ms, 1),
+            "ratio": round(hook_ms / reference_ms, 2),
+            "target": TARGET,
+            "pass": hook_ms / reference_ms <= TARGET,
+            "load": [round(load_start, 2), round(os.getloadavg()[0], 2)],
+        }
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(15)
+        shutil.rmtree(home, ignore_errors=True)
+    if options.json:
+        print(json.dumps(result, indent=2))
+        return
+    for name, value in result.items():
+        print(f"{name:>14}: {value}")
+
+
+if __name__ == "__main__":
+    main()

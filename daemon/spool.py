@@ -1,0 +1,149 @@
+"""The hook spool: events that agent hooks recorded while the daemon was down.
+
+A hook runs on every tool call, so it must never block its agent and never start the daemon
+(a cold start costs about 200 ms). When the daemon is unreachable, the hook appends its event,
+one JSON line, to ``paths.spool`` in the data dir. Concurrent hooks never interleave: each line
+is written with O_APPEND under an exclusive ``flock``, and a line left half-written by a killed
+hook is closed with a newline before the next one, so it costs only itself.
+
+The daemon ingests the spool once at start-up. It claims the file by renaming it (under the same
+lock, so no hook writes to the claimed file afterwards: a hook that opened it before the rename
+sees the path changed and writes to a new spool), appends its events with their keys, and
+deletes the claimed file only after the append committed. A crash in between leaves the claimed
+file behind; the next start appends it again and the keys turn that into a no-op, so each line
+lands exactly once. Lines that are not events are moved to ``<spool>.rejected``, not dropped.
+
+Importing this module loads no more than ``os`` and ``fcntl``: the hook imports it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from daemon.paths import Paths
+
+if TYPE_CHECKING:
+    from store.base import AppendResult
+    from store.events import NewEvent
+
+# Events per append call while ingesting: one transaction each, well under the committer's bound.
+INGEST_BATCH = 1000
+
+
+class Appender(Protocol):
+    """The group committer, or the store itself: both append a batch and answer when committed."""
+
+    async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]: ...
+
+
+def claimed_path(paths: Paths) -> Path:
+    return paths.spool.with_name(paths.spool.name + ".ingesting")
+
+
+def rejected_path(paths: Paths) -> Path:
+    return paths.spool.with_name(paths.spool.name + ".rejected")
+
+
+def append_to_spool(paths: Paths, line: bytes) -> None:
+    """Append one line (one event as JSON) to the spool, whole, safe beside concurrent hooks."""
+    if not line.endswith(b"\n"):
+        line += b"\n"
+    path = paths.spool
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # The daemon may have claimed (renamed) the file between our open and our lock; the
+            # line then belongs in a new spool, or it would be deleted unread with the claimed one.
+            try:
+                current = os.path.samestat(os.fstat(fd), os.stat(path))
+            except FileNotFoundError:
+                current = False
+            if not current:
+                continue
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # a hook killed mid-write left half a line: end it there
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            return
+        finally:
+            os.close(fd)  # and with it the lock
+
+
+def _claim(paths: Paths) -> bool:
+    """Rename the spool to the claimed name under the hooks' lock; False when there is none."""
+    try:
+        fd = os.open(paths.spool, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(paths.spool, claimed_path(paths))
+    finally:
+        os.close(fd)
+    return True
+
+
+async def ingest_spool(paths: Paths, appender: Appender) -> int:
+    """Append every spooled event (a claimed file left by a crash first); the events created.
+
+    Never raises for a bad spool or a failed append: the daemon starts regardless, and what was
+    not committed stays on disk for the next start.
+    """
+    import logging
+
+    from store.errors import TokaError
+
+    log = logging.getLogger("toka.daemon")
+    created = 0
+    try:
+        for claimed_now in (False, True):
+            if claimed_now and not _claim(paths):
+                break
+            claimed = claimed_path(paths)
+            if not claimed.exists():
+                continue
+            created += await _ingest_file(paths, claimed, appender)
+            claimed.unlink()
+    except (OSError, TokaError) as exc:
+        log.error("hook spool not ingested, kept for the next start: %s", exc)
+    if created:
+        log.info("ingested %d hook events from %s", created, paths.spool)
+    return created
+
+
+async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
+    import json
+    import logging
+
+    from store.errors import InvalidEvent
+    from store.events import parse_new_event
+
+    log = logging.getLogger("toka.daemon")
+    events: list[NewEvent] = []
+    rejected: list[bytes] = []
+    for line in path.read_bytes().splitlines():
+        if not line.strip():
+            continue
+        try:
+            events.append(parse_new_event(json.loads(line)))
+        except (ValueError, RecursionError, InvalidEvent) as exc:
+            log.warning("spooled line is not an event (%s); kept in %s", exc, rejected_path(paths))
+            rejected.append(line)
+    created = 0
+    for start in range(0, len(events), INGEST_BATCH):
+        results = await appender.append(events[start : start + INGEST_BATCH])
+        created += sum(r.created for r in results)
+    if rejected:
+        with open(rejected_path(paths), "ab") as out:
+            out.write(b"".join(line + b"\n" for line in rejected))
+            out.flush()
+            os.fsync(out.fileno())
+    return created

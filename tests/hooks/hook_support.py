@@ -1,0 +1,65 @@
+"""Helpers for the hook tests: the fixture payloads, the real `toka hook` process, a daemon to start late."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from transcripts import shared_or_skip
+
+from daemon.autostart import answers
+from daemon.paths import Paths
+
+# The `toka` console script of the interpreter running the tests.
+TOKA = Path(sys.executable).parent / "toka"
+
+
+def fixture_files() -> list[Path]:
+    files = sorted(shared_or_skip("fixtures", "transcripts", "hooks").glob("*.json"))
+    assert files
+    return files
+
+
+def payloads(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, list) and data
+    return data
+
+
+def run_hook(stdin: bytes | str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """The real `toka hook claude-code ARGS` with ``stdin``, in a child process."""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [str(TOKA), "hook", "claude-code", *args],
+        input=data,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=30,
+    )
+
+
+def start_daemon(paths: Paths, *args: str) -> subprocess.Popen[bytes]:
+    """``python -m daemon ARGS`` in a child process, once it answers."""
+    # The daemon's log goes to a file: a pipe nobody drains would block a chatty daemon.
+    log = open(paths.data_dir / "test-daemon.log", "wb")  # noqa: SIM115 - the child holds it
+    process = subprocess.Popen([sys.executable, "-m", "daemon", *args], stdout=subprocess.DEVNULL, stderr=log)
+    log.close()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if answers(paths):
+            return process
+        if process.poll() is not None:
+            raise RuntimeError("daemon exited at start-up: " + (paths.data_dir / "test-daemon.log").read_text())
+        time.sleep(0.01)
+    process.kill()
+    raise RuntimeError("daemon did not answer within 15s")
+
+
+def stop_daemon(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(15)

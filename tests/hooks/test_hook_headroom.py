@@ -1,0 +1,62 @@
+"""`toka hook claude-code --headroom`: one line of context fill on UserPromptSubmit, else nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hook_support import run_hook
+
+from daemon.client import Client
+from toka_cli.hook import headroom_line
+
+PROMPT = {"session_id": "s-head", "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+
+
+def _usage(tokens: int, **extra: object) -> None:
+    with Client(autostart=False) as client:
+        client.record(
+            "s-head", "usage", {"input_tokens": 10, "cache_read_tokens": tokens - 10, "output_tokens": 5, **extra}
+        )
+
+
+def test_nothing_before_any_usage(daemon: object) -> None:
+    result = run_hook(json.dumps(PROMPT), "--headroom")
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_one_line_once_usage_exists(daemon: object) -> None:
+    _usage(142_000)
+    result = run_hook(json.dumps({**PROMPT, "prompt": "next"}), "--headroom")
+    assert (result.returncode, result.stdout.decode(), result.stderr) == (0, "context 71% of 200k\n", b"")
+    _usage(160_000)
+    result = run_hook(json.dumps({**PROMPT, "prompt": "and next"}), "--headroom")
+    assert result.stdout.decode() == "context 80% of 200k; compaction near\n"
+
+
+def test_only_on_user_prompt_submit_and_only_when_asked(daemon: object) -> None:
+    _usage(142_000)
+    assert run_hook(json.dumps({**PROMPT, "prompt": "x"})).stdout == b""
+    other = {**PROMPT, "hook_event_name": "PreToolUse", "tool_name": "Read"}
+    assert run_hook(json.dumps(other), "--headroom").stdout == b""
+
+
+def test_nothing_when_the_daemon_is_down(toka_home: Path) -> None:
+    result = run_hook(json.dumps(PROMPT), "--headroom")
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize(
+    ("figures", "line"),
+    [
+        ({"context_tokens": 500_000, "context_window": 1_000_000, "fill_pct": 50.0}, "context 50% of 1M"),
+        (
+            {"context_tokens": 190_000, "context_window": 200_000, "fill_pct": 95.0},
+            "context 95% of 200k; compaction near",
+        ),
+        ({"context_tokens": None, "context_window": 200_000, "fill_pct": None}, None),
+    ],
+)
+def test_headroom_line(figures: dict[str, object], line: str | None) -> None:
+    assert headroom_line(figures) == line

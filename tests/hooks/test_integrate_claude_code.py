@@ -1,0 +1,148 @@
+"""`toka integrate claude-code`: toka's hooks into settings.json, everything else kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from toka_cli.integrate import EVENTS, is_toka_hook
+from toka_cli.main import app
+
+OTHER = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh", "timeout": 5}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def integrate(*args: str) -> Result:
+    return CliRunner().invoke(app, ["integrate", "claude-code", *args])
+
+
+def _settings(home: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((home / ".claude" / "settings.json").read_text())
+    return data
+
+
+def _toka_events(settings: dict[str, Any]) -> list[str]:
+    return [
+        event
+        for event, groups in settings.get("hooks", {}).items()
+        for group in groups
+        for handler in group["hooks"]
+        if is_toka_hook(handler)
+    ]
+
+
+def _backups(home: Path) -> list[Path]:
+    return sorted((home / ".claude").glob("settings.json.bak-*"))
+
+
+def test_a_fresh_file_gets_every_event(home: Path) -> None:
+    result = integrate("--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report) == {"settings", "action", "command", "events", "changed", "dry_run", "backup"}  # docs/json.md
+    assert report["action"] == "install" and report["dry_run"] is False
+    assert report["events"] == list(EVENTS) and report["changed"] and report["backup"] is None
+    settings = _settings(home)
+    assert _toka_events(settings) == list(EVENTS)
+    assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
+    assert "matcher" not in settings["hooks"]["Stop"][0]
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook claude-code")
+
+
+def test_other_settings_and_hooks_are_kept_and_a_backup_made(home: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(OTHER))
+    result = integrate()
+    assert result.exit_code == 0, result.output
+    assert "add PreToolUse:" in result.stdout and "backup:" in result.stdout
+    settings = _settings(home)
+    assert settings["model"] == "opus" and settings["permissions"] == OTHER["permissions"]
+    assert settings["hooks"]["PreToolUse"][0] == OTHER["hooks"]["PreToolUse"][0]
+    assert settings["hooks"]["Stop"][0] == OTHER["hooks"]["Stop"][0]
+    assert _toka_events(settings) == ["PreToolUse", "Stop"] + [e for e in EVENTS if e not in ("PreToolUse", "Stop")]
+    [backup] = _backups(home)
+    assert json.loads(backup.read_text()) == OTHER
+
+
+def test_running_twice_adds_nothing(home: Path) -> None:
+    assert integrate().exit_code == 0
+    before = (home / ".claude" / "settings.json").read_text()
+    result = integrate("--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["changed"] is False
+    assert (home / ".claude" / "settings.json").read_text() == before
+    assert _backups(home) == []  # nothing changed, nothing backed up
+
+
+def test_uninstall_removes_only_tokas_entries(home: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(OTHER))
+    assert integrate().exit_code == 0
+    result = integrate("--uninstall", "--json")
+    assert result.exit_code == 0
+    assert sorted(json.loads(result.stdout)["events"]) == sorted(EVENTS)
+    assert _settings(home) == OTHER
+    again = integrate("--uninstall")
+    assert again.exit_code == 0 and "nothing to remove" in again.stdout
+
+
+def test_uninstall_of_a_file_with_only_toka_leaves_no_empty_hooks(home: Path) -> None:
+    assert integrate().exit_code == 0
+    assert integrate("--uninstall").exit_code == 0
+    assert _settings(home) == {}
+
+
+def test_dry_run_writes_nothing(home: Path) -> None:
+    result = integrate("--dry-run")
+    assert result.exit_code == 0
+    assert "would add SessionStart:" in result.stdout and "nothing written" in result.stdout
+    assert not (home / ".claude").exists()
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(OTHER))
+    assert json.loads(integrate("--dry-run", "--json").stdout)["dry_run"] is True
+    assert json.loads(path.read_text()) == OTHER and _backups(home) == []
+
+
+def test_project_settings(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    result = integrate("--project", str(project), "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["settings"] == str(project / ".claude" / "settings.json")
+    assert _toka_events(json.loads((project / ".claude" / "settings.json").read_text())) == list(EVENTS)
+    assert not (home / ".claude").exists()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}'], ids=["invalid", "array", "bad-hooks"])
+def test_invalid_settings_are_refused_and_left_alone(home: Path, text: str) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    result = integrate()
+    assert result.exit_code == 2
+    assert result.stdout == "" and result.stderr.startswith("error: ")
+    assert path.read_text() == text and _backups(home) == []
+
+
+def test_an_unknown_agent_is_a_usage_error(home: Path) -> None:
+    result = CliRunner().invoke(app, ["integrate", "cursor"])
+    assert result.exit_code == 2

@@ -1,0 +1,81 @@
+"""`toka hook AGENT` and `toka integrate AGENT`: recording agent hooks, and installing them.
+
+The real `toka hook` never reaches this module: toka_cli/entry.py runs toka_cli/hook.py before
+Typer loads. The command here is the same function, registered for `toka --help`, `toka hook
+--help` and completions.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toka_cli import integrate as settings_file
+from toka_cli.hook import record_hook
+from toka_cli.options import JsonOpt
+from toka_cli.output import console, print_json
+
+AgentArg = Annotated[str, typer.Argument(help="The agent: claude-code.")]
+
+
+def hook(
+    agent: AgentArg,
+    headroom: Annotated[
+        bool, typer.Option("--headroom", help="On UserPromptSubmit, print the context fill for the agent.")
+    ] = False,
+) -> None:
+    """Record one hook payload (JSON on stdin) as an event of its session.
+
+    Prints nothing and exits 0 whatever happens, so the agent is never blocked; when the daemon
+    is not running the event waits in a spool that the daemon ingests when it next starts.
+    """
+    raise typer.Exit(record_hook(agent, sys.stdin.buffer.read(), sys.stdout, sys.stderr, headroom=headroom))
+
+
+def integrate(
+    agent: AgentArg,
+    project: Annotated[
+        Path | None,
+        typer.Option(help="Install into DIR/.claude/settings.json instead of ~/.claude/settings.json.", metavar="DIR"),
+    ] = None,
+    uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove toka's hooks, and only those.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Add toka's hooks to Claude Code's settings.json (every other setting and hook is kept)."""
+    if agent != "claude-code":
+        raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code)", param_hint="AGENT")
+    change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall)
+    backup = settings_file.apply(change) if change.changed and not dry_run else None
+    if json_:
+        print_json(
+            {
+                "settings": str(change.path),
+                "action": change.action,
+                "command": change.command,
+                "events": change.events,
+                "changed": change.changed,
+                "dry_run": dry_run,
+                "backup": None if backup is None else str(backup),
+            }
+        )
+        return
+    out = console()
+    verb = "remove" if uninstall else "add"
+    if not change.changed:
+        out.print(f"{change.path}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
+        return
+    for event in change.events:
+        out.print(f"{'would ' if dry_run else ''}{verb} {event}: {change.command}")
+    if dry_run:
+        out.print(f"{change.path}: dry run, nothing written")
+    else:
+        out.print(f"wrote {change.path}" + (f" (backup: {backup})" if backup else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(hook)
+    app.command()(integrate)

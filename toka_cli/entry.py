@@ -1,0 +1,21 @@
+"""The `toka` console script: hooks first, before anything heavy is imported.
+
+`toka hook ...` runs on every tool call of an agent, so it is dispatched to toka_cli/hook.py
+(standard library and the light client only) before the Typer app and its imports load. Every
+other command, and `toka hook --help`, goes to the Typer app in toka_cli/main.py.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if len(args) >= 2 and args[0] == "hook" and not {"-h", "--help"} & set(args):
+        from toka_cli.hook import main as hook_main
+
+        sys.exit(hook_main(args[1:]))
+    from toka_cli.main import main as app_main
+
+    app_main()

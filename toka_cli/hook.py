@@ -1,0 +1,178 @@
+"""`toka hook claude-code`: record one Claude Code hook payload, fast, and never in the agent's way.
+
+Claude Code runs the hook on every tool call, so this path imports the standard library, the
+light client's socket helper, the paths and the spool, and nothing else: no Typer, Rich,
+asyncio, aiosqlite or blake3 (toka_cli/entry.py dispatches here before the Typer app loads).
+
+The payload (stdin) becomes one event of its session: kind ``hook.<event in snake_case>``,
+agent ``main``, the whole payload as the event's payload, and key ``hook:<sha256 of stdin>``, so
+a retried hook is recorded once. It takes one round trip (no ``hello``: the append's own answer
+says whether the daemon understood). When the daemon is not running the event goes to the spool
+(daemon/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
+call about 200 ms while the daemon is down, and the spool lands in the log when it next starts.
+
+Whatever happens the hook exits 0 and prints nothing on stdout (Claude Code reads stdout as
+context or control on some events, and exit 2 would block the tool call); problems are one
+line on stderr. ``--headroom`` is the one exception to the silence: on UserPromptSubmit it
+prints the context fill, which Claude Code adds to the agent's context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from typing import IO, Any
+
+from daemon.client import DaemonNotRunning, connect_socket
+from daemon.paths import Paths, resolve_paths
+from daemon.protocol import decode, request, result_of
+from daemon.spool import append_to_spool
+from store.errors import Busy, DaemonUnavailable, ProtocolError, TokaError
+
+AGENTS = ("claude-code",)
+USAGE = "usage: toka hook claude-code [--headroom] < payload.json"
+# How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case
+# where the daemon committed after all). Claude Code's own hook timeout is 60 s.
+ANSWER_TIMEOUT_S = 5.0
+# Context fill from which the agent is told compaction is near (DESIGN.md's WARNING threshold).
+WARNING_PCT = 75.0
+
+
+def _note(stderr: IO[str], message: str) -> None:
+    stderr.write(f"toka hook: {message}\n")
+
+
+def event_kind(name: object) -> str:
+    """``PreToolUse`` -> ``hook.pre_tool_use``; names toka does not know yet are kept the same way."""
+    if not isinstance(name, str) or not name.strip():
+        return "hook.unknown"
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name.strip()).lower()
+    return "hook." + (re.sub(r"[^a-z0-9_-]+", "_", snake).strip("_") or "unknown")
+
+
+def hook_event(raw: bytes) -> dict[str, Any]:
+    """The event a payload becomes; ValueError saying why when it is no hook payload."""
+    if not raw.strip():
+        raise ValueError("empty stdin, expected one hook payload (a JSON object)")
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"stdin is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"the payload is a JSON {type(payload).__name__}, not an object")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        raise ValueError("the payload has no session_id")
+    return {
+        "session": session,
+        "kind": event_kind(payload.get("hook_event_name")),
+        "agent": "main",
+        "ts": time.time(),  # when the hook ran, also for an event spooled and ingested later
+        "key": "hook:" + hashlib.sha256(raw).hexdigest(),
+        "payload": payload,
+    }
+
+
+def headroom_line(figures: dict[str, Any]) -> str | None:
+    """``context 71% of 200k`` (and ``; compaction near`` from 75%), None when unknown."""
+    pct, window = figures.get("fill_pct"), figures.get("context_window")
+    if figures.get("context_tokens") is None or not isinstance(pct, (int, float)) or not isinstance(window, int):
+        return None
+    size = f"{window // 1_000_000}M" if window % 1_000_000 == 0 else f"{round(window / 1000)}k"
+    line = f"context {round(pct)}% of {size}"
+    return line + "; compaction near" if pct >= WARNING_PCT else line
+
+
+class _Connection:
+    """One socket to the daemon, one request at a time."""
+
+    def __init__(self, paths: Paths) -> None:
+        self._sock = connect_socket(paths, ANSWER_TIMEOUT_S)
+        self._reader = self._sock.makefile("rb")
+        self._next_id = 0
+
+    def call(self, op: str, **args: Any) -> Any:
+        self._next_id += 1
+        try:
+            self._sock.sendall(request(self._next_id, op, args))
+            line = self._reader.readline()
+        except OSError as exc:  # timeouts included
+            raise DaemonUnavailable(f"no answer from the daemon ({exc})") from None
+        if not line:
+            raise DaemonUnavailable("the daemon closed the connection")
+        return result_of(decode(line))
+
+    def close(self) -> None:
+        self._reader.close()
+        self._sock.close()
+
+
+def record_hook(agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False) -> int:
+    """Record one payload of ``agent``'s hook; the exit code (0 unless the command line is wrong)."""
+    if agent not in AGENTS:
+        _note(stderr, f"unknown agent {agent!r} (known: {', '.join(AGENTS)})")
+        return 1  # not 2: Claude Code blocks the tool call on exit 2
+    try:
+        event = hook_event(raw)
+    except ValueError as exc:
+        _note(stderr, f"nothing recorded: {exc}")
+        return 0
+    paths = resolve_paths()
+    line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        connection = _Connection(paths)
+    except DaemonNotRunning:
+        append_to_spool(paths, line)
+        return 0
+    except TokaError as exc:  # permission denied, socket path too long: worth a word
+        append_to_spool(paths, line)
+        _note(stderr, f"spooled: {exc.message}")
+        return 0
+    try:
+        try:
+            connection.call("events.append", events=[event])
+        except (DaemonUnavailable, Busy) as exc:
+            append_to_spool(paths, line)
+            _note(stderr, f"spooled: {exc.message}")
+            return 0
+        except ProtocolError as exc:
+            append_to_spool(paths, line)
+            _note(stderr, f"spooled: {exc.message} (run `toka daemon restart`)")
+            return 0
+        except TokaError as exc:  # the daemon refused this event: spooling it would not help
+            _note(stderr, f"nothing recorded: {exc.message}")
+            return 0
+        if headroom and event["kind"] == "hook.user_prompt_submit":
+            try:
+                text = headroom_line(connection.call("usage", session=event["session"]))
+            except TokaError:
+                text = None
+            if text:
+                stdout.write(text + "\n")
+    finally:
+        connection.close()
+    return 0
+
+
+def main(args: list[str]) -> int:
+    """``toka hook AGENT [--headroom]`` without Typer; entry.py sends ``--help`` to the Typer app."""
+    stderr = sys.stderr
+    options = [a for a in args if a.startswith("-")]
+    agents = [a for a in args if not a.startswith("-")]
+    if len(agents) != 1 or set(options) - {"--headroom"}:
+        _note(stderr, USAGE)
+        return 1
+    if sys.stdin is not None and sys.stdin.isatty():  # run by hand: say what it wants rather than wait for end of input
+        _note(stderr, "expects one hook payload on stdin; " + USAGE)
+        return 1
+    try:
+        return record_hook(agents[0], sys.stdin.buffer.read(), sys.stdout, stderr, headroom="--headroom" in options)
+    except Exception as exc:  # a bug must not break the agent; TOKA_DEBUG=1 shows it
+        if os.environ.get("TOKA_DEBUG") == "1":
+            raise
+        _note(stderr, f"internal error: {exc!r}")
+        return 0
