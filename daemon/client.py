@@ -102,7 +102,15 @@ class Client:
         """Send one request and return its result; progress lines go to ``progress``."""
         if progress is not None:
             args["progress"] = True
-        request_id = self._send(op, args)
+        return self.result(self._send(op, args), progress)
+
+    def submit(self, op: str, **args: Any) -> int:
+        """Send a request without waiting: its answer is read with :meth:`result`. Answers come
+        in request order, so a caller may keep one request in flight while it prepares the next."""
+        return self._send(op, args)
+
+    def result(self, request_id: int, progress: ProgressFn | None = None) -> Any:
+        """The result of a request sent earlier (answers to requests before it are skipped)."""
         while True:
             message = self._receive()
             if message.get("id") != request_id and message.get("id") is not None:

@@ -65,6 +65,7 @@ def import_files(
     sizes = [_size(p) for p in files]
     total = sum(sizes)
     summary = ImportSummary()
+    sender = _Sender(client, summary)
     done = 0  # bytes of the files finished
 
     def report_within(start: int, size: int) -> None:
@@ -86,14 +87,16 @@ def import_files(
                 for event in PARSERS[chosen](path, summary.stats):
                     batch.append(event)
                     if len(batch) >= IMPORT_BATCH:
-                        _send(client, batch, summary)
+                        sender.send(batch)
+                        batch = []
                         report_within(start, size)
             except OSError as exc:  # the file vanished or became unreadable mid-way
                 summary.bad_lines.append(BadLine(str(path), 0, f"cannot read: {exc.strerror}"))
-            _send(client, batch, summary)
+            sender.send(batch)
         done += size
         if progress is not None:
             progress(done, total)
+    sender.settle()
     return summary
 
 
@@ -104,12 +107,31 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _send(client: Client, batch: list[dict[str, Any]], summary: ImportSummary) -> None:
-    if not batch:
-        return
-    results = client.append(batch)
-    summary.events += len(results)
-    summary.created += sum(1 for r in results if r["created"])
-    summary.existing += sum(1 for r in results if not r["created"])
-    summary.sessions.update(e["session"] for e in batch)
-    batch.clear()
+class _Sender:
+    """Appends batches with one request in flight: the daemon commits a batch while the next is
+    parsed, instead of the two waiting on each other."""
+
+    def __init__(self, client: Client, summary: ImportSummary) -> None:
+        self._client = client
+        self._summary = summary
+        self._in_flight: tuple[int, list[dict[str, Any]]] | None = None
+
+    def send(self, batch: list[dict[str, Any]]) -> None:
+        if not batch:
+            return
+        request_id = self._client.submit("events.append", events=batch)
+        self.settle()
+        self._in_flight = (request_id, batch)
+
+    def settle(self) -> None:
+        """Count the answer of the request in flight, if any (raising its error, if it failed)."""
+        if self._in_flight is None:
+            return
+        request_id, batch = self._in_flight
+        self._in_flight = None
+        results = self._client.result(request_id)["events"]
+        summary = self._summary
+        summary.events += len(results)
+        summary.created += sum(1 for r in results if r["created"])
+        summary.existing += sum(1 for r in results if not r["created"])
+        summary.sessions.update(e["session"] for e in batch)

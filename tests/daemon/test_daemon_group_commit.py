@@ -118,3 +118,14 @@ def test_one_bad_event_does_not_fail_the_appends_committed_with_it(daemon: Spawn
     with daemon.client() as client:
         assert client.call("status")["events"] == 5000 + len(good)
         assert client.call("verify")["ok"] is True
+
+
+def test_client_keeps_requests_in_flight_and_reads_answers_in_order(daemon: Spawned) -> None:
+    with daemon.client() as client:
+        sent = [
+            client.submit("events.append", events=[{"session": "p", "kind": "k", "payload": {"n": n}}])
+            for n in range(3)
+        ]
+        seqs = [client.result(request_id)["events"][0]["seq"] for request_id in sent]
+        assert seqs == [1, 2, 3]
+        assert client.call("status")["events"] == 3  # the connection is in step again
