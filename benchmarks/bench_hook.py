@@ -16,13 +16,10 @@ hook within 1.5x of the reference. Run from the project root:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import hashlib
 import json
 import os
-import platform
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -31,8 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.autostart import answers
-from daemon.paths import Paths
+from bench_foundation import DaemonProcess, Home, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "transcripts" / "hooks"
@@ -74,59 +70,51 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
 
-    home = Path(tempfile.mkdtemp(prefix="tkbh", dir="/tmp"))
-    env = {**os.environ, "TOKA_HOME": str(home)}
-    paths = Paths(home, home, home / "run")
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    work = Path(tempfile.mkdtemp(prefix="tkbh", dir="/tmp"))
+    home = Home(work, "h")
+    env = {**os.environ, "TOKA_HOME": str(home.root)}
     try:
-        while not answers(paths):
-            if daemon.poll() is not None:
-                raise RuntimeError("the daemon did not start")
-            time.sleep(0.01)
-        base = typical_payload()
-        hook_times: list[float] = []
-        reference_times: list[float] = []
-        load_start = os.getloadavg()[0]
-        for run in range(-3, options.runs):  # three warm-up rounds
-            payload = {**base, "tool_use_id": f"bench-{run}"}
-            raw = json.dumps(payload).encode()
-            event = {
-                "session": payload["session_id"],
-                "kind": "hook.post_tool_use",
-                "agent": "main",
-                "ts": time.time(),
-                "key": "ref:" + hashlib.sha256(raw).hexdigest(),
-                "payload": payload,
-            }
-            line = json.dumps({"id": 1, "op": "events.append", "args": {"events": [event]}}).encode() + b"\n"
-            hook = timed([str(TOKA), "hook", "claude-code"], raw, env)
-            reference = timed([sys.executable, "-c", REFERENCE, str(paths.socket)], line, env)
-            if run >= 0:
-                hook_times.append(hook)
-                reference_times.append(reference)
-        if paths.spool.exists():
-            raise RuntimeError("the hook spooled: the daemon did not answer")
-        hook_ms = statistics.median(hook_times) * 1000
-        reference_ms = statistics.median(reference_times) * 1000
-        result = {
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
-            "python": platform.python_version(),
-            "payload_bytes": len(json.dumps(base)),
-            "runs": options.runs,
-            "hook_ms": round(hook_ms, 1),
-            "reference_ms": round(reference_ms, 1),
-            "ratio": round(hook_ms / reference_ms, 2),
-            "target": TARGET,
-            "pass": hook_ms / reference_ms <= TARGET,
-            "load": [round(load_start, 2), round(os.getloadavg()[0], 2)],
-        }
+        with DaemonProcess(home):
+            info = machine()
+            base = typical_payload()
+            hook_times: list[float] = []
+            reference_times: list[float] = []
+            for run in range(-3, options.runs):  # three warm-up rounds
+                payload = {**base, "tool_use_id": f"bench-{run}"}
+                raw = json.dumps(payload).encode()
+                event = {
+                    "session": payload["session_id"],
+                    "kind": "hook.post_tool_use",
+                    "agent": "main",
+                    "ts": time.time(),
+                    "key": "ref:" + hashlib.sha256(raw).hexdigest(),
+                    "payload": payload,
+                }
+                line = json.dumps({"id": 1, "op": "events.append", "args": {"events": [event]}}).encode() + b"\n"
+                hook = timed([str(TOKA), "hook", "claude-code"], raw, env)
+                reference = timed([sys.executable, "-c", REFERENCE, str(home.paths.socket)], line, env)
+                if run >= 0:
+                    hook_times.append(hook)
+                    reference_times.append(reference)
+            if home.paths.spool.exists():
+                raise RuntimeError("the hook spooled: the daemon did not answer")
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(15)
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    hook_ms = statistics.median(hook_times) * 1000
+    reference_ms = statistics.median(reference_times) * 1000
+    result = {
+        "date": info["date"],
+        "machine": f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}",
+        "python": info["python"],
+        "payload_bytes": len(json.dumps(base)),
+        "runs": options.runs,
+        "hook_ms": round(hook_ms, 1),
+        "reference_ms": round(reference_ms, 1),
+        "ratio": round(hook_ms / reference_ms, 2),
+        "target": TARGET,
+        "pass": hook_ms / reference_ms <= TARGET,
+        "load": [info["load_at_start"], round(os.getloadavg()[0], 2)],
+    }
     if options.json:
         print(json.dumps(result, indent=2))
         return

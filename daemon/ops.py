@@ -15,11 +15,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from daemon.protocol import error_message
 from daemon.usage import latest_context, session_usage
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery, EventStore, SessionInfo
-from store.errors import NotFound, UsageError
+from store.errors import Busy, NotFound, UsageError
 from store.events import parse_new_event, parse_ts
 
 if TYPE_CHECKING:
@@ -245,17 +246,11 @@ async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
         try:
             while not ctx.closed.is_set():
                 if subscription.overflowed:
-                    await ctx.send(
-                        {
-                            "id": ctx.request_id,
-                            "ok": False,
-                            "error": {
-                                "code": "busy",
-                                "message": "subscriber fell too far behind and was dropped",
-                                "hint": "resubscribe with after_seq set to the last seq you saw",
-                            },
-                        }
+                    dropped = Busy(
+                        "subscriber fell too far behind and was dropped",
+                        "resubscribe with after_seq set to the last seq you saw",
                     )
+                    await ctx.send(error_message(ctx.request_id, dropped))
                     return
                 getter = asyncio.create_task(subscription.queue.get())
                 done, _ = await asyncio.wait({getter, closed}, return_when=asyncio.FIRST_COMPLETED)

@@ -25,12 +25,8 @@ def request(request_id: int, op: str, args: dict[str, Any]) -> bytes:
     return encode({"id": request_id, "op": op, "args": args})
 
 
-def ok(request_id: Any, result: Any) -> bytes:
-    return encode({"id": request_id, "ok": True, "result": result})
-
-
-def failure(request_id: Any, error: TokaError) -> bytes:
-    return encode({"id": request_id, "ok": False, "error": error.to_wire()})
+def error_message(request_id: Any, error: TokaError) -> dict[str, Any]:
+    return {"id": request_id, "ok": False, "error": error.to_wire()}
 
 
 def decode(line: bytes) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from daemon.commit import GroupCommitter
 from daemon.config import Settings, load_settings
 from daemon.hub import Hub
 from daemon.paths import Paths, resolve_paths
-from daemon.protocol import encode, failure
+from daemon.protocol import encode, error_message
 from daemon.spool import ingest_spool
 from daemon.wire import RawJson
 from store.base import EventStore
@@ -189,7 +189,7 @@ class Daemon:
         uid = peer_uid(writer)
         if uid is not None and uid != os.getuid():
             log.warning("refused a client of uid %d", uid)
-            writer.write(failure(None, TokaError("this daemon answers its own user only")))
+            writer.write(encode(error_message(None, TokaError("this daemon answers its own user only"))))
             writer.close()
             return
         self.clients += 1
@@ -207,7 +207,7 @@ class Daemon:
                     line = await lines.next()
                 except LineTooLong:
                     await send(
-                        _error(
+                        error_message(
                             None,
                             UsageError(
                                 f"request line exceeds {self.settings.max_line_bytes} bytes",
@@ -268,13 +268,13 @@ class Daemon:
                 return
             result = await handler(ctx, args)
         except TokaError as exc:
-            await send(_error(request_id, exc))
+            await send(error_message(request_id, exc))
             return
         except (ConnectionError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a bug must cost one request, never the daemon
             log.exception("request %r failed", request_id)
-            await send(_error(request_id, TokaError(f"internal error: {exc}", "see `toka daemon logs`")))
+            await send(error_message(request_id, TokaError(f"internal error: {exc}", "see `toka daemon logs`")))
             return
         if isinstance(result, RawJson):
             head = json.dumps({"id": request_id, "ok": True}, ensure_ascii=False)[:-1]
@@ -300,10 +300,6 @@ class Daemon:
             watcher.cancel()
             self._streams.discard(ctx.closed)
         ctx.closed.set()
-
-
-def _error(request_id: Any, exc: TokaError) -> dict[str, Any]:
-    return {"id": request_id, "ok": False, "error": exc.to_wire()}
 
 
 async def run(paths: Paths, settings: Settings) -> None:

@@ -204,20 +204,13 @@ class Event:
             _CANONICAL.encode(self.payload),
         )
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Event:
-        return cls(
-            seq=data["seq"],
-            id=data["id"],
-            session=data["session"],
-            agent=data["agent"],
-            kind=data["kind"],
-            ts=parse_ts(data["ts"]),
-            parents=tuple(data["parents"]),
-            digest=data["digest"],
-            key=data["key"],
-            payload=data["payload"],
-        )
+
+def fit_name(value: Any, limit: int = MAX_NAME_CHARS) -> str | None:
+    """``value`` when the store accepts it as a session, agent or key, else None (for importers,
+    which drop what does not fit rather than fail the record)."""
+    if isinstance(value, str) and value and len(value) <= limit and not _UNFIT.search(value):
+        return value
+    return None
 
 
 def _name(data: dict[str, Any], field: str, *, required: bool, limit: int = MAX_NAME_CHARS) -> Any:

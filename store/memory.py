@@ -6,7 +6,6 @@ canonical bytes, as SQLite keeps them, so verify checks the same things here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 
@@ -148,11 +147,6 @@ class MemoryStore(EventStore):
 
     async def close(self) -> None:
         return None
-
-    def tamper_payload(self, seq: int, payload: dict[str, object]) -> None:
-        """Overwrite a stored payload in place, as an attacker would; for verify's tests."""
-        digest = self._events[seq - 1].digest
-        self._blobs[digest] = json.dumps(payload).encode()
 
 
 def _stored_row(event: Event, payload: bytes | None) -> StoredRow:

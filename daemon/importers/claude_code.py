@@ -53,7 +53,6 @@ keys, and the store answers with the events it already has (keys are unique per 
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -62,7 +61,7 @@ from typing import Any
 
 from daemon.importers.lines import ParseStats, read_records
 from store.errors import InvalidEvent
-from store.events import digest, format_ts, parse_ts
+from store.events import digest, fit_name, format_ts, parse_ts
 
 SOURCE = "claude-code"
 # A pasted screenshot makes a line of several MB; a longer "line" is a file that is not a
@@ -76,7 +75,6 @@ OPEN_RESPONSES = 64
 # Ids and names longer than this are not ids: the record is treated as having none.
 MAX_ID_CHARS = 200
 SYNTHETIC_MODEL = "<synthetic>"
-_UNFIT = re.compile("[\x00-\x1f\ud800-\udfff]")
 # Fields every conversation record carries; a system record's other fields are its detail.
 _ENVELOPE = frozenset(
     {
@@ -150,9 +148,15 @@ class _TranscriptFile:
     def __init__(self, path: Path, stats: ParseStats) -> None:
         self.path = path
         self.stats = stats
-        self.file_agent = _clean(path.stem.removeprefix("agent-")) if path.name.startswith("agent-") else None
+        self.file_agent = (
+            fit_name(path.stem.removeprefix("agent-"), MAX_ID_CHARS) if path.name.startswith("agent-") else None
+        )
         subagents = path.parent.name == "subagents" and path.name.startswith("agent-")
-        self.fallback_session = (_clean(path.parent.parent.name) if subagents else None) or _clean(path.stem) or "-"
+        self.fallback_session = (
+            (fit_name(path.parent.parent.name, MAX_ID_CHARS) if subagents else None)
+            or fit_name(path.stem, MAX_ID_CHARS)
+            or "-"
+        )
         self.session: str | None = None
         self.pending: list[Event] = []
         self.meta_sessions: set[str] = set()
@@ -164,7 +168,7 @@ class _TranscriptFile:
 
     def events(self) -> Iterator[Event]:
         for number, raw, record in read_records(self.path, self.stats):
-            session = _clean(record.get("sessionId"))
+            session = fit_name(record.get("sessionId"), MAX_ID_CHARS)
             if session is not None:
                 if self.session is None:
                     yield from self._release(session)
@@ -199,7 +203,7 @@ class _TranscriptFile:
     def _record(self, number: int, raw: bytes, record: dict[str, Any], session: str | None) -> list[Event]:
         kind = record.get("type")
         agent = self._agent(record)
-        rid = _clean(record.get("uuid")) or f"{agent}@{number}#{digest(raw)[:16]}"
+        rid = fit_name(record.get("uuid"), MAX_ID_CHARS) or f"{agent}@{number}#{digest(raw)[:16]}"
         ts = _ts(record.get("timestamp"))
         if ts is None:
             ts = self.last_ts
@@ -254,7 +258,7 @@ class _TranscriptFile:
                 },
             )
         elif kind == "summary":
-            leaf = _clean(record.get("leafUuid"))
+            leaf = fit_name(record.get("leafUuid"), MAX_ID_CHARS)
             add(
                 "session.title",
                 f"title:{leaf or digest(raw)[:16]}",
@@ -268,7 +272,7 @@ class _TranscriptFile:
 
     def _agent(self, record: dict[str, Any]) -> str:
         if record.get("isSidechain") is True or self.file_agent is not None:
-            return _clean(record.get("agentId")) or self.file_agent or "sidechain"
+            return fit_name(record.get("agentId"), MAX_ID_CHARS) or self.file_agent or "sidechain"
         return "main"
 
     def _usage(
@@ -286,8 +290,8 @@ class _TranscriptFile:
         model = message.get("model")
         if not isinstance(usage, dict) or model == SYNTHETIC_MODEL or record.get("isApiErrorMessage") is True:
             return []
-        message_id = _clean(message.get("id")) or f"uuid:{rid}"
-        request_id = _clean(record.get("requestId")) or ""
+        message_id = fit_name(message.get("id"), MAX_ID_CHARS) or f"uuid:{rid}"
+        request_id = fit_name(record.get("requestId"), MAX_ID_CHARS) or ""
         response = (message_id, request_id)
         if response in self.emitted:
             self.stats.duplicates_skipped += 1
@@ -323,13 +327,6 @@ class _TranscriptFile:
         done = [self._emit(r) for r in self.open.values()]
         self.open.clear()
         return done
-
-
-def _clean(value: Any) -> str | None:
-    """``value`` when it can serve as a name or id in a toka event, else None."""
-    if isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and not _UNFIT.search(value):
-        return value
-    return None
 
 
 def _mtime(path: Path) -> str | None:

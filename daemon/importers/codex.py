@@ -83,14 +83,13 @@ from typing import Any
 
 from daemon.importers.lines import ParseStats, read_records
 from store.errors import InvalidEvent
-from store.events import MAX_KEY_CHARS, MAX_NAME_CHARS, digest, format_ts, parse_ts
+from store.events import MAX_KEY_CHARS, digest, fit_name, format_ts, parse_ts
 
 AGENT = "main"
 # The uuid (v7) Codex puts at the end of a rollout's file name; it equals session_meta's id.
 _FILE_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE)
 # How tool output reports a failed command, in the formats Codex has used.
 _EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)\s*$", re.MULTILINE)
-_UNFIT = re.compile("[\x00-\x1f\ud800-\udfff]")
 # Hex digits of the line digest in a line key: enough that an edited line never reuses a key.
 _LINE_DIGEST_CHARS = 12
 # Where to look for an exit code in tool output that has no "Output:" line.
@@ -140,23 +139,16 @@ def parse_codex(path: Path, stats: ParseStats) -> Iterator[dict[str, Any]]:
         }
 
 
-def _fit_name(value: Any, limit: int = MAX_NAME_CHARS) -> str | None:
-    """The value when the store accepts it as a session name or key, else None."""
-    if isinstance(value, str) and value and len(value) <= limit and not _UNFIT.search(value):
-        return value
-    return None
-
-
 def _session_name(path: Path, first: dict[str, Any]) -> str:
     meta = first.get("payload") if first.get("type") == "session_meta" else first
     if isinstance(meta, dict) and (first.get("type") == "session_meta" or _is_legacy_meta(first)):
-        name = _fit_name(meta.get("id"))
+        name = fit_name(meta.get("id"))
         if name is not None:
             return name
     match = _FILE_UUID.search(path.name)
     if match:
         return match.group(1).lower()
-    return _fit_name(path.stem) or "codex"
+    return fit_name(path.stem) or "codex"
 
 
 def _is_legacy_meta(record: dict[str, Any]) -> bool:
@@ -182,7 +174,7 @@ def _line_key(number: int, raw: bytes) -> str:
 
 def _call_key(state: _State, prefix: str, call_id: Any) -> str | None:
     """``prefix:call_id`` the first time it is seen in this file; None (use the line) after."""
-    key = _fit_name(f"{prefix}:{call_id}", MAX_KEY_CHARS) if isinstance(call_id, str) and call_id else None
+    key = fit_name(f"{prefix}:{call_id}", MAX_KEY_CHARS) if isinstance(call_id, str) and call_id else None
     if key is None or key in state.call_keys:
         return None
     state.call_keys.add(key)
