@@ -2,67 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from daemon.autostart import start_daemon
-from daemon.client import Client, probe
+from daemon.autostart import start_daemon, stop_daemon
+from daemon.client import probe
 from daemon.paths import resolve_paths
-from store.errors import DaemonUnavailable
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, note, print_json
 from toka_cli.render import key_values
 
 app = make_app("Start, stop and inspect the background daemon.", name="daemon")
-
-# How long `stop` waits for the daemon's process to be gone after it acknowledged.
-STOP_WAIT_S = 15.0
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether the process runs. An exited one that nobody reaped yet (a zombie) does not: it
-    answers kill(pid, 0) until its parent reaps it, which is this process for a daemon it
-    autostarted, and PID 1 otherwise, which in many containers reaps late or never."""
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    except ChildProcessError:
-        pass  # not our child
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False  # no /proc (macOS): kill(pid, 0) has to do
-    return stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]
-
-
-def _stop() -> int | None:
-    """Ask the daemon to stop and wait until its process is gone; None when none was running."""
-    paths = resolve_paths()
-    if probe(paths).state == "unreachable":
-        return None
-    with Client(paths, autostart=False) as client:
-        pid = int(client.call("shutdown")["pid"])
-    deadline = time.monotonic() + STOP_WAIT_S
-    while _pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if _pid_alive(pid):
-        raise DaemonUnavailable(f"the daemon (pid {pid}) did not stop within {STOP_WAIT_S:g}s", f"kill {pid}")
-    return pid
 
 
 def _show_state(as_json: bool) -> None:
@@ -83,7 +36,7 @@ def start(json_: JsonOpt = False) -> None:
 @app.command()
 def stop(json_: JsonOpt = False) -> None:
     """Stop the daemon: it finishes in-flight requests, checkpoints and removes its socket."""
-    pid = _stop()
+    pid = stop_daemon(resolve_paths())
     if json_:
         print_json({"stopped": pid is not None, "pid": pid})
     elif pid is None:
@@ -95,7 +48,7 @@ def stop(json_: JsonOpt = False) -> None:
 @app.command()
 def restart(json_: JsonOpt = False) -> None:
     """Stop the daemon if it runs, then start it (after upgrading toka, say)."""
-    _stop()
+    stop_daemon(resolve_paths())
     start_daemon(resolve_paths())
     _show_state(json_)
 
