@@ -40,6 +40,11 @@ class Paths(NamedTuple):
         return self.data_dir / "hooks.spool.jsonl"
 
     @property
+    def cursors(self) -> Path:
+        """How far each watched file has been read, one small JSON file each (daemon/tail.py)."""
+        return self.data_dir / "watch"
+
+    @property
     def config_file(self) -> Path:
         return self.config_dir / "config.toml"
 
