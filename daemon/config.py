@@ -2,7 +2,9 @@
 
 Precedence, highest first: a command-line flag, the environment (``TOKA_<NAME>``), the
 ``config.toml`` file, the defaults below. The file groups keys in tables (``[store]``,
-``[daemon]``); ``toka config show`` prints each resolved value with its source.
+``[daemon]``, ``[watch]``); ``toka config show`` prints each resolved value with its source. A
+list setting is a TOML array in the file, and ``os.pathsep``-separated in the environment and
+on the command line.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 from store.errors import ConfigError
 
 
-def _setting(default: Any, section: str, help: str, choices: tuple[str, ...] = ()) -> Any:
-    return field(default=default, metadata={"section": section, "help": help, "choices": choices})
+def _setting(default: Any, section: str, help: str, choices: tuple[str, ...] = (), env: str | None = None) -> Any:
+    return field(default=default, metadata={"section": section, "help": help, "choices": choices, "env": env})
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,12 @@ class Settings:
     max_line_bytes: int = _setting(4 * 1024 * 1024, "daemon", "largest request line the daemon accepts, in bytes")
     shutdown_deadline: float = _setting(5.0, "daemon", "seconds the daemon waits for in-flight requests when it stops")
     start_timeout: float = _setting(10.0, "daemon", "seconds a client waits for an autostarted daemon to answer")
+    paths: tuple[str, ...] = _setting(
+        (),
+        "watch",
+        "transcript files and folders the daemon ingests as they are written (as `toka watch` does)",
+        env="TOKA_WATCH_PATHS",
+    )
 
 
 SETTINGS = {f.name: f for f in fields(Settings)}
@@ -45,7 +53,7 @@ def key_of(name: str) -> str:
 
 
 def env_name(name: str) -> str:
-    return f"TOKA_{name.upper()}"
+    return SETTINGS[name].metadata["env"] or f"TOKA_{name.upper()}"
 
 
 def lookup(key: str) -> str:
@@ -61,6 +69,8 @@ def coerce(name: str, value: Any, source: str) -> Any:
     """Check and convert one value for setting ``name``; ``source`` names where it came from."""
     spec = SETTINGS[name]
     kind: type = type(spec.default)
+    if kind is tuple:
+        return _coerce_list(name, value, source)
     try:
         if isinstance(value, str) and kind is not str:
             value = kind(value)
@@ -76,6 +86,14 @@ def coerce(name: str, value: Any, source: str) -> Any:
     if isinstance(value, (int, float)) and value <= 0:
         raise ConfigError(f"{key_of(name)} from {source} must be positive, got {value!r}")
     return value
+
+
+def _coerce_list(name: str, value: Any, source: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part for part in value.split(os.pathsep) if part)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise ConfigError(f"{key_of(name)} from {source} must be a list of strings, got {value!r}")
 
 
 def read_file(path: Path) -> dict[str, Any]:
@@ -131,7 +149,7 @@ def write_setting(config_file: Path, key: str, value: str) -> Any:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_file} is not valid TOML: {exc}", "fix it by hand first") from None
     section = SETTINGS[name].metadata["section"]
-    data.setdefault(section, {})[name] = checked
+    data.setdefault(section, {})[name] = list(checked) if isinstance(checked, tuple) else checked
     config_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = config_file.with_suffix(".toml.tmp")
     tmp.write_text(tomli_w.dumps(data), encoding="utf-8")

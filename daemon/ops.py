@@ -127,6 +127,7 @@ async def status(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
         "clients": daemon.clients,
         "subscribers": len(daemon.hub),
         "commits": daemon.committer.groups,
+        "watch": None if daemon.watcher is None else daemon.watcher.status(),
     }
 
 

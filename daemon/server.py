@@ -22,7 +22,7 @@ import socket
 import struct
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from daemon import ops
 from daemon.commit import GroupCommitter
@@ -34,6 +34,9 @@ from daemon.spool import ingest_spool
 from daemon.wire import RawJson
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
+
+if TYPE_CHECKING:
+    from daemon.watch import DaemonWatcher
 
 log = logging.getLogger("toka.daemon")
 
@@ -142,6 +145,9 @@ class Daemon:
         self._idle.set()
         self._streams: set[asyncio.Event] = set()
         self._server: asyncio.AbstractServer | None = None
+        self.watcher: DaemonWatcher | None = None
+        self._watching: asyncio.Task[None] | None = None
+        self._watch_stop = asyncio.Event()
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -164,13 +170,39 @@ class Daemon:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
+        if self.settings.paths:
+            self._start_watching()
         await self._stop.wait()
         await self._shutdown()
+
+    def _start_watching(self) -> None:
+        from daemon.tail import CursorStore
+        from daemon.watch import DaemonWatcher, resolve_roots
+
+        # A memory store forgets its events at exit, so its watcher must forget how far it read.
+        cursors = CursorStore(self.paths.cursors if self.settings.backend != "memory" else None)
+        self.watcher = DaemonWatcher(
+            resolve_roots(self.settings.paths), cursors, self.committer.append, exclude=self.paths.data_dir
+        )
+        self._watching = asyncio.create_task(self.watcher.run(self._watch_stop), name="watch")
+
+    async def _stop_watching(self) -> None:
+        if self._watching is None or self.watcher is None:
+            return
+        self._watch_stop.set()
+        self.watcher.stopping.set()  # the file being read stops after its current batch
+        try:
+            await asyncio.wait_for(self._watching, self.settings.shutdown_deadline)
+        except TimeoutError:
+            log.warning("the watcher did not stop within the deadline")
+        except Exception:
+            log.exception("the watcher failed")
 
     async def _shutdown(self) -> None:
         self._stopping = True
         if self._server is not None:
             self._server.close()
+        await self._stop_watching()
         for closed in self._streams:
             closed.set()
         try:
@@ -334,6 +366,7 @@ async def run(paths: Paths, settings: Settings) -> None:
 def run_foreground(flags: dict[str, Any] | None = None) -> None:
     """Log to stderr, resolve the settings (flags over env over file) and serve until stopped."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every change at INFO
     paths = resolve_paths()
     settings = load_settings(paths.config_file, flags).settings
     try:

@@ -52,6 +52,11 @@ class UsageFigures:
 
     def add(self, event: Event) -> None:
         payload = event.payload
+        if payload.get("revision") is True:
+            # More output of a response counted before, found once the response went on after
+            # a followed file was read to its end (daemon/importers/claude_code.py).
+            self.output_tokens += _count(payload, "output_tokens")
+            return
         self.calls += 1
         if "cached_input_tokens" in payload:  # OpenAI's counts: input already includes cached
             cached = _count(payload, "cached_input_tokens")

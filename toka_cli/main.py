@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toka_cli.base import make_app
-from toka_cli.commands import admin, config, daemon, events, hooks, inspect, sessions, transfer, usage
+from toka_cli.commands import admin, config, daemon, events, hooks, inspect, sessions, transfer, usage, watch
 
 app = make_app(
     "Toka: a tamper-evident event log and context manager for AI agents.\n\n"
@@ -13,6 +13,7 @@ inspect.register(app)
 sessions.register(app)
 events.register(app)
 transfer.register(app)
+watch.register(app)
 usage.register(app)
 hooks.register(app)
 app.add_typer(daemon.app)

@@ -42,7 +42,11 @@ Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the li
   request_id, sidechain}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
   ``isApiErrorMessage`` records count no usage. The records of one response are consecutive per
   agent, so the response is held until that agent starts another one, a compaction comes, or the
-  file ends.
+  parser is flushed (at the end of the file, or of what a growing file holds so far). A record of
+  a response already emitted that reports more output (the response was still being written
+  when the parser was flushed) adds a revision: {model, output_tokens (the increase),
+  message_id, request_id, sidechain, revision: true}, key ``usage:{message_id}:{request_id}:+{output}``,
+  which adds to the output count and to nothing else.
 - every other record type (``progress``, ``attachment``, ``file-history-snapshot``, ...) →
   ``raw`` {type, record}, key ``raw:{rid}``, counted in ``ParseStats.unknown_types``.
 
@@ -59,17 +63,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.importers.lines import ParseStats, read_records
+from daemon.importers.lines import ParseStats
+from daemon.importers.parser import State, parse_whole
 from store.errors import InvalidEvent
 from store.events import digest, fit_name, format_ts, parse_ts
 
 SOURCE = "claude-code"
-# A pasted screenshot makes a line of several MB; a longer "line" is a file that is not a
 # Events held back while a file has not yet named its session (1.0.x files open with up to a few
 # dozen ``summary`` lines); past this many they go to the fallback session.
 PENDING_LIMIT = 1000
-# Responses whose usage was emitted, remembered so that a late repeat is not counted twice.
+# Responses whose usage was emitted, remembered so that a late repeat is not counted twice;
+# a snapshot keeps the latest few (a flushed response may go on in the next records).
 RECENT_RESPONSES = 4096
+SNAPSHOT_RESPONSES = 64
 # Agents with a response in flight at once (parallel inline sidechains in 1.0.x).
 OPEN_RESPONSES = 64
 # Ids and names longer than this are not ids: the record is treated as having none.
@@ -112,7 +118,7 @@ class _Response:
 
 def parse_claude_code(path: Path, stats: ParseStats) -> Iterator[Event]:
     """The events of one Claude Code transcript file, in file order; ``stats`` is updated."""
-    return _TranscriptFile(path, stats).events()
+    return parse_whole(ClaudeCodeParser, path, stats)
 
 
 def find_transcripts(root: Path) -> list[Path]:
@@ -142,10 +148,10 @@ def _is_subagent_file(path: Path) -> bool:
     return path.name.startswith("agent-") or path.parent.name == "subagents"
 
 
-class _TranscriptFile:
-    """The state of one parse: bounded whatever the file's size."""
+class ClaudeCodeParser:
+    """The state of one file's parse: bounded whatever the file's size (see daemon.importers.parser)."""
 
-    def __init__(self, path: Path, stats: ParseStats) -> None:
+    def __init__(self, path: Path, stats: ParseStats, state: State | None = None) -> None:
         self.path = path
         self.stats = stats
         self.file_agent = (
@@ -161,21 +167,41 @@ class _TranscriptFile:
         self.pending: list[Event] = []
         self.meta_sessions: set[str] = set()
         self.open: OrderedDict[str, _Response] = OrderedDict()
-        self.emitted: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.emitted: OrderedDict[tuple[str, str], int] = OrderedDict()  # response -> output counted
         # Records without a timestamp (summaries, snapshots, modes) take the one before them;
         # those before any take the file's modification time: an upper bound, never "now".
         self.last_ts = _mtime(path)
+        if state is not None:
+            self.session = state.get("session")
+            self.meta_sessions = set(state.get("meta_sessions", ()))
+            self.last_ts = state.get("last_ts", self.last_ts)
+            self.emitted.update(((mid, rid), output) for mid, rid, output in state.get("emitted", ()))
+            self.pending = list(state.get("pending", ()))
 
-    def events(self) -> Iterator[Event]:
-        for number, raw, record in read_records(self.path, self.stats):
-            session = fit_name(record.get("sessionId"), MAX_ID_CHARS)
-            if session is not None:
-                if self.session is None:
-                    yield from self._release(session)
-                self.session = session
-            yield from self._settle(self._record(number, raw, record, session or self.session))
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterator[Event]:
+        session = fit_name(record.get("sessionId"), MAX_ID_CHARS)
+        if session is not None:
+            if self.session is None:
+                yield from self._release(session)
+            self.session = session
+        yield from self._settle(self._record(number, raw, record, session or self.session))
+
+    def flush(self, end: bool = True) -> Iterator[Event]:
+        """The responses held open; at the ``end``, the events of a file that has not named its
+        session, in the fallback session (a later ``sessionId`` is still taken up)."""
         yield from self._settle(self._close_responses())
-        yield from self._release(self.session or self.fallback_session)
+        if end:
+            yield from self._release(self.session or self.fallback_session)
+
+    def snapshot(self) -> State:
+        recent = list(self.emitted.items())[-SNAPSHOT_RESPONSES:]
+        return {
+            "session": self.session,
+            "meta_sessions": sorted(self.meta_sessions),
+            "last_ts": self.last_ts,
+            "emitted": [[mid, rid, output] for (mid, rid), output in recent],
+            "pending": self.pending,
+        }
 
     def _settle(self, events: list[Event]) -> Iterator[Event]:
         """Yield the events whose session is known; hold the others until the file names it."""
@@ -293,11 +319,24 @@ class _TranscriptFile:
         message_id = fit_name(message.get("id"), MAX_ID_CHARS) or f"uuid:{rid}"
         request_id = fit_name(record.get("requestId"), MAX_ID_CHARS) or ""
         response = (message_id, request_id)
+        output = _tokens(usage, "output_tokens")
         if response in self.emitted:
             self.stats.duplicates_skipped += 1
-            return []
+            counted = self.emitted[response]
+            if output <= counted:
+                return []
+            self.emitted[response] = output
+            revision = {
+                "model": model,
+                "output_tokens": output - counted,
+                "message_id": message_id,
+                "request_id": request_id or None,
+                "sidechain": record.get("isSidechain") is True,
+                "revision": True,
+            }
+            key = f"usage:{message_id}:{request_id}:+{output}"
+            return [{"session": session, "agent": agent, "kind": "usage", "ts": ts, "key": key, "payload": revision}]
         current = self.open.get(agent)
-        output = _tokens(usage, "output_tokens")
         if current is not None and current.id == response:
             self.stats.duplicates_skipped += 1
             if output > current.event["payload"]["output_tokens"]:
@@ -318,7 +357,7 @@ class _TranscriptFile:
         return done
 
     def _emit(self, response: _Response) -> Event:
-        self.emitted[response.id] = None
+        self.emitted[response.id] = response.event["payload"]["output_tokens"]
         if len(self.emitted) > RECENT_RESPONSES:
             self.emitted.popitem(last=False)
         return response.event

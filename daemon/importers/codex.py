@@ -81,7 +81,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.importers.lines import ParseStats, read_records
+from daemon.importers.lines import ParseStats
+from daemon.importers.parser import State, parse_whole
 from store.errors import InvalidEvent
 from store.events import MAX_KEY_CHARS, digest, fit_name, format_ts, parse_ts
 
@@ -103,6 +104,8 @@ _CALL_TYPES = frozenset(
 )
 _RESULT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 _RESPONSE_ITEM_TYPES = _CALL_TYPES | _RESULT_TYPES | {"message", "reasoning"}
+# Call keys a snapshot keeps: a call id repeats, if ever, soon after its first use.
+SNAPSHOT_CALL_KEYS = 1024
 
 
 @dataclass
@@ -114,28 +117,58 @@ class _State:
     model: str | None = None
     context_window: int | None = None
     last_cumulative: dict[str, Any] | None = None
-    call_keys: set[str] = field(default_factory=set)
+    call_keys: dict[str, None] = field(default_factory=dict)  # an ordered set
 
 
 def parse_codex(path: Path, stats: ParseStats) -> Iterator[dict[str, Any]]:
     """Events of one Codex rollout file, in file order; bad lines go to ``stats.bad_lines``."""
-    state = _State()
-    for number, raw, record in read_records(path, stats):
+    return parse_whole(CodexParser, path, stats)
+
+
+class CodexParser:
+    """One rollout's parse (see daemon.importers.parser); nothing is held back, so ``flush``
+    gives nothing."""
+
+    def __init__(self, path: Path, stats: ParseStats, state: State | None = None) -> None:
+        self.path = path
+        self.stats = stats
+        self.state = _State()
+        if state is not None:
+            self.state = _State(**{name: value for name, value in state.items() if name != "call_keys"})
+            self.state.call_keys = dict.fromkeys(state.get("call_keys", ()))
+
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> list[dict[str, Any]]:
+        state = self.state
         if state.session is None:
-            state.session = _session_name(path, record)
-        ts = _timestamp(state, record, stats)
-        mapped = _map(state, record, stats)
+            state.session = _session_name(self.path, record)
+        ts = _timestamp(state, record, self.stats)
+        mapped = _map(state, record, self.stats)
         if mapped is None:
-            continue
+            return []
         kind, payload, key = mapped
-        stats.events += 1
-        yield {
+        self.stats.events += 1
+        event = {
             "session": state.session,
             "agent": AGENT,
             "kind": kind,
             "ts": ts,
             "key": key or _line_key(number, raw),
             "payload": payload,
+        }
+        return [event]
+
+    def flush(self, end: bool = True) -> list[dict[str, Any]]:
+        return []
+
+    def snapshot(self) -> State:
+        state = self.state
+        return {
+            "session": state.session,
+            "ts": state.ts,
+            "model": state.model,
+            "context_window": state.context_window,
+            "last_cumulative": state.last_cumulative,
+            "call_keys": list(state.call_keys)[-SNAPSHOT_CALL_KEYS:],
         }
 
 
@@ -177,7 +210,7 @@ def _call_key(state: _State, prefix: str, call_id: Any) -> str | None:
     key = fit_name(f"{prefix}:{call_id}", MAX_KEY_CHARS) if isinstance(call_id, str) and call_id else None
     if key is None or key in state.call_keys:
         return None
-    state.call_keys.add(key)
+    state.call_keys[key] = None
     return key
 
 

@@ -6,14 +6,17 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from daemon.importers.claude_code import find_transcripts, parse_claude_code
-from daemon.importers.codex import parse_codex
+from daemon.importers.claude_code import ClaudeCodeParser, find_transcripts, parse_claude_code
+from daemon.importers.codex import CodexParser, parse_codex
 from daemon.importers.lines import ParseStats, read_records
-from daemon.importers.toka import parse_toka
+from daemon.importers.parser import ParserFactory
+from daemon.importers.toka import TokaParser, parse_toka
 from store.errors import NotFound, UsageError
 
 Parser = Callable[[Path, ParseStats], Iterator[dict[str, Any]]]
 PARSERS: dict[str, Parser] = {"toka": parse_toka, "claude-code": parse_claude_code, "codex": parse_codex}
+# The same parsers, record by record, for files that are followed as they grow.
+FOLLOWERS: dict[str, ParserFactory] = {"toka": TokaParser, "claude-code": ClaudeCodeParser, "codex": CodexParser}
 FORMATS = ("auto", *PARSERS)
 
 _CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -21,11 +24,11 @@ _CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "even
 _DETECT_RECORDS = 20
 
 
-def detect(path: Path) -> str | None:
+def detect(path: Path, *, empty: str | None = "toka") -> str | None:
     """The format of a JSON-lines file from its first records, or None when none fits.
 
-    A file with no record at all (empty, or only bad lines) reads as toka's own format, whose
-    importer then reports each bad line.
+    A file with no record at all (empty, or only bad lines) reads as ``empty``: by default
+    toka's own format, whose importer then reports each bad line.
     """
     scratch = ParseStats()
     count = -1
@@ -40,7 +43,7 @@ def detect(path: Path) -> str | None:
             return "claude-code"
         if count + 1 >= _DETECT_RECORDS:
             break
-    return "toka" if count < 0 else None
+    return empty if count < 0 else None
 
 
 def expand(paths: Iterable[Path], fmt: str) -> list[Path]:

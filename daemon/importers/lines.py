@@ -50,16 +50,38 @@ class ParseStats:
     """Bytes of the files read so far, bad and blank lines included: how far an import is."""
 
 
-def read_records(path: Path, stats: ParseStats) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+@dataclass
+class Position:
+    """Where reading a file stopped: the byte offset just past the last line read, and its number."""
+
+    offset: int = 0
+    line: int = 0
+
+
+def read_records(
+    path: Path, stats: ParseStats, position: Position | None = None, *, follow: bool = False
+) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """(line number, line bytes, record) for each line that holds a JSON object; the other
-    non-blank lines go to ``stats.bad_lines``."""
+    non-blank lines go to ``stats.bad_lines``.
+
+    Reading starts at ``position`` (the file's start by default), which is moved past each line
+    as it is read. With ``follow`` the file is being written: a last line without its newline
+    is left unread, to be read whole once it is complete.
+    """
+    position = position if position is not None else Position()
     with path.open("rb") as handle:
-        number = 0
+        handle.seek(position.offset)
         while raw := handle.readline(MAX_LINE_BYTES + 1):
-            number += 1
+            too_long = len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n")
+            if follow and not too_long and not raw.endswith(b"\n"):
+                break
+            position.line += 1
+            position.offset += len(raw)
             stats.bytes_read += len(raw)
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            number = position.line
+            if too_long:
                 while rest := handle.readline(MAX_LINE_BYTES):
+                    position.offset += len(rest)
                     stats.bytes_read += len(rest)
                     if rest.endswith(b"\n"):
                         break

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from daemon.importers.lines import BadLine, ParseStats, read_records
+from daemon.importers.lines import BadLine, ParseStats
+from daemon.importers.parser import State, parse_whole
 from store.errors import InvalidEvent, UsageError
 from store.events import canonical_json, digest, header_id, parse_new_event
 
@@ -32,11 +33,27 @@ def check_line(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_toka(path: Path, stats: ParseStats) -> Iterator[dict[str, Any]]:
-    for number, _, record in read_records(path, stats):
+    return parse_whole(TokaParser, path, stats)
+
+
+class TokaParser:
+    """Each line is an event of its own (see daemon.importers.parser): no state at all."""
+
+    def __init__(self, path: Path, stats: ParseStats, state: State | None = None) -> None:
+        self.path = path
+        self.stats = stats
+
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> list[dict[str, Any]]:
         try:
             event = check_line(record)
         except UsageError as exc:
-            stats.bad_lines.append(BadLine(str(path), number, exc.message))
-            continue
-        stats.events += 1
-        yield event
+            self.stats.bad_lines.append(BadLine(str(self.path), number, exc.message))
+            return []
+        self.stats.events += 1
+        return [event]
+
+    def flush(self, end: bool = True) -> list[dict[str, Any]]:
+        return []
+
+    def snapshot(self) -> State:
+        return {}

@@ -166,6 +166,7 @@ def test_status_json(example: str) -> None:
         "clients": 1,
         "subscribers": 0,
         "commits": "<commits>",
+        "watch": None,
     }
 
 
@@ -307,6 +308,7 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "daemon.max_line_bytes", "value": 4194304, "source": "default", "help": "<help>"},
             {"key": "daemon.shutdown_deadline", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "daemon.start_timeout", "value": 10.0, "source": "default", "help": "<help>"},
+            {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
         ]
     }
 

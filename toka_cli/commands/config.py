@@ -35,7 +35,7 @@ def show(json_: JsonOpt = False) -> None:
         return
     grid = table("key", "value", "source")
     for row in rows:
-        grid.add_row(row["key"], str(row["value"]), row["source"])
+        grid.add_row(row["key"], _shown(row["value"], ", "), row["source"])
     console().print(grid)
 
 
@@ -48,7 +48,7 @@ def get(key: KeyArg, json_: JsonOpt = False) -> None:
     if json_:
         print_json({"key": key_of(name), "value": value, "source": resolved.sources[name]})
     else:
-        typer.echo(value)
+        typer.echo(_shown(value, "\n"))
 
 
 @app.command("set")
@@ -57,6 +57,11 @@ def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value."
     path = resolve_paths().config_file
     checked = write_setting(path, key, value)
     note(f"{key_of(lookup(key))} = {checked!r} written to {path}")
+
+
+def _shown(value: object, separator: str) -> str:
+    """A value for people: a list as its items (one per line for `get`, so scripts can read it)."""
+    return separator.join(value) if isinstance(value, tuple) else str(value)
 
 
 @app.command()

@@ -31,6 +31,12 @@ def status(json_: JsonOpt = False) -> None:
         ("sessions", info["sessions"]),
         ("clients", f"{info['clients']} connected, {info['subscribers']} following"),
     ]
+    watch = info.get("watch")
+    if watch is not None:
+        missing = f", missing: {', '.join(watch['missing'])}" if watch["missing"] else ""
+        rows.append(("watch", f"{watch['files']} files, {watch['events']} events ingested{missing}"))
+        if watch["last_error"]:
+            rows.append(("watch error", watch["last_error"]))
     console().print(key_values(rows))
 
 
