@@ -93,7 +93,10 @@ def _coerce_list(name: str, value: Any, source: str) -> tuple[str, ...]:
         return tuple(part for part in value.split(os.pathsep) if part)
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
         return tuple(value)
-    raise ConfigError(f"{key_of(name)} from {source} must be a list of strings, got {value!r}")
+    raise ConfigError(
+        f"{key_of(name)} from {source} must be a list of strings, got {value!r}",
+        f'in config.toml: [{SETTINGS[name].metadata["section"]}] {name} = ["~/.claude/projects"]',
+    )
 
 
 def read_file(path: Path) -> dict[str, Any]:

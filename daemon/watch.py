@@ -52,9 +52,14 @@ class Ingested:
     """What one read of one file added to the log."""
 
     path: Path
-    events: list[dict[str, Any]] = field(default_factory=list)  # the new ones, with seq and id
-    existing: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)  # with seq, id and created
     bad_lines: list[BadLine] = field(default_factory=list)
+
+    @property
+    def created(self) -> int:
+        """How many of the events are new; the others were in the log already (another watcher
+        or an import stored them first)."""
+        return sum(1 for e in self.events if e["created"])
 
     @property
     def sessions(self) -> list[str]:
@@ -101,10 +106,7 @@ def ingest(tail: Tail, path: Path, append: Callable[[list[dict[str, Any]]], list
     try:
         for batch in tail.read(path, stats):
             for event, result in zip(batch, append(batch), strict=True):
-                if result["created"]:
-                    done.events.append({**event, "seq": result["seq"], "id": result["id"]})
-                else:
-                    done.existing += 1
+                done.events.append({**event, **result})
     except BaseException:
         tail.forget(path)
         raise
@@ -146,7 +148,7 @@ def follow(
                 client.close()
                 client = connect()
                 done = ingest(tail, path, append)
-            if done.events or done.existing or done.bad_lines:
+            if done.events or done.bad_lines:
                 report(done)
 
     try:
@@ -241,7 +243,7 @@ class DaemonWatcher:
             log.error("watch: %s not ingested, read again on its next change: %s", path, exc)
             return
         self.files.add(path)
-        self.created += len(done.events)
+        self.created += done.created
         self.bad_lines += len(done.bad_lines)
         for bad in done.bad_lines:
             log.warning("watch: skipped %s", bad)

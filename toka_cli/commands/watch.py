@@ -32,7 +32,8 @@ def watch(
     Reads what the files hold first, then every line added, within a fraction of a second.
     How far each file was read is kept, so a later watch (or the daemon's own, see
     [watch] paths) reads only what is new, and a line still being written waits until it is
-    complete. Prints a line per file read, or with --json each new event.
+    complete. Prints a line per file read, or with --json each event read ("created": false
+    when the log held it already, stored by the daemon's own watcher or an import).
     """
     from daemon.client import Client
     from daemon.config import load_settings
@@ -61,7 +62,7 @@ def watch(
     def report(done: Ingested) -> None:
         nonlocal new_events
         files.add(done.path)
-        new_events += len(done.events)
+        new_events += done.created
         if json_:
             for event in done.events:
                 print_json_line(_event_json(done.path, event))
@@ -75,7 +76,7 @@ def watch(
 
 
 def _event_json(path: Path, event: dict[str, Any]) -> dict[str, Any]:
-    fields = ("seq", "id", "session", "agent", "kind", "ts", "key", "payload")
+    fields = ("seq", "id", "created", "session", "agent", "kind", "ts", "key", "payload")
     return {"path": str(path), **{name: event.get(name) for name in fields}}
 
 
@@ -84,7 +85,9 @@ def _summary_line(done: Ingested) -> str:
     sessions = done.sessions
     into = sessions[0] if len(sessions) == 1 else f"{len(sessions)} sessions"
     noun = "event" if count == 1 else "events"
-    return f"{short_path(str(done.path), 48)}: +{count} {noun} into {into} ({top(done.kinds)})"
+    present = count - done.created
+    already = f", {present} already in the log" if present else ""
+    return f"{short_path(str(done.path), 48)}: +{count} {noun} into {into} ({top(done.kinds)}{already})"
 
 
 def register(app: typer.Typer) -> None:
