@@ -195,8 +195,6 @@ class Daemon:
             await asyncio.wait_for(self._watching, self.settings.shutdown_deadline)
         except TimeoutError:
             log.warning("the watcher did not stop within the deadline")
-        except Exception:
-            log.exception("the watcher failed")
 
     async def _shutdown(self) -> None:
         self._stopping = True

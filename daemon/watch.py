@@ -199,6 +199,15 @@ class DaemonWatcher:
         }
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Watch until ``stop`` is set; a failure of the watching itself is logged and shown in
+        the status, and the daemon serves on without it."""
+        try:
+            await self._run(stop)
+        except Exception as exc:
+            self.last_error = f"watching stopped: {exc}"
+            log.exception("watch: watching stopped")
+
+    async def _run(self, stop: asyncio.Event) -> None:
         from watchfiles import awatch
 
         roots = [root for root in self.roots if root.exists()]

@@ -160,3 +160,21 @@ def test_status_shows_what_the_daemon_watches(tmp_path: Path) -> None:
     result = invoke("status")
     assert result.exit_code == 0, result.stderr
     assert "watch" in result.stdout and "events ingested" in result.stdout
+
+
+def test_a_daemon_that_dies_is_started_again_and_nothing_is_lost(tmp_path: Path) -> None:
+    target = _transcript(tmp_path)
+    lines = watch_support.lines()
+    watch_support.append(target, lines[0])
+    watching = Watching(str(target.parent), "--json")
+    try:
+        assert len(watching.next_lines(2)) == 2
+        pid = int((resolve_paths().pidfile).read_text())
+        os.kill(pid, signal.SIGKILL)
+        watch_support.append(target, lines[3])
+        again = [json.loads(line) for line in watching.next_lines(1)]
+    finally:
+        code, stderr = watching.stop()
+    assert [e["key"] for e in again] == ["u2:0"] and again[0]["created"] is True
+    assert int(resolve_paths().pidfile.read_text()) != pid  # a new daemon took it
+    assert code == 0, stderr
