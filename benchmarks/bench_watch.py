@@ -21,7 +21,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from bench_foundation import DaemonProcess, Home, machine, percentile
 
@@ -30,7 +29,8 @@ from daemon.importers.formats import PARSERS
 from daemon.importers.lines import ParseStats
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "transcripts" / "claude" / "marot__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+CLAUDE_FIXTURES = ROOT.parent / "shared" / "fixtures" / "transcripts" / "claude"
+FIXTURE = CLAUDE_FIXTURES / "marot__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 TARGET_S = 1.0
 
 
@@ -152,7 +152,8 @@ def main() -> None:
     print(f"client round trip (hello): {result['client_round_trip_ms']} ms")
     for name in ("line_to_subscriber", "line_to_usage"):
         figures = result[name]
-        print(f"{name}: n={figures['n']} p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms, max {figures['max_ms']} ms")
+        p50, p95, top = figures["p50_ms"], figures["p95_ms"], figures["max_ms"]
+        print(f"{name}: n={figures['n']} p50 {p50} ms, p95 {p95} ms, max {top} ms")
     print(f"target: every line within {TARGET_S * 1000:.0f} ms: {'PASS' if result['met'] else 'SHORT'}")
 
 
