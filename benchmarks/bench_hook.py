@@ -3,14 +3,22 @@
 A Claude Code hook is a fresh process on every tool call, so what matters is the wall time of
 the whole process. The reference is a minimal standard-library client in ``python -c``: it
 connects to the daemon's socket, sends one ``events.append`` line carrying the same event the
-hook would send, and reads the answer. `toka hook claude-code` (the installed console script)
-reads the same payload on stdin. Each run uses a payload of its own (a distinct
-``tool_use_id``), so both create one new event per run and neither is answered from the key.
+hook would send, and reads the answer. `toka hook claude-code` (the console script) reads the
+same payload on stdin. Each run uses a payload of its own (a distinct ``tool_use_id``), so both
+create one new event per run and neither is answered from the key.
+
+Both run in a fresh venv holding toka as a regular (non-editable) install gives it: the packages
+in site-packages, byte-compiled, and the console script pip writes (copied there as installing
+the wheel would, so no network and no build are needed). That is what a user's hook runs. The
+project's own venv is an editable install, whose import finder costs every Python process in it
+9 to 16 ms at start-up (both sides alike) and loads ``pathlib`` and ``re`` before the hook asks
+for them; ``--editable`` measures there instead. The hook path imports none of toka's
+dependencies (tests/hooks/test_hook_imports.py), so the venv needs none of them.
 
 The two alternate, after warm-ups; the figure is the median of ``--runs`` each. Target: the
 hook within 1.5x of the reference. Run from the project root:
 
-    .venv/bin/python benchmarks/bench_hook.py [--runs 30] [--json]
+    .venv/bin/python benchmarks/bench_hook.py [--runs 30] [--editable] [--json]
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -32,7 +41,7 @@ from bench_foundation import DaemonProcess, Home, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "transcripts" / "hooks"
-TOKA = Path(sys.executable).parent / "toka"
+PACKAGES = ("store", "daemon", "toka_cli")
 TARGET = 1.5
 
 REFERENCE = """\
@@ -55,6 +64,30 @@ def typical_payload() -> dict[str, Any]:
     return sorted(payloads, key=lambda p: len(json.dumps(p)))[len(payloads) // 2]
 
 
+def regular_install(venv: Path) -> tuple[Path, Path]:
+    """A venv with toka as a wheel installs it; its (python, toka console script)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv)}))
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([str(python), "-m", "compileall", "-q", str(site)], check=True)
+    # What pip writes for `toka = "toka_cli.entry:main"` (see the project's own .venv/bin/toka).
+    script = venv / "bin" / "toka"
+    script.write_text(
+        f"#!{python}\n"
+        "# -*- coding: utf-8 -*-\n"
+        "import re\n"
+        "import sys\n"
+        "from toka_cli.entry import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return python, script
+
+
 def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
     start = time.perf_counter()
     result = subprocess.run(command, input=stdin, capture_output=True, env=env, timeout=60)
@@ -67,6 +100,7 @@ def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--editable", action="store_true", help="measure in this venv (an editable install)")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
 
@@ -74,6 +108,10 @@ def main() -> None:
     home = Home(work, "h")
     env = {**os.environ, "TOKA_HOME": str(home.root)}
     try:
+        if options.editable:
+            python, toka = Path(sys.executable), Path(sys.executable).parent / "toka"
+        else:
+            python, toka = regular_install(work / "venv")
         with DaemonProcess(home):
             info = machine()
             base = typical_payload()
@@ -91,8 +129,8 @@ def main() -> None:
                     "payload": payload,
                 }
                 line = json.dumps({"id": 1, "op": "events.append", "args": {"events": [event]}}).encode() + b"\n"
-                hook = timed([str(TOKA), "hook", "claude-code"], raw, env)
-                reference = timed([sys.executable, "-c", REFERENCE, str(home.paths.socket)], line, env)
+                hook = timed([str(toka), "hook", "claude-code"], raw, env)
+                reference = timed([str(python), "-c", REFERENCE, str(home.paths.socket)], line, env)
                 if run >= 0:
                     hook_times.append(hook)
                     reference_times.append(reference)
@@ -106,6 +144,7 @@ def main() -> None:
         "date": info["date"],
         "machine": f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}",
         "python": info["python"],
+        "install": "editable (this venv)" if options.editable else "regular (fresh venv)",
         "payload_bytes": len(json.dumps(base)),
         "runs": options.runs,
         "hook_ms": round(hook_ms, 1),

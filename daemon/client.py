@@ -9,13 +9,17 @@ same :class:`~store.errors.TokaError` subclasses the daemon raised.
 from __future__ import annotations
 
 import socket
+from collections import namedtuple
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, NamedTuple
 
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.errors import DaemonUnavailable, ProtocolError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms): hooks import this module
+if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
 
 ProgressFn = Callable[[int, int], None]
 
@@ -168,10 +172,15 @@ class Client:
         return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
 
 
-class Probe(NamedTuple):  # not a dataclass: hooks import this module (see daemon/paths.py)
-    state: Literal["running", "needs_restart", "unreachable"]
-    detail: str
-    server: dict[str, Any] | None = None
+if TYPE_CHECKING:
+
+    class Probe(NamedTuple):
+        state: Literal["running", "needs_restart", "unreachable"]
+        detail: str
+        server: dict[str, Any] | None = None
+
+else:  # the same record for type checkers and at run time, without typing (see the imports)
+    Probe = namedtuple("Probe", ["state", "detail", "server"], defaults=[None])
 
 
 def probe(paths: Paths | None = None, timeout: float = 2.0) -> Probe:

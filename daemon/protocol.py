@@ -6,15 +6,19 @@ A request is ``{"id": 1, "op": "events.append", "args": {...}}``; its answer is
 send further lines with the same id: ``{"id": 1, "event": {...}}`` or ``{"id": 1,
 "progress": {"done": n, "total": m}}`` before or after their answer.
 
-This module is shared by the server and both clients and imports only the standard library.
+This module is shared by the server and both clients and imports only the standard library
+(not even ``typing``: hooks import it).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from store.errors import ProtocolError, TokaError, error_from_wire
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks import this module
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -20,24 +20,25 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
-from daemon.paths import Paths
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see the module docstring)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from typing import Protocol
+
+    from daemon.paths import Paths
     from store.base import AppendResult
     from store.events import NewEvent
 
+    class Appender(Protocol):
+        """The group committer, or the store itself: both append a batch and answer when committed."""
+
+        async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]: ...
+
+
 # Events per append call while ingesting: one transaction each, well under the committer's bound.
 INGEST_BATCH = 1000
-
-
-class Appender(Protocol):
-    """The group committer, or the store itself: both append a batch and answer when committed."""
-
-    async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]: ...
 
 
 def claimed_path(paths: Paths) -> Path:
