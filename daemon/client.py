@@ -171,6 +171,22 @@ class Client:
         """Append one event; ``fields`` may set agent, ts, key or parents."""
         return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
 
+    def note(
+        self, session: str, kind: str, text: str, reason: str | None = None, agent: str | None = None
+    ) -> dict[str, Any]:
+        """A ``note.<kind>`` event (decision, rejected, assumption, constraint, dependency,
+        todo) that handoff documents list."""
+        payload = {"text": text} | ({"reason": reason} if reason else {})
+        return self.record(session, f"note.{kind}", payload, **({"agent": agent} if agent else {}))
+
+    def report_usage(self, agent: str, input_tokens: int = 0, output_tokens: int = 0, **counts: Any) -> dict[str, Any]:
+        """Report one call's usage for an agent (cache_read_tokens, cache_creation_tokens, model
+        may be given too); the agent as it stands after its lifecycle took the usage in."""
+        result: dict[str, Any] = self.call(
+            "agents.usage", agent=agent, input_tokens=input_tokens, output_tokens=output_tokens, **counts
+        )
+        return result
+
 
 if TYPE_CHECKING:
 

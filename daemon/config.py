@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,10 @@ from store.errors import ConfigError
 
 
 def _setting(default: Any, section: str, help: str, choices: tuple[str, ...] = (), env: str | None = None) -> Any:
-    return field(default=default, metadata={"section": section, "help": help, "choices": choices, "env": env})
+    metadata = {"section": section, "help": help, "choices": choices, "env": env}
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,22 @@ class Settings:
     max_line_bytes: int = _setting(4 * 1024 * 1024, "daemon", "largest request line the daemon accepts, in bytes")
     shutdown_deadline: float = _setting(5.0, "daemon", "seconds the daemon waits for in-flight requests when it stops")
     start_timeout: float = _setting(10.0, "daemon", "seconds a client waits for an autostarted daemon to answer")
+    warning_pct: float = _setting(75.0, "lifecycle", "context fill (% of the window) at which an agent goes WARNING")
+    critical_pct: float = _setting(90.0, "lifecycle", "context fill (% of the window) at which an agent goes CRITICAL")
+    on_critical: str = _setting(
+        "notify",
+        "lifecycle",
+        "what the daemon does when a spawned agent goes CRITICAL: notify (a lifecycle event only) or handoff"
+        " (hand its work to a successor); per agent with `toka agent spawn --policy`",
+        ("notify", "handoff"),
+    )
+    max_handoffs: int = _setting(5, "lifecycle", "handoffs allowed per trace; the next one puts the agent in ERROR")
+    windows: dict[str, int] = _setting(
+        {},
+        "models",
+        'context windows by model name prefix, over the built-in table (e.g. {"my-model" = 32000})',
+        env="TOKA_MODEL_WINDOWS",
+    )
     paths: tuple[str, ...] = _setting(
         (),
         "watch",
@@ -68,9 +87,11 @@ def lookup(key: str) -> str:
 def coerce(name: str, value: Any, source: str) -> Any:
     """Check and convert one value for setting ``name``; ``source`` names where it came from."""
     spec = SETTINGS[name]
-    kind: type = type(spec.default)
+    kind: type = type(spec.default) if spec.default is not MISSING else dict
     if kind is tuple:
         return _coerce_list(name, value, source)
+    if kind is dict:
+        return _coerce_windows(name, value, source)
     try:
         if isinstance(value, str) and kind is not str:
             value = kind(value)
@@ -96,6 +117,23 @@ def _coerce_list(name: str, value: Any, source: str) -> tuple[str, ...]:
     raise ConfigError(
         f"{key_of(name)} from {source} must be a list of strings, got {value!r}",
         f'in config.toml: [{SETTINGS[name].metadata["section"]}] {name} = ["~/.claude/projects"]',
+    )
+
+
+def _coerce_windows(name: str, value: Any, source: str) -> dict[str, int]:
+    """A table of positive ints by name; ``name=N,name=N`` in the environment and on the command line."""
+    if isinstance(value, str):
+        try:
+            value = {k.strip(): int(v) for k, v in (item.split("=", 1) for item in value.split(",") if item.strip())}
+        except ValueError:
+            value = None
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0 for k, v in value.items()
+    ):
+        return dict(value)
+    raise ConfigError(
+        f"{key_of(name)} from {source} must be a table of positive token counts, got {value!r}",
+        'in config.toml: [models] windows = { "my-model" = 32000 }; elsewhere my-model=32000,other=8000',
     )
 
 

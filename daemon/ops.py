@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from daemon.protocol import error_message
-from daemon.usage import latest_context, session_usage
+from daemon.usage import MAIN_AGENT, latest_context, session_usage
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery, EventStore, SessionInfo
@@ -128,7 +128,23 @@ async def status(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
         "subscribers": len(daemon.hub),
         "commits": daemon.committer.groups,
         "watch": None if daemon.watcher is None else daemon.watcher.status(),
+        "agents_at_risk": _at_risk(daemon),
     }
+
+
+# The states `status` reports, the worst first.
+_AT_RISK = ("ERROR", "CRITICAL", "HANDOFF_PENDING", "WARNING")
+
+
+def _at_risk(daemon: Daemon) -> list[dict[str, Any]]:
+    """Agents in trouble or close to it, worst first, with their fill when known."""
+    found = []
+    for agent in daemon.lifecycle.agents:
+        if agent.state in _AT_RISK:
+            window, _ = daemon.lifecycle.window(agent)
+            fill = None if agent.figures is None else agent.figures.fill_pct(window)
+            found.append({"id": agent.id, "state": agent.state, "fill_pct": fill, "detail": agent.detail})
+    return sorted(found, key=lambda a: (_AT_RISK.index(a["state"]), -(a["fill_pct"] or 0), a["id"]))
 
 
 @op("events.append")
@@ -149,6 +165,9 @@ async def events_append(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
             where = f"event {index}: " if len(raw) > 1 else ""
             raise type(exc)(where + exc.message, exc.hint) from None
     results = await ctx.daemon.committer.append(batch)
+    # Answered once the usage it brought has moved its agents: a client that reads the states
+    # next sees them.
+    await ctx.daemon.lifecycle.evaluated(max((r.event.seq for r in results if r.created), default=0))
     return {"events": [{"seq": r.event.seq, "id": r.event.id, "created": r.created} for r in results]}
 
 
@@ -268,34 +287,55 @@ async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
         daemon.hub.unsubscribe(subscription)
 
 
-async def _session_json(store: EventStore, info: SessionInfo) -> dict[str, Any]:
+async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str, int]) -> dict[str, Any]:
     """A session with its source, project and context fill: at most two small queries, and
     none for a session whose kinds show no ``session.meta`` or ``usage`` event."""
     meta = None
     if "session.meta" in info.kinds:
         first = await store.query(EventQuery(session=info.session, kinds=("session.meta",), limit=1))
         meta = first[0].payload if first else None
-    context = await latest_context(store, info.session) if "usage" in info.kinds else None
-    return session_json(info, meta, context)
+    fill = None
+    if "usage" in info.kinds:
+        context = await latest_context(store, info.session)
+        if context.context_tokens is not None:
+            fill = context.to_json(context.window(overrides=windows))
+    return session_json(info, meta, fill)
 
 
 @op("sessions.list")
 async def sessions_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    store = ctx.daemon.store
-    return {"sessions": [await _session_json(store, s) for s in await store.sessions()]}
+    store, windows = ctx.daemon.store, ctx.daemon.settings.windows
+    return {"sessions": [await _session_json(store, s, windows) for s in await store.sessions()]}
 
 
 @op("sessions.get")
 async def sessions_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     store = ctx.daemon.store
-    return await _session_json(store, await store.session(_required(args, "session", str)))
+    info = await store.session(_required(args, "session", str))
+    return await _session_json(store, info, ctx.daemon.settings.windows)
 
 
 @op("usage")
 async def usage(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    """The headroom document of a session (its main chain) or of one agent."""
+    lifecycle = ctx.daemon.lifecycle
+    target = _arg(args, "target", str)  # a session or an agent, as `toka usage` takes it
+    if target is not None and ("/" in target or any(a.spawned and a.name.startswith(target) for a in lifecycle.agents)):
+        args = {"agent": target}
+    elif target is not None:
+        args = {"session": target}
+    if args.get("agent") is not None:
+        agent = lifecycle.agents.find(_required(args, "agent", str))
+        figures = await session_usage(ctx.daemon.store, agent.session, agent.name)
+        figures.model = figures.model or agent.model
+        window = figures.window(agent.window, ctx.daemon.settings.windows)
+        return figures.to_json(window, agent.thresholds) | {"agent": agent.id, "state": agent.state}
     session = await _session_name(ctx, args)
     assert session is not None  # required above
-    return (await session_usage(ctx.daemon.store, session)).to_json()
+    figures = await session_usage(ctx.daemon.store, session)
+    main = lifecycle.agents.get(session, MAIN_AGENT)
+    document = figures.to_json(figures.window(overrides=ctx.daemon.settings.windows), lifecycle.defaults)
+    return document | {"state": main.state if main is not None else None}
 
 
 @op("verify")

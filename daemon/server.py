@@ -24,7 +24,8 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from daemon import ops
+from daemon import agent_ops, handoff_ops, ops  # noqa: F401 - they register the agents.* and handoffs.* operations
+from daemon.agents import Lifecycle
 from daemon.commit import GroupCommitter
 from daemon.config import Settings, load_settings
 from daemon.hub import Hub
@@ -34,6 +35,7 @@ from daemon.spool import ingest_spool
 from daemon.wire import RawJson
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
+from store.events import Event
 
 if TYPE_CHECKING:
     from daemon.watch import DaemonWatcher
@@ -134,7 +136,9 @@ class Daemon:
         self.settings = settings
         self.store = store
         self.hub = Hub()
-        self.committer = GroupCommitter(store, self.hub.publish)
+        self.committer = GroupCommitter(store, self._committed)
+        self.lifecycle = Lifecycle(store, self.committer.append, settings)
+        self._lifecycle_task: asyncio.Task[None] | None = None
         self.started = time.monotonic()
         self.clients = 0
         self._stop = asyncio.Event()
@@ -149,6 +153,10 @@ class Daemon:
         self._watching: asyncio.Task[None] | None = None
         self._watch_stop = asyncio.Event()
 
+    def _committed(self, events: list[Event]) -> None:
+        self.hub.publish(events)
+        self.lifecycle.committed(events)
+
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
             log.info("stopping: %s", reason)
@@ -160,6 +168,8 @@ class Daemon:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
         self.committer.start()
+        await self.lifecycle.load()
+        self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         if self.settings.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
             await ingest_spool(self.paths, self.committer)
@@ -196,6 +206,18 @@ class Daemon:
         except TimeoutError:
             log.warning("the watcher did not stop within the deadline")
 
+    async def _stop_lifecycle(self) -> None:
+        """Let the usage already committed move its agents (within the deadline), then stop."""
+        if self._lifecycle_task is None:
+            return
+        try:
+            await asyncio.wait_for(self.lifecycle.drained(), self.settings.shutdown_deadline)
+        except TimeoutError:
+            log.warning("lifecycle: usage left unevaluated at shutdown")
+        self._lifecycle_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._lifecycle_task
+
     async def _shutdown(self) -> None:
         self._stopping = True
         if self._server is not None:
@@ -209,6 +231,7 @@ class Daemon:
             log.warning("%d requests did not finish within the deadline", self._in_flight)
         for writer in list(self._connections):
             writer.transport.abort()  # idle clients, and any that would not take their answer
+        await self._stop_lifecycle()
         await self.committer.close()
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):

@@ -14,18 +14,17 @@ replaying the log gives the same figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.models import LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
 from store.base import EventQuery, EventStore
 from store.events import Event, format_ts
 
-# The window assumed when no usage event reports one: every current Claude model's default.
-DEFAULT_WINDOW = 200_000
-# Models whose name ends so run with a one-million-token window (Claude Code's `[1m]` models).
-LONG_CONTEXT_SUFFIX = "[1m]"
-LONG_WINDOW = 1_000_000
 MAIN_AGENT = "main"
+# Claude Code's SessionStart hook names the model as the user chose it, `[1m]` suffix included.
+SESSION_START = "hook.session_start"
 _PAGE = 5000
 # Usage events read per step back from a session's end in ``latest_context``: the latest
 # main-chain response is nearly always among the last few (subagents interleave a handful).
@@ -37,10 +36,48 @@ def _count(payload: dict[str, Any], name: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """Percentages of the context window: the lifecycle's WARNING and CRITICAL, and where
+    compression is considered."""
+
+    warning_pct: float = 75.0
+    critical_pct: float = 90.0
+    compress_pct: float = 75.0
+
+    def to_json(self) -> dict[str, float]:
+        return {"warning_pct": self.warning_pct, "critical_pct": self.critical_pct, "compress_pct": self.compress_pct}
+
+
+@dataclass
+class PerCall:
+    """Count, sum, min and max of one figure over the calls."""
+
+    count: int = 0
+    total: int = 0
+    low: int | None = None
+    high: int | None = None
+
+    def add(self, value: int) -> None:
+        self.count += 1
+        self.total += value
+        self.low = value if self.low is None else min(self.low, value)
+        self.high = value if self.high is None else max(self.high, value)
+
+    def to_json(self) -> dict[str, Any]:
+        average = round(self.total / self.count, 1) if self.count else None
+        return {"avg": average, "min": self.low, "max": self.high}
+
+
 @dataclass
 class UsageFigures:
+    """The figures of a session (``agent`` None: context from the main chain, totals from every
+    agent) or of one agent of it (everything from that agent's own calls)."""
+
     session: str
+    agent: str | None = None
     model: str | None = None
+    declared_model: str | None = None  # from Claude Code's SessionStart hook
     context_tokens: int | None = None
     reported_window: int | None = None
     calls: int = 0
@@ -49,9 +86,17 @@ class UsageFigures:
     cache_creation_tokens: int = 0
     cache_read_tokens: int = 0
     last_ts: int | None = None
+    prompt_per_call: PerCall = field(default_factory=PerCall)
+    output_per_call: PerCall = field(default_factory=PerCall)
 
     def add(self, event: Event) -> None:
         payload = event.payload
+        if event.kind == SESSION_START:
+            if isinstance(payload.get("model"), str) and payload["model"]:
+                self.declared_model = payload["model"]
+            return
+        if self.agent is not None and (event.agent or MAIN_AGENT) != self.agent:
+            return
         if payload.get("revision") is True:
             # More output of a response counted before, found once the response went on after
             # a followed file was read to its end (daemon/importers/claude_code.py).
@@ -67,7 +112,8 @@ class UsageFigures:
             self.cache_creation_tokens += _count(payload, "cache_creation_tokens")
             self.cache_read_tokens += _count(payload, "cache_read_tokens")
         self.output_tokens += _count(payload, "output_tokens")
-        if event.agent not in (None, MAIN_AGENT) or payload.get("sidechain") is True:
+        self.output_per_call.add(_count(payload, "output_tokens"))
+        if self.agent is None and (event.agent not in (None, MAIN_AGENT) or payload.get("sidechain") is True):
             return
         if "context_tokens" in payload:
             self.context_tokens = _count(payload, "context_tokens")
@@ -75,6 +121,7 @@ class UsageFigures:
             self.context_tokens = sum(
                 _count(payload, name) for name in ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
             )
+        self.prompt_per_call.add(self.context_tokens)
         if isinstance(payload.get("model"), str):
             self.model = payload["model"]
         window = _count(payload, "context_window")
@@ -82,40 +129,77 @@ class UsageFigures:
             self.reported_window = window
         self.last_ts = event.ts
 
-    @property
-    def window(self) -> tuple[int, str]:
-        """The context window and where it came from: reported, model or default (assumed)."""
+    def window(self, explicit: int | None = None, overrides: Mapping[str, int] | None = None) -> tuple[int, str]:
+        """The context window and where it came from: ``agent`` (its own setting), ``reported``
+        (with the usage, as Codex does), ``model`` (a ``[1m]`` model), ``config``, ``table``,
+        ``observed`` (a prompt larger than the table's window was seen: 1M), or ``default``
+        (assumed)."""
+        if explicit:
+            return explicit, "agent"
         if self.reported_window:
             return self.reported_window, "reported"
-        if self.model is not None and self.model.endswith(LONG_CONTEXT_SUFFIX):
-            return LONG_WINDOW, "model"
-        return DEFAULT_WINDOW, "default"
+        declared = self.declared_model
+        model = declared if declared and declared.endswith(LONG_CONTEXT_SUFFIX) else self.model or declared
+        window, source = known_window(model, overrides)
+        largest = self.prompt_per_call.high or 0
+        if source in ("table", "default") and window < largest <= LONG_WINDOW:
+            # A prompt larger than the window it was said to fit: the model ran as its 1M variant
+            # (the API reports the model without Claude Code's `[1m]`).
+            return LONG_WINDOW, "observed"
+        return window, source
 
-    def to_json(self) -> dict[str, Any]:
-        window, source = self.window
-        fill = None if self.context_tokens is None else round(100 * self.context_tokens / window, 1)
-        return {
-            "session": self.session,
-            "model": self.model,
-            "context_tokens": self.context_tokens,
-            "context_window": window,
+    def fill_pct(self, window: int) -> float | None:
+        return None if self.context_tokens is None else round(100 * self.context_tokens / window, 1)
+
+    def to_json(
+        self,
+        window: tuple[int, str] | None = None,
+        thresholds: Thresholds | None = None,
+    ) -> dict[str, Any]:
+        size, source = window or self.window()
+        limits = thresholds or Thresholds()
+        context = self.context_tokens
+        document: dict[str, Any] = {"session": self.session}
+        if self.agent is not None:
+            document["agent"] = self.agent
+        document |= {
+            "model": self.model or self.declared_model,
+            "context_tokens": context,
+            "context_window": size,
             "window_source": source,
-            "fill_pct": fill,
+            "fill_pct": self.fill_pct(size),
+            "headroom_tokens": None if context is None else max(size - context, 0),
+            "thresholds": limits.to_json(),
+            "tokens_until": {
+                name: None if context is None else max(round(size * pct / 100) - context, 0)
+                for name, pct in (
+                    ("warning", limits.warning_pct),
+                    ("critical", limits.critical_pct),
+                    ("compression", limits.compress_pct),
+                )
+            },
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_tokens": self.cache_creation_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "calls": self.calls,
+            "per_call": {
+                "context_tokens": self.prompt_per_call.to_json(),
+                "output_tokens": self.output_per_call.to_json(),
+            },
             "last_usage_ts": None if self.last_ts is None else format_ts(self.last_ts),
         }
+        return document
 
 
-async def session_usage(store: EventStore, session: str) -> UsageFigures:
-    """The figures of one session (a full name), reading its usage events page by page."""
-    figures = UsageFigures(session)
+async def session_usage(store: EventStore, session: str, agent: str | None = None) -> UsageFigures:
+    """The figures of one session (a full name), or of one agent of it, reading its usage
+    events page by page."""
+    figures = UsageFigures(session, agent)
     after = 0
     while True:
-        page = await store.query(EventQuery(session=session, kinds=("usage",), after_seq=after, limit=_PAGE))
+        query = EventQuery(session=session, kinds=("usage", SESSION_START), after_seq=after, limit=_PAGE)
+        page = await store.query(query)
         for event in page:
             figures.add(event)
         if len(page) < _PAGE:
@@ -123,15 +207,18 @@ async def session_usage(store: EventStore, session: str) -> UsageFigures:
         after = page[-1].seq
 
 
-async def latest_context(store: EventStore, session: str) -> UsageFigures:
-    """The context figures (model, context tokens, window) of one session, cheaply.
+async def latest_context(store: EventStore, session: str, agent: str | None = None) -> UsageFigures:
+    """The context figures (model, context tokens, window) of one session, or of one agent of
+    it, cheaply.
 
     Reads the session's usage events backwards, a few at a time, until the latest main-chain
     response is among them, and folds those in order with :meth:`UsageFigures.add`: the same
     model, fill and window as :func:`session_usage` gives, at a cost that does not grow with the
     session. The cumulative counts cover the events read only; use ``session_usage`` for them.
     """
-    figures = UsageFigures(session)
+    figures = UsageFigures(session, agent)
+    for event in await store.query(EventQuery(session=session, kinds=(SESSION_START,), order="desc", limit=1)):
+        figures.add(event)
     before: int | None = None
     while True:
         page = await store.query(

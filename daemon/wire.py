@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.usage import UsageFigures
 from store.base import SessionInfo, Stats, VerifyReport
 from store.events import format_ts
 
@@ -18,11 +17,12 @@ class RawJson:
 
 
 def session_json(
-    info: SessionInfo, meta: dict[str, Any] | None = None, context: UsageFigures | None = None
+    info: SessionInfo, meta: dict[str, Any] | None = None, fill: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """A session's counts, with where it came from (its first ``session.meta`` payload) and how
-    full its context is (``daemon.usage.latest_context``); those fields are null when unknown."""
-    fill = context.to_json() if context is not None and context.context_tokens is not None else {}
+    full its context is (``UsageFigures.to_json`` of ``daemon.usage.latest_context``); those
+    fields are null when unknown."""
+    fill = fill or {}
     return {
         "session": info.session,
         "events": info.events,

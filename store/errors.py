@@ -92,6 +92,14 @@ class Busy(TokaError):
     exit_code = 1
 
 
+class Conflict(TokaError):
+    """The request does not fit the current state: a lifecycle transition the agent's state
+    does not allow, a write that expected another version."""
+
+    code = "conflict"
+    exit_code = 6
+
+
 def _family(cls: type[TokaError]) -> list[type[TokaError]]:
     return [cls] + [sub for child in cls.__subclasses__() for sub in _family(child)]
 

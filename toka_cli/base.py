@@ -1,7 +1,7 @@
 """The one Typer factory, and the one place where errors become messages and exit codes.
 
 Exit codes (DESIGN.md): 0 success, 1 failure, 2 usage or config error, 3 not found, 4 daemon
-unavailable, 5 integrity failure. ``TOKA_DEBUG=1`` re-raises, so the traceback shows.
+unavailable, 5 integrity failure, 6 conflict. ``TOKA_DEBUG=1`` re-raises, so the traceback shows.
 """
 
 from __future__ import annotations

@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from toka_cli.base import make_app
-from toka_cli.commands import admin, config, daemon, events, hooks, inspect, sessions, transfer, usage, watch
+from toka_cli.commands import (
+    admin,
+    agent,
+    config,
+    daemon,
+    events,
+    handoff,
+    hooks,
+    inspect,
+    sessions,
+    transfer,
+    usage,
+    watch,
+)
 
 app = make_app(
     "Toka: a tamper-evident event log and context manager for AI agents.\n\n"
-    "Exit codes: 0 ok, 1 failure, 2 usage or config error, 3 not found, 4 daemon unavailable, 5 integrity failure."
+    "Exit codes: 0 ok, 1 failure, 2 usage or config error, 3 not found, 4 daemon unavailable, 5 integrity failure,"
+    " 6 conflict (the current state does not allow it)."
 )
 inspect.register(app)
 sessions.register(app)
@@ -16,6 +30,8 @@ transfer.register(app)
 watch.register(app)
 usage.register(app)
 hooks.register(app)
+app.add_typer(agent.app)
+handoff.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
 app.add_typer(admin.app)

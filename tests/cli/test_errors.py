@@ -168,6 +168,6 @@ def test_exit_codes_are_in_the_help() -> None:
     assert result.returncode == 0
     assert (
         "Exit codes: 0 ok, 1 failure, 2 usage or config error, 3 not found, 4 daemon unavailable,"
-        " 5 integrity failure." in " ".join(result.stdout.split())
+        " 5 integrity failure, 6 conflict (the current state does not allow it)." in " ".join(result.stdout.split())
     )
     assert not (home() / "toka.db").exists()  # the help never starts the daemon

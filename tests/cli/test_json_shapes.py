@@ -167,6 +167,7 @@ def test_status_json(example: str) -> None:
         "subscribers": 0,
         "commits": "<commits>",
         "watch": None,
+        "agents_at_risk": [],
     }
 
 
@@ -308,6 +309,11 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "daemon.max_line_bytes", "value": 4194304, "source": "default", "help": "<help>"},
             {"key": "daemon.shutdown_deadline", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "daemon.start_timeout", "value": 10.0, "source": "default", "help": "<help>"},
+            {"key": "lifecycle.warning_pct", "value": 75.0, "source": "default", "help": "<help>"},
+            {"key": "lifecycle.critical_pct", "value": 90.0, "source": "default", "help": "<help>"},
+            {"key": "lifecycle.on_critical", "value": "notify", "source": "default", "help": "<help>"},
+            {"key": "lifecycle.max_handoffs", "value": 5, "source": "default", "help": "<help>"},
+            {"key": "models.windows", "value": {}, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
         ]
     }

@@ -10,9 +10,11 @@ import pytest
 from cli_support import invoke
 from transcripts import TRANSCRIPTS, shared_or_skip
 
+from daemon.client import Client
 
-def record(session: str, payload: dict[str, Any], agent: str = "main") -> None:
-    result = invoke("record", session, "usage", json.dumps(payload), "--agent", agent)
+
+def record(session: str, payload: dict[str, Any], agent: str = "main", kind: str = "usage") -> None:
+    result = invoke("record", session, kind, json.dumps(payload), "--agent", agent)
     assert result.exit_code == 0, result.stderr
 
 
@@ -33,21 +35,50 @@ def test_fill_is_the_latest_main_prompt_and_totals_are_every_call() -> None:
     record("s", anthropic(5, 200, 1000, 70))
     record("s", anthropic(7, 9000, 0, 30), agent="explorer")  # a subagent: its own window
     record("s", anthropic(3, 0, 0, 20, sidechain=True))  # an inline sidechain, likewise
+    context = 5 + 200 + 1000
     assert usage_json("s") == {
         "session": "s",
         "model": "claude-opus-4-6",
-        "context_tokens": 5 + 200 + 1000,
+        "context_tokens": context,
         "context_window": 200_000,
-        "window_source": "default",
+        "window_source": "table",
         "fill_pct": 0.6,
+        "headroom_tokens": 200_000 - context,
+        "thresholds": {"warning_pct": 75.0, "critical_pct": 90.0, "compress_pct": 75.0},
+        "tokens_until": {"warning": 150_000 - context, "critical": 180_000 - context, "compression": 150_000 - context},
         "input_tokens": 25,
         "output_tokens": 170,
         "cache_creation_tokens": 10_200,
         "cache_read_tokens": 1000,
         "calls": 4,
+        "per_call": {
+            "context_tokens": {"avg": (1010 + context) / 2, "min": 1010, "max": context},
+            "output_tokens": {"avg": 42.5, "min": 20, "max": 70},
+        },
         "last_usage_ts": usage_json("s")["last_usage_ts"],
+        "state": "ACTIVE",
     }
-    assert "window assumed" in invoke("usage", "s").stdout
+    assert "window assumed" not in invoke("usage", "s").stdout
+
+
+def test_an_unknown_model_gets_the_default_window_shown_as_assumed() -> None:
+    record("u", {"model": "house-model-7", "input_tokens": 500, "output_tokens": 10})
+    figures = usage_json("u")
+    assert (figures["context_window"], figures["window_source"]) == (200_000, "default")
+    assert "window assumed (model unknown)" in invoke("usage", "u").stdout
+
+
+def test_config_windows_override_the_table(toka_home: Path) -> None:
+    (toka_home / "config.toml").write_text('[models]\nwindows = { "house-model" = 32000 }\n')
+    record("c", {"model": "house-model-7", "input_tokens": 8000, "output_tokens": 10})
+    figures = usage_json("c")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (32_000, "config", 25.0)
+
+
+def test_a_prompt_larger_than_the_tables_window_means_the_1m_variant() -> None:
+    record("big", anthropic(10, 0, 300_000, 5))
+    figures = usage_json("big")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (1_000_000, "observed", 30.0)
 
 
 def test_a_reported_window_and_openai_counts() -> None:
@@ -123,3 +154,15 @@ def test_figures_of_each_claude_code_fixture_match_the_raw_file(name: str) -> No
         assert context in [f["context_tokens"] for f in latest]
     for name_ in totals:
         assert sum(f[name_] for f in figures) == totals[name_], name_
+
+
+def test_session_starts_model_with_the_1m_suffix_sets_the_window() -> None:
+    """Claude Code's SessionStart hook names the model as chosen (`[1m]`); usage names it bare."""
+    record("h", {"session_id": "h", "hook_event_name": "SessionStart", "model": "claude-opus-4-6[1m]"},
+           kind="hook.session_start")  # fmt: skip
+    record("h", anthropic(10, 0, 250_000, 5))
+    figures = usage_json("h")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (1_000_000, "model", 25.0)
+    with Client() as client:
+        [session] = client.call("sessions.list")["sessions"]
+    assert (session["context_window"], session["fill_pct"]) == (1_000_000, 25.0)

@@ -60,7 +60,9 @@ def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value."
 
 
 def _shown(value: object, separator: str) -> str:
-    """A value for people: a list as its items (one per line for `get`, so scripts can read it)."""
+    """A value for people: a list or table as its items (one per line for `get`, for scripts)."""
+    if isinstance(value, dict):
+        return separator.join(f"{k}={v}" for k, v in value.items())
     return separator.join(value) if isinstance(value, tuple) else str(value)
 
 

@@ -31,6 +31,9 @@ def status(json_: JsonOpt = False) -> None:
         ("sessions", info["sessions"]),
         ("clients", f"{info['clients']} connected, {info['subscribers']} following"),
     ]
+    for agent in info.get("agents_at_risk", []):
+        fill = "" if agent["fill_pct"] is None else f" at {agent['fill_pct']}%"
+        rows.append((f"agent {agent['state']}", f"{agent['id']}{fill}: {agent['detail'] or '-'}"))
     watch = info.get("watch")
     if watch is not None:
         missing = f", missing: {', '.join(watch['missing'])}" if watch["missing"] else ""

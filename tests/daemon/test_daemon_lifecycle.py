@@ -1,0 +1,109 @@
+"""Lifecycle on real transcripts: imported Claude Code sessions move their main agent to WARNING
+and CRITICAL at the first response whose context crosses 75% and 90% of the window, as the raw
+JSON says; a restarted daemon rebuilds the same states and figures from the log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_support import Spawned
+from transcripts import TRANSCRIPTS, shared_or_skip
+
+from daemon.transfer import import_files
+
+WINDOW = 200_000
+
+
+def _main_chain_prompts(path: Path) -> dict[str, list[tuple[str, int]]]:
+    """By session: (message id, prompt tokens) of each main-chain response, in file order, read
+    from the raw lines: one entry per message id and request id, synthetic and error records
+    left out."""
+    seen: set[tuple[str, str]] = set()
+    prompts: dict[str, list[tuple[str, int]]] = {}
+    for line in path.read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        message = record.get("message")
+        if record.get("type") != "assistant" or record.get("isSidechain") or not isinstance(message, dict):
+            continue
+        usage = message.get("usage")
+        if not isinstance(usage, dict) or message.get("model") == "<synthetic>" or record.get("isApiErrorMessage"):
+            continue
+        response = (message.get("id"), record.get("requestId"))
+        if response in seen:
+            continue
+        seen.add(response)
+        prompt = sum(
+            usage.get(name) or 0 for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        prompts.setdefault(record["sessionId"], []).append((message["id"], prompt))
+    return prompts
+
+
+def _main_transcripts() -> list[Path]:
+    if not TRANSCRIPTS.exists():
+        return []
+    folder = TRANSCRIPTS / "claude"
+    return sorted(p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
+
+
+def _first_over(prompts: list[tuple[str, int]], pct: float) -> str | None:
+    return next((mid for mid, prompt in prompts if 100 * prompt / WINDOW >= pct), None)
+
+
+def _first_change_to(changes: list[dict[str, Any]], states: tuple[str, ...]) -> dict[str, Any] | None:
+    return next((c for c in changes if c["payload"]["to"] in states), None)
+
+
+@pytest.mark.parametrize("path", _main_transcripts() or [TRANSCRIPTS / "claude"], ids=lambda p: p.name[:40])
+def test_imported_sessions_cross_thresholds_at_the_first_response_over_them(daemon: Spawned, path: Path) -> None:
+    shared_or_skip("fixtures", "transcripts", "claude")
+    by_session = _main_chain_prompts(path)
+    if not by_session or max(p for prompts in by_session.values() for _, p in prompts) > WINDOW:
+        pytest.skip("no main-chain usage within a 200k window in this transcript")
+    with daemon.client() as client:
+        import_files(client, [path])
+        for session, prompts in by_session.items():
+            changes = [e for e in client.iter_events(session=session, kinds=["lifecycle"]) if e["agent"] == "main"]
+
+            def cause(change: dict[str, Any] | None) -> str | None:
+                if change is None:
+                    return None
+                return str(client.call("events.get", id=change["payload"]["cause"])["payload"]["message_id"])
+
+            assert cause(_first_change_to(changes, ("WARNING", "CRITICAL"))) == _first_over(prompts, 75), session
+            assert cause(_first_change_to(changes, ("CRITICAL",))) == _first_over(prompts, 90), session
+
+
+def test_some_fixture_crosses_the_warning_threshold() -> None:
+    """The test above is not vacuous: at least one transcript's main agent goes WARNING."""
+    shared_or_skip("fixtures", "transcripts", "claude")
+    assert any(_first_over(prompts, 75) for p in _main_transcripts() for prompts in _main_chain_prompts(p).values())
+
+
+def test_a_restarted_daemon_rebuilds_states_and_figures(spawn: Any) -> None:
+    folder = shared_or_skip("fixtures", "transcripts", "claude")
+    daemon = spawn()
+    with daemon.client() as client:
+        import_files(client, [folder])
+        client.call("agents.spawn", type="scripted", model="claude-sonnet-4-5")
+        agents = {a["id"]: a for a in client.call("agents.list")["agents"]}
+        spawned = next(a for a in agents if a.startswith("scripted-"))
+        client.call("agents.usage", agent=spawned, input_tokens=100, cache_read_tokens=170_000)
+        client.call("agents.pause", agent=spawned)
+        before = {a["id"]: (a["state"], a["fill_pct"]) for a in client.call("agents.list")["agents"]}
+        sessions = sorted({agent.split("/")[0] for agent in agents if "/" in agent})
+        usage_before = {s: client.call("usage", session=s) for s in sessions}
+    daemon.stop()
+    daemon = spawn()
+    with daemon.client() as client:
+        after = {a["id"]: (a["state"], a["fill_pct"]) for a in client.call("agents.list")["agents"]}
+        usage_after = {s: client.call("usage", session=s) for s in usage_before}
+    assert after == before
+    assert before[spawned] == ("PAUSED", 85.0)
+    assert usage_after == usage_before

@@ -1,0 +1,160 @@
+"""`toka agent spawn|list|show|pause|resume|terminate|usage`: agents and their lifecycle."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from daemon.client import Client
+from toka_cli.base import make_app
+from toka_cli.commands.usage import _print_agents
+from toka_cli.options import JsonOpt
+from toka_cli.output import console, print_json
+from toka_cli.render import key_values, percent, short_ts
+
+app = make_app("Agents: spawn them, follow their context fill and lifecycle, pause, resume, terminate.", name="agent")
+AgentArg = Annotated[str, typer.Argument(help="An agent id (frontend-v2-3f9a, or SESSION/NAME), or a unique prefix.")]
+
+
+def _show(agent: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(agent)
+        return
+    fill = "no usage recorded"
+    if agent["context_tokens"] is not None:
+        fill = f"{agent['context_tokens']:,} of {agent['context_window']:,} tokens ({percent(agent['fill_pct'])})"
+    if agent["window_source"] == "default":
+        fill += ", window assumed (model unknown)"
+    rows = [
+        ("agent", agent["id"]),
+        ("state", agent["state"] + (f" ({agent['reason']})" if agent["reason"] else "")),
+        ("detail", agent["detail"] or "-"),
+        ("session", agent["session"]),
+        ("type", f"{agent['type'] or '-'} v{agent['version']}" if agent["spawned"] else "implicit (from its session)"),
+        ("role", agent["role"] or "-"),
+        ("trace", agent["trace"] or "-"),
+        ("model", agent["model"] or "-"),
+        ("context", fill),
+        ("thresholds", "warning {warning_pct:g}%, critical {critical_pct:g}%".format(**agent["thresholds"])),
+        ("policy at critical", agent["policy"]),
+        ("handoffs in trace", agent["handoffs_in_trace"]),
+        ("predecessor", agent["predecessor"] or "-"),
+        ("successor", agent["successor"] or "-"),
+    ]
+    console().print(key_values(rows))
+    for change in agent.get("history", []):
+        reason = f" {change['reason']}" if change.get("reason") else ""
+        line = f"{short_ts(change['ts'])}  {change['from']} -> {change['to']}{reason}  {change.get('detail') or ''}"
+        console().print(line, highlight=False, markup=False)
+
+
+@app.command()
+def spawn(
+    type_: Annotated[str, typer.Option("--type", "-t", help="What the agent does, e.g. frontend.")],
+    role: Annotated[str | None, typer.Option(help="Its role in words.")] = None,
+    model: Annotated[str | None, typer.Option(help="The model it runs on (sets the window from the table).")] = None,
+    window: Annotated[int | None, typer.Option(min=1, help="Its context window in tokens, over the model's.")] = None,
+    warning: Annotated[float | None, typer.Option(help="WARNING at this % of the window (default 75).")] = None,
+    critical: Annotated[float | None, typer.Option(help="CRITICAL at this % of the window (default 90).")] = None,
+    policy: Annotated[
+        str | None, typer.Option(help="At CRITICAL: notify, or handoff to a successor (lifecycle.on_critical).")
+    ] = None,
+    session: Annotated[str | None, typer.Option(help="The session it records into (default: its id).")] = None,
+    trace: Annotated[str | None, typer.Option(help="The trace it belongs to (default: a new one).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Register a new agent; each spawn of a type within a trace gets the next version."""
+    args: dict[str, Any] = {
+        "type": type_,
+        "role": role,
+        "model": model,
+        "window": window,
+        "warning_pct": warning,
+        "critical_pct": critical,
+        "policy": policy,
+        "session": session,
+        "trace": trace,
+    }
+    with Client() as client:
+        agent = client.call("agents.spawn", **{k: v for k, v in args.items() if v is not None})
+    if json_:
+        print_json(agent)
+    else:
+        typer.echo(agent["id"])
+
+
+@app.command("list")
+def list_(
+    trace: Annotated[str | None, typer.Option(help="Only this trace.")] = None,
+    state: Annotated[str | None, typer.Option(help="Only agents in this state, e.g. CRITICAL.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Every agent, those at risk first (ERROR, CRITICAL, WARNING, ...), then by fill."""
+    args: dict[str, Any] = {k: v for k, v in {"trace": trace, "state": state}.items() if v is not None}
+    with Client() as client:
+        agents = client.call("agents.list", **args)["agents"]
+    if json_:
+        print_json({"agents": agents})
+    else:
+        _print_agents(agents)
+
+
+@app.command()
+def show(agent: AgentArg, json_: JsonOpt = False) -> None:
+    """One agent: state and why, context fill, thresholds, trace, and its lifecycle history."""
+    with Client() as client:
+        _show(client.call("agents.get", agent=agent), json_)
+
+
+@app.command()
+def pause(agent: AgentArg, json_: JsonOpt = False) -> None:
+    """Pause an agent: usage is still recorded, its state stays PAUSED until resumed."""
+    with Client() as client:
+        _show(client.call("agents.pause", agent=agent), json_)
+
+
+@app.command()
+def resume(agent: AgentArg, json_: JsonOpt = False) -> None:
+    """Resume a paused agent, in the state its context fill calls for."""
+    with Client() as client:
+        _show(client.call("agents.resume", agent=agent), json_)
+
+
+@app.command()
+def terminate(
+    agent: AgentArg,
+    reason: Annotated[
+        str, typer.Option(help="TASK_COMPLETED, MANUAL_TERMINATION, TIMEOUT, ... (see `toka agent --help`).")
+    ] = "MANUAL_TERMINATION",
+    detail: Annotated[str | None, typer.Option(help="Why, in words.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """End an agent; TERMINATED is final."""
+    args: dict[str, Any] = {"agent": agent, "reason": reason} | ({"detail": detail} if detail else {})
+    with Client() as client:
+        _show(client.call("agents.terminate", **args), json_)
+
+
+@app.command("usage")
+def usage_(
+    agent: AgentArg,
+    input_: Annotated[int, typer.Option("--input", min=0, help="Input tokens of the call.")] = 0,
+    output: Annotated[int, typer.Option(min=0, help="Output tokens.")] = 0,
+    cache_read: Annotated[int, typer.Option(min=0, help="Cache-read input tokens.")] = 0,
+    cache_creation: Annotated[int, typer.Option(min=0, help="Cache-creation input tokens.")] = 0,
+    model: Annotated[str | None, typer.Option(help="The model that answered.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Report one call's usage by hand; the agent's state follows its context fill."""
+    args: dict[str, Any] = {
+        "agent": agent,
+        "input_tokens": input_,
+        "output_tokens": output,
+        "cache_read_tokens": cache_read,
+        "cache_creation_tokens": cache_creation,
+    }
+    if model:
+        args["model"] = model
+    with Client() as client:
+        _show(client.call("agents.usage", **args), json_)

@@ -1,0 +1,155 @@
+"""`toka handoff create|show|list|chain|stats|verify` and `toka note`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from daemon.client import Client
+from store.errors import IntegrityError, UsageError
+from toka_cli.base import make_app
+from toka_cli.options import JsonOpt, SessionArg
+from toka_cli.output import console, note, print_json
+from toka_cli.render import percent, short_ts, table
+
+app = make_app("Handoff documents: build, show, list, walk a trace's chain, check against the log.", name="handoff")
+IdArg = Annotated[str, typer.Argument(help="A handoff id (its event id), or a unique prefix of one.")]
+FORMATS = ("markdown", "prompt", "json")
+NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo")
+
+
+@app.command()
+def create(
+    target: Annotated[str, typer.Argument(help="A session (its main agent) or an agent id.")],
+    write: Annotated[Path | None, typer.Option(help="Also write the markdown to this file.")] = None,
+    force: Annotated[bool, typer.Option(help="Let --write replace an existing file.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Build the handoff document from the log as it stands, store it, and print its markdown."""
+    if write is not None and write.exists() and not force:
+        raise UsageError(f"{write} exists", "add --force to replace it, or choose another --write path")
+    with Client() as client:
+        handoff = client.call("handoffs.create", target=target)
+    if write is not None:
+        write.write_text(handoff["markdown"], encoding="utf-8")
+        note(f"wrote {write}")
+    if json_:
+        print_json(handoff)
+    else:
+        typer.echo(handoff["markdown"], nl=False)
+        note(f"handoff {handoff['id'][:12]} stored")
+
+
+@app.command()
+def show(
+    handoff_id: IdArg,
+    format_: Annotated[str, typer.Option("--format", "-f", help="markdown, prompt or json.")] = "markdown",
+) -> None:
+    """Print a stored handoff: markdown for people, the continuation prompt, or its JSON."""
+    if format_ not in FORMATS:
+        raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(FORMATS)}")
+    with Client() as client:
+        handoff = client.call("handoffs.get", id=handoff_id)
+    if format_ == "json":
+        print_json(handoff)
+    else:
+        typer.echo(handoff[format_], nl=False)
+
+
+def _print_rows(rows: list[dict[str, Any]]) -> None:
+    grid = table("handoff", "when", "trace", "from", "to", "reason", "fill", "active")
+    for row in rows:
+        grid.add_row(
+            row["id"][:12],
+            short_ts(row["ts"]),
+            row["trace"] or "-",
+            row["predecessor"] or "-",
+            row["successor"] or "-",
+            row["reason"] or "manual",
+            percent(row["fill_pct"]),
+            "yes" if row["active"] else "",
+        )
+    console().print(grid)
+
+
+@app.command("list")
+def list_(
+    trace: Annotated[str | None, typer.Option(help="Only this trace.")] = None,
+    active: Annotated[bool, typer.Option("--active", help="Only the latest handoff of each trace.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Stored handoffs, oldest first."""
+    args: dict[str, Any] = {"active": active} | ({"trace": trace} if trace else {})
+    with Client() as client:
+        rows = client.call("handoffs.list", **args)["handoffs"]
+    if json_:
+        print_json({"handoffs": rows})
+    else:
+        _print_rows(rows)
+
+
+@app.command()
+def chain(trace: Annotated[str, typer.Argument(help="A trace id.")], json_: JsonOpt = False) -> None:
+    """A trace: its agents by version and the handoffs between them."""
+    with Client() as client:
+        found = client.call("handoffs.chain", trace=trace)
+    if json_:
+        print_json(found)
+        return
+    for agent in found["agents"]:
+        reason = f" ({agent['reason']})" if agent["reason"] else ""
+        console().print(f"v{agent['version']}  {agent['id']}  {agent['state']}{reason}", highlight=False, markup=False)
+    _print_rows(found["handoffs"])
+
+
+@app.command()
+def stats(json_: JsonOpt = False) -> None:
+    """How many handoffs, by reason, and the average fill and completion at handoff."""
+    with Client() as client:
+        figures = client.call("handoffs.stats")
+    if json_:
+        print_json(figures)
+        return
+    for key, value in figures.items():
+        console().print(f"{key}: {value}", highlight=False, markup=False)
+
+
+@app.command()
+def verify(handoff_id: IdArg, json_: JsonOpt = False) -> None:
+    """Check that the document is intact and that the log still gives it; exit 5 if not."""
+    with Client() as client:
+        report = client.call("handoffs.verify", id=handoff_id)
+    if json_:
+        print_json(report)
+    elif report["ok"]:
+        console().print(f"ok: handoff {report['id'][:12]} matches the log (digest {report['digest'][:16]})")
+    if not report["ok"]:
+        raise IntegrityError(
+            f"handoff {report['id'][:12]}: " + "; ".join(report["problems"]), "rebuild it with `toka handoff create`"
+        )
+
+
+def note_(
+    session: SessionArg,
+    kind: Annotated[str, typer.Argument(help="decision, rejected, assumption, constraint, dependency or todo.")],
+    text: Annotated[str, typer.Argument(help="The note.")],
+    reason: Annotated[str | None, typer.Option(help="Why: the reason for a decision, or for rejecting a path.")] = None,
+    agent: Annotated[str | None, typer.Option(help="The agent that notes it (default main).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Add a note the next handoff document lists: decisions, rejected paths, assumptions, constraints."""
+    if kind not in NOTE_KINDS:
+        raise UsageError(f"unknown note kind {kind!r}", f"use one of: {', '.join(NOTE_KINDS)}")
+    with Client() as client:
+        event = client.note(session, kind, text, reason=reason, agent=agent)
+    if json_:
+        print_json(event)
+    else:
+        note(f"noted {kind} as event {event['seq']}")
+
+
+def register(app_: typer.Typer) -> None:
+    app_.add_typer(app)
+    app_.command("note")(note_)
