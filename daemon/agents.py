@@ -16,6 +16,7 @@ import logging
 import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from daemon.config import Settings
@@ -44,8 +45,9 @@ _PAGE = 5000
 
 
 class Lifecycle:
-    def __init__(self, store: EventStore, append: Append, settings: Settings) -> None:
+    def __init__(self, store: EventStore, append: Append, settings: Settings, markdown_dir: Path | None = None) -> None:
         self.store = store
+        self.markdown_dir = markdown_dir  # where handoffs are also written as markdown, if anywhere
         self.append = append
         self.settings = settings
         self.defaults = Thresholds(settings.warning_pct, settings.critical_pct)

@@ -50,6 +50,9 @@ class Settings:
         ("notify", "handoff"),
     )
     max_handoffs: int = _setting(5, "lifecycle", "handoffs allowed per trace; the next one puts the agent in ERROR")
+    save_markdown: bool = _setting(
+        False, "handoff", "also write each handoff's markdown to handoffs/<trace>/<id>.md in the data dir"
+    )
     windows: dict[str, int] = _setting(
         {},
         "models",
@@ -92,6 +95,8 @@ def coerce(name: str, value: Any, source: str) -> Any:
         return _coerce_list(name, value, source)
     if kind is dict:
         return _coerce_windows(name, value, source)
+    if kind is bool:
+        return _coerce_bool(name, value, source)
     try:
         if isinstance(value, str) and kind is not str:
             value = kind(value)
@@ -107,6 +112,17 @@ def coerce(name: str, value: Any, source: str) -> Any:
     if isinstance(value, (int, float)) and value <= 0:
         raise ConfigError(f"{key_of(name)} from {source} must be positive, got {value!r}")
     return value
+
+
+_BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+
+def _coerce_bool(name: str, value: Any, source: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _BOOLEANS:
+        return _BOOLEANS[value.strip().lower()]
+    raise ConfigError(f"{key_of(name)} from {source} must be true or false, got {value!r}")
 
 
 def _coerce_list(name: str, value: Any, source: str) -> tuple[str, ...]:

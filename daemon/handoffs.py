@@ -1,7 +1,9 @@
 """Handoffs in the log: built from an agent's session (daemon/handoff/), stored as ``handoff``
 events, listed, walked as chains, and checked against the log they were built from.
 
-A ``handoff`` event belongs to the session of the agent that hands off. Its payload holds the
+A ``handoff`` event belongs to the session of the agent that hands off, and is not part of
+the documents built from that session later: building twice from the same log gives the same
+document (and the same event, keyed by its digest). Its payload holds the
 trace, the predecessor (that agent's id), the successor (the agent spawned to continue, or
 null for a document made by hand), the reason, the document (``Handoff.to_json``) and its two
 renders, markdown and the continuation prompt. The handoff's id is the event's id. The latest
@@ -10,7 +12,9 @@ handoff of a trace is its active one: the one the trace continues from.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.handoff import HandoffBuilder, Request, Subject, document_digest, first_request
@@ -24,6 +28,8 @@ from store.events import Event, format_ts, parse_new_event, parse_ts
 if TYPE_CHECKING:
     from daemon.agents import Lifecycle
 
+log = logging.getLogger("toka.daemon")
+
 # Events of a trace's first session read to find its original request.
 _FIRST_EVENTS = 500
 _PAGE = 5000
@@ -36,7 +42,8 @@ async def build_handoff(
     store = lifecycle.store
     builder = HandoffBuilder(original_request=await _original_request(lifecycle, agent))
     async for event in store.replay(agent.session):
-        builder.add(event)
+        if event.kind != HANDOFF:
+            builder.add(event)
     figures = await session_usage(store, agent.session, agent.name if agent.spawned else None)
     figures.model = figures.model or agent.model
     window = figures.window(agent.window, lifecycle.settings.windows)
@@ -71,7 +78,20 @@ async def build_handoff(
         "payload": payload,
     }
     [result] = await lifecycle.append([parse_new_event(stored)])
+    if lifecycle.markdown_dir is not None:
+        _write_markdown(lifecycle.markdown_dir, result.event)
     return result.event
+
+
+def _write_markdown(folder: Path, event: Event) -> None:
+    """``<folder>/<trace>/<id>.md``; a failure is logged, the handoff stands."""
+    trace = str(event.payload["trace"]).replace("/", "_").replace("\\", "_").lstrip(".") or "_"
+    target = folder / trace / f"{event.id[:16]}.md"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(event.payload["markdown"], encoding="utf-8")
+    except OSError as exc:
+        log.warning("handoff %s not written to %s: %s", event.id[:12], target, exc)
 
 
 async def _original_request(lifecycle: Lifecycle, agent: Agent) -> Request | None:
@@ -190,5 +210,6 @@ async def _rebuild(lifecycle: Lifecycle, event: Event, document: dict[str, Any],
     request = None if original is None else Request(original["text"], original["event"], parse_ts(original["ts"]))
     builder = HandoffBuilder(original_request=request)
     async for item in lifecycle.store.replay(event.session, to_seq=head_seq):
-        builder.add(item)
+        if item.kind != HANDOFF:
+            builder.add(item)
     return builder.finish(subject, document.get("usage")).digest

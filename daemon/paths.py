@@ -56,6 +56,11 @@ class Paths(_Dirs):
         return self.data_dir / "watch"
 
     @property
+    def handoffs(self) -> Path:
+        """Handoff documents as markdown, when ``handoff.save_markdown`` asks for them."""
+        return self.data_dir / "handoffs"
+
+    @property
     def config_file(self) -> Path:
         return self.config_dir / "config.toml"
 

@@ -137,7 +137,8 @@ class Daemon:
         self.store = store
         self.hub = Hub()
         self.committer = GroupCommitter(store, self._committed)
-        self.lifecycle = Lifecycle(store, self.committer.append, settings)
+        markdown_dir = paths.handoffs if settings.save_markdown else None
+        self.lifecycle = Lifecycle(store, self.committer.append, settings, markdown_dir)
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.started = time.monotonic()
         self.clients = 0
