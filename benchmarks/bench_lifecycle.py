@@ -97,7 +97,9 @@ def main() -> None:
     for name in times:
         f = result[name]
         print(f"{name:>9}: p50 {f['p50_us']} µs, p95 {f['p95_us']} µs, mean {f['mean_us']} µs (n={f['n']})")
-    print(f"usage / plain p50: {result['usage_ratio_p50']}× (target ≤ {TARGET}×): {'PASS' if result['pass'] else 'SHORT'}")
+    print(
+        f"usage / plain p50: {result['usage_ratio_p50']}× (target ≤ {TARGET}×): {'PASS' if result['pass'] else 'SHORT'}"
+    )
     print(f"crossing / plain p50: {result['crossing_ratio_p50']}× ({lifecycle_events} lifecycle events)")
 
 

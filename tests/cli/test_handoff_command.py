@@ -134,7 +134,9 @@ def test_errors(handoff: dict[str, Any], args: tuple[str, ...], code: int, messa
         ("agents.terminate", {"reason": "SLEEPY"}, "unknown termination reason"),
     ],
 )
-def test_the_protocol_refuses_bad_agent_requests_and_stores_nothing(op: str, args: dict[str, Any], message: str) -> None:
+def test_the_protocol_refuses_bad_agent_requests_and_stores_nothing(
+    op: str, args: dict[str, Any], message: str
+) -> None:
     from store.errors import UsageError
 
     with Client() as client:

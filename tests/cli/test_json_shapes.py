@@ -313,6 +313,7 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "lifecycle.critical_pct", "value": 90.0, "source": "default", "help": "<help>"},
             {"key": "lifecycle.on_critical", "value": "notify", "source": "default", "help": "<help>"},
             {"key": "lifecycle.max_handoffs", "value": 5, "source": "default", "help": "<help>"},
+            {"key": "handoff.save_markdown", "value": False, "source": "default", "help": "<help>"},
             {"key": "models.windows", "value": {}, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
         ]
