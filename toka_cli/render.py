@@ -80,6 +80,25 @@ def gist(payload: dict[str, Any], width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def fill_line(figures: dict[str, Any]) -> str:
+    """``14,170 of 200,000 tokens (7.1%)``, saying so when the window is assumed."""
+    if figures.get("context_tokens") is None:
+        return "no usage recorded"
+    line = f"{figures['context_tokens']:,} of {figures['context_window']:,} tokens ({figures['fill_pct']}%)"
+    if figures.get("window_source") == "default":
+        line += ", window assumed (model unknown)"
+    return line
+
+
+def agents_table(agents: list[dict[str, Any]]) -> Table:
+    grid = table("agent", "state", "fill", "context", "window", "model")
+    for agent in agents:
+        context = "-" if agent["context_tokens"] is None else f"{agent['context_tokens']:,}"
+        window = f"{agent['context_window']:,}"
+        grid.add_row(agent["id"], agent["state"], percent(agent["fill_pct"]), context, window, agent["model"] or "-")
+    return grid
+
+
 def size(n: int) -> str:
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):

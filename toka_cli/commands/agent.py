@@ -8,10 +8,9 @@ import typer
 
 from daemon.client import Client
 from toka_cli.base import make_app
-from toka_cli.commands.usage import _print_agents
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, print_json
-from toka_cli.render import key_values, percent, short_ts
+from toka_cli.render import agents_table, fill_line, key_values, short_ts
 
 app = make_app("Agents: spawn them, follow their context fill and lifecycle, pause, resume, terminate.", name="agent")
 AgentArg = Annotated[str, typer.Argument(help="An agent id (frontend-v2-3f9a, or SESSION/NAME), or a unique prefix.")]
@@ -21,11 +20,6 @@ def _show(agent: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print_json(agent)
         return
-    fill = "no usage recorded"
-    if agent["context_tokens"] is not None:
-        fill = f"{agent['context_tokens']:,} of {agent['context_window']:,} tokens ({percent(agent['fill_pct'])})"
-    if agent["window_source"] == "default":
-        fill += ", window assumed (model unknown)"
     rows = [
         ("agent", agent["id"]),
         ("state", agent["state"] + (f" ({agent['reason']})" if agent["reason"] else "")),
@@ -35,7 +29,7 @@ def _show(agent: dict[str, Any], as_json: bool) -> None:
         ("role", agent["role"] or "-"),
         ("trace", agent["trace"] or "-"),
         ("model", agent["model"] or "-"),
-        ("context", fill),
+        ("context", fill_line(agent)),
         ("thresholds", "warning {warning_pct:g}%, critical {critical_pct:g}%".format(**agent["thresholds"])),
         ("policy at critical", agent["policy"]),
         ("handoffs in trace", agent["handoffs_in_trace"]),
@@ -97,7 +91,7 @@ def list_(
     if json_:
         print_json({"agents": agents})
     else:
-        _print_agents(agents)
+        console().print(agents_table(agents))
 
 
 @app.command()

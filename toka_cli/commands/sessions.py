@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from daemon.client import Client
 from toka_cli.options import JsonOpt, LimitOpt, SessionArg
 from toka_cli.output import console, print_json
-from toka_cli.render import key_values, percent, short_path, short_ts, table, top
+from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top
 
 
 def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
@@ -52,17 +50,11 @@ def show(session: SessionArg, json_: JsonOpt = False) -> None:
         ("source", info["source"] or "-"),
         ("project", info["project"] or "-"),
         ("model", info["model"] or "-"),
-        ("context", _context(info)),
+        ("context", fill_line(info)),
         ("agents", top(info["agents"], 10) or "-"),
         ("kinds", top(info["kinds"], 10)),
     ]
     console().print(key_values(rows))
-
-
-def _context(info: dict[str, Any]) -> str:
-    if info["context_tokens"] is None:
-        return "-"
-    return f"{info['context_tokens']:,} of {info['context_window']:,} tokens ({percent(info['fill_pct'])})"
 
 
 def register(app: typer.Typer) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from daemon.client import Client
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, print_json
-from toka_cli.render import key_values, percent
+from toka_cli.render import agents_table, fill_line, key_values
 
 
 def usage(
@@ -26,23 +26,18 @@ def usage(
             if json_:
                 print_json({"agents": agents})
             else:
-                _print_agents(agents)
+                console().print(agents_table(agents))
             return
         figures = client.call("usage", target=target)
     if json_:
         print_json(figures)
         return
-    context = "no usage recorded"
-    if figures["context_tokens"] is not None:
-        context = f"{figures['context_tokens']:,} of {figures['context_window']:,} tokens ({figures['fill_pct']}%)"
-        if figures["window_source"] == "default":
-            context += ", window assumed (model unknown)"
     until = figures["tokens_until"]
     rows = [
         ("agent" if "agent" in figures else "session", figures.get("agent") or figures["session"]),
         ("state", figures.get("state") or "-"),
         ("model", figures["model"] or "-"),
-        ("context", context),
+        ("context", fill_line(figures)),
         ("headroom", _tokens(figures["headroom_tokens"])),
         ("until warning", _tokens(until["warning"])),
         ("until critical", _tokens(until["critical"])),
@@ -58,23 +53,6 @@ def usage(
 
 def _tokens(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
-
-
-def _print_agents(agents: list[dict[str, Any]]) -> None:
-    from toka_cli.render import table
-
-    grid = table("agent", "state", "fill", "context", "window", "model")
-    for agent in agents:
-        context = "-" if agent["context_tokens"] is None else f"{agent['context_tokens']:,}"
-        grid.add_row(
-            agent["id"],
-            agent["state"],
-            percent(agent["fill_pct"]),
-            context,
-            f"{agent['context_window']:,}",
-            agent["model"] or "-",
-        )
-    console().print(grid)
 
 
 def register(app: typer.Typer) -> None:
