@@ -43,6 +43,13 @@ STEP_MS = 30
 # Every so often all files are looked at again, notified or not.
 RESCAN_S = 10.0
 SUFFIX = ".jsonl"
+# How both watchers ask watchfiles to notify: grouped changes, and an empty set every RESCAN_S.
+NOTIFY: dict[str, Any] = {
+    "debounce": DEBOUNCE_MS,
+    "step": STEP_MS,
+    "yield_on_timeout": True,
+    "rust_timeout": int(RESCAN_S * 1000),
+}
 
 Changes = set[tuple[Any, str]]
 
@@ -93,7 +100,10 @@ class Watching:
             files += [path for path in found if self._wanted(path) and path not in files]
         return files
 
-    def changed(self, changes: Changes) -> list[Path]:
+    def targets(self, changes: Changes) -> list[Path]:
+        """The files a set of changes concerns; every file on a rescan (no changes: a timeout)."""
+        if not changes:
+            return self.all_files()
         return sorted({Path(name) for _, name in changes if self._wanted(Path(name))})
 
 
@@ -153,17 +163,8 @@ def follow(
 
     try:
         ingest_all(watching.all_files())
-        notices = watch(
-            *roots,
-            debounce=DEBOUNCE_MS,
-            step=STEP_MS,
-            stop_event=stop,
-            yield_on_timeout=True,
-            rust_timeout=int(RESCAN_S * 1000),
-            raise_interrupt=False,
-        )
-        for changes in notices:
-            ingest_all(watching.changed(changes) if changes else watching.all_files())
+        for changes in watch(*roots, stop_event=stop, raise_interrupt=False, **NOTIFY):
+            ingest_all(watching.targets(changes))
     finally:
         client.close()
 
@@ -219,16 +220,8 @@ class DaemonWatcher:
         watching = Watching(roots, self._exclude)
         log.info("watching %s", ", ".join(map(str, roots)))
         await self._ingest_all(watching.all_files())
-        notices = awatch(
-            *roots,
-            debounce=DEBOUNCE_MS,
-            step=STEP_MS,
-            stop_event=stop,
-            yield_on_timeout=True,
-            rust_timeout=int(RESCAN_S * 1000),
-        )
-        async for changes in notices:
-            await self._ingest_all(watching.changed(changes) if changes else watching.all_files())
+        async for changes in awatch(*roots, stop_event=stop, **NOTIFY):
+            await self._ingest_all(watching.targets(changes))
 
     async def _ingest_all(self, paths: Iterable[Path]) -> None:
         for path in paths:
