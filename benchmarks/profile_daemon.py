@@ -6,7 +6,10 @@ the event loop and one more on each connection thread (the store functions it ru
 wrapped), drives the chosen workload from other processes, stops the daemon with SIGTERM and
 prints the top functions of each thread by own time.
 
-    python benchmarks/profile_daemon.py batched|concurrent|sequential|replay [--top 25]
+    python benchmarks/profile_daemon.py batched|concurrent|sequential|replay|import [--top 25]
+
+``import`` runs ``toka import``'s own code (daemon.transfer) over the largest Claude Code fixture,
+replicated as bench_import.py does (``--events`` is then the number of copies).
 
 Profiling slows Python code down by 1.5-3x, so read the shares, not the absolute times.
 """
@@ -86,6 +89,11 @@ def drive(workload: str, top: int, events: int) -> None:
         sizes = bench.Sizes(events, 1, max(1, events // bench.CLIENTS), events, 50, events, 1, 10_000, 50)
         if workload == "replay":
             bench.build_log(home, "big", events)
+        if workload == "import":
+            import bench_import
+
+            transcript = work / "import.jsonl"
+            bench_import.replicate(bench_import.largest("claude"), transcript, events, "claude-code")
         command = [sys.executable, str(Path(__file__).resolve()), "--serve", str(out)]
         with bench.DaemonProcess(home, command) as daemon:
             start = time.perf_counter()
@@ -118,6 +126,11 @@ def drive(workload: str, top: int, events: int) -> None:
                     worker.join()
             elif workload == "replay":
                 print(bench.replay_in_child("daemon", home.root, "big"), file=sys.stderr)
+            elif workload == "import":
+                from daemon.transfer import import_files
+
+                with daemon.client() as client:
+                    events = import_files(client, [transcript], "claude-code").events
             elapsed = time.perf_counter() - start
         print(f"{workload}: {events:,} events in {elapsed:.2f}s under the profiler\n")
         for path in sorted(out.glob("*.prof")):
@@ -129,11 +142,11 @@ def drive(workload: str, top: int, events: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workload", choices=["batched", "concurrent", "sequential", "replay"])
+    parser.add_argument("workload", choices=["batched", "concurrent", "sequential", "replay", "import"])
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--events", type=int, help="events to send (default depends on workload)")
     args = parser.parse_args()
-    default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "replay": 200_000}
+    default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "replay": 200_000, "import": 6}
     drive(args.workload, args.top, args.events or default[args.workload])
 
 

@@ -72,9 +72,28 @@ def m002_session_projections(db: sqlite3.Connection) -> None:
     )
 
 
+def m003_blobs_by_rowid(db: sqlite3.Connection) -> None:
+    # The same columns in a rowid table. A WITHOUT ROWID table keeps whole rows in the b-tree it
+    # sorts by digest, which pays for rows of a few hundred bytes at most; payloads run to
+    # kilobytes, and a random digest order then moves so much data per insert that writing the
+    # blobs of an import took three times as long as it does in a rowid table.
+    db.execute("ALTER TABLE blobs RENAME TO blobs_without_rowid")
+    db.execute(
+        """CREATE TABLE blobs (
+            digest TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            codec INTEGER NOT NULL,
+            data BLOB NOT NULL
+        )"""
+    )
+    db.execute("INSERT INTO blobs SELECT digest, size, codec, data FROM blobs_without_rowid")
+    db.execute("DROP TABLE blobs_without_rowid")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
+    m003_blobs_by_rowid,
 ]
 
 

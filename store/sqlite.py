@@ -50,6 +50,10 @@ Durability = Literal["normal", "full"]
 COMPRESS_FROM = 1024
 CODEC_RAW, CODEC_ZLIB = 0, 1
 BUSY_TIMEOUT_MS = 5000
+# The writer's page cache (SQLite's default is 2 MiB): every append inserts into the id and
+# key indexes at random places, and each page of them not in the cache is read again. Memory
+# is taken only as the database grows.
+WRITER_CACHE_KIB = 32 * 1024
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
 # the size the file is cut back to when it starts over; and the size at which the writer stops
 # waiting for the background checkpoint to catch up and checkpoints itself.
@@ -62,6 +66,9 @@ _SELECT = (
     "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
     " b.codec, b.data FROM events e LEFT JOIN blobs b ON b.digest = e.digest"
 )
+
+# The values of a JSON array bound as one parameter: an IN list of any length in one statement.
+_JSON_LIST = "(SELECT value FROM json_each(?))"
 
 
 def _parents(text: str) -> tuple[str, ...]:
@@ -318,6 +325,7 @@ def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
     # When the WAL starts over, cut the file back, so that its size says how much it holds.
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
+    db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
     if migrate(db) and done:
         # An upgraded database may hold events that a projection table added by the upgrade has
         # never seen: rebuild them all from the log, or sessions and heads would start empty.
@@ -344,16 +352,12 @@ def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> li
             row = db.execute("SELECT head FROM sessions WHERE session = ?", (session,)).fetchone()
             return row[0] if row else None
 
-        def one(sql: str, params: Sequence[Any]) -> Event | None:
-            row = db.execute(_SELECT + sql, params).fetchone()
+        def by_id(event_id: str) -> Event | None:
+            row = db.execute(_SELECT + " WHERE e.id = ?", (event_id,)).fetchone()
             return _event(row) if row else None
 
-        sealer = Sealer(
-            next_seq,
-            head_of,
-            lambda s, k: one(" WHERE e.session = ? AND e.key = ?", (s, k)),
-            lambda i: one(" WHERE e.id = ?", (i,)),
-        )
+        held = _held_keys(db, batch)
+        sealer = Sealer(next_seq, head_of, lambda s, k: held.get((s, k)), by_id)
         results = sealer.seal_all(batch)
         if sealer.sealed:
             _write_blobs(db, sealer.sealed)
@@ -373,17 +377,33 @@ def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> li
     return results
 
 
+def _held_keys(db: sqlite3.Connection, batch: list[NewEvent]) -> dict[tuple[str, str], Event]:
+    """The committed events that hold the batch's idempotency keys, by (session, key): one
+    query per session of the batch instead of one per event."""
+    keys: dict[str, list[str]] = defaultdict(list)
+    for new in batch:
+        if new.key is not None:
+            keys[new.session].append(new.key)
+    held = {}
+    for session, names in keys.items():
+        rows = db.execute(_SELECT + " WHERE e.session = ? AND e.key IN " + _JSON_LIST, (session, json.dumps(names)))
+        for row in rows:
+            held[(session, row[8])] = _event(row)
+    return held
+
+
 def _write_blobs(db: sqlite3.Connection, sealed: list[SealedEvent]) -> None:
+    # Large payloads stored already are left out before they are compressed for nothing.
+    large = [item.event.digest for item in sealed if len(item.payload_bytes) >= COMPRESS_FROM]
+    sql = "SELECT digest FROM blobs WHERE digest IN " + _JSON_LIST
+    stored_already = {row[0] for row in db.execute(sql, (json.dumps(large),))}
     rows = {}
     for item in sealed:
         name, data = item.event.digest, item.payload_bytes
-        if name in rows:
+        if name in rows or name in stored_already:
             continue
         codec, stored = CODEC_RAW, data
         if len(data) >= COMPRESS_FROM:
-            # Skip the compression work for a large payload that is stored already.
-            if db.execute("SELECT 1 FROM blobs WHERE digest = ?", (name,)).fetchone():
-                continue
             packed = zlib.compress(data, 6)
             if len(packed) < len(data):
                 codec, stored = CODEC_ZLIB, packed

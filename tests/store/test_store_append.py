@@ -186,6 +186,20 @@ async def test_keys_are_unique_within_a_session_only(store: EventStore) -> None:
     assert a.event.id != b.event.id
 
 
+async def test_a_batch_over_several_sessions_finds_each_held_key_in_its_own_session(store: EventStore) -> None:
+    held = await store.append([ev("a", key="k1"), ev("a", key="k2"), ev("b", key="k1")])
+
+    results = await store.append(
+        [ev("a", key="k2"), ev("b", key="k2"), ev("a", key="k3"), ev("b", key="k1"), ev("c", key="k1")]
+    )
+
+    assert [r.created for r in results] == [False, True, True, False, True]
+    assert results[0].event == held[1].event
+    assert results[3].event == held[2].event
+    assert [r.event.seq for r in results if r.created] == [4, 5, 6]
+    assert len(await everything(store)) == 6
+
+
 async def test_appending_an_event_whose_explicit_parents_give_an_existing_id_returns_it(
     store: EventStore,
 ) -> None:

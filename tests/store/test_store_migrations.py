@@ -16,7 +16,7 @@ from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
 from store.migrations import MIGRATIONS
-from store.sqlite import CODEC_RAW, SqliteStore
+from store.sqlite import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM, SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
@@ -31,6 +31,7 @@ FINAL_SCHEMA = [
         "CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL",
     ),
     ("index", "events_session_seq", "events", "CREATE INDEX events_session_seq ON events (session, seq)"),
+    ("index", "sqlite_autoindex_blobs_1", "blobs", None),
     ("index", "sqlite_autoindex_events_1", "events", None),
     ("index", "sqlite_autoindex_toka_migrations_1", "toka_migrations", None),
     (
@@ -38,7 +39,7 @@ FINAL_SCHEMA = [
         "blobs",
         "blobs",
         "CREATE TABLE blobs ( digest TEXT PRIMARY KEY, size INTEGER NOT NULL, codec INTEGER NOT NULL,"
-        " data BLOB NOT NULL ) WITHOUT ROWID",
+        " data BLOB NOT NULL )",
     ),
     (
         "table",
@@ -105,7 +106,7 @@ def file_hash(path: Path) -> str:
 
 def test_the_pinned_schema_has_one_migration_per_step() -> None:
     # Keeps FINAL_SCHEMA honest: when a migration is added, this fails until the pin is updated.
-    assert [m.__name__ for m in MIGRATIONS] == ["m001_events", "m002_session_projections"]
+    assert [m.__name__ for m in MIGRATIONS] == ["m001_events", "m002_session_projections", "m003_blobs_by_rowid"]
 
 
 async def test_a_blank_database_reaches_the_exact_final_schema(db_path: Path, open_sqlite: OpenSqlite) -> None:
@@ -185,9 +186,38 @@ async def test_an_old_database_upgrades_to_the_full_schema(db_path: Path, open_s
     assert report.ok and report.events == 4
 
 
+async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
+    db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as old_toka:  # a database as a toka of the first two steps left it
+        old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:2])
+        async with open_sqlite(db_path) as store:
+            await store.append(
+                [
+                    NewEvent("s1", "message", {"text": "hi"}),
+                    NewEvent("s1", "tool.result", {"output": "line\n" * COMPRESS_FROM}),
+                ]
+            )
+            before = await store.query(EventQuery())
+    with raw(db_path) as db:
+        blobs = db.execute("SELECT * FROM blobs ORDER BY digest").fetchall()
+    assert sorted(codec for _, _, codec, _ in blobs) == [CODEC_RAW, CODEC_ZLIB]
+
+    async with open_sqlite(db_path) as store:
+        after = await store.query(EventQuery())
+        report = await store.verify()
+
+    assert schema(db_path) == FINAL_SCHEMA
+    assert [name for _, name, _ in recorded(db_path)[0]][-1] == "m003_blobs_by_rowid"
+    with raw(db_path) as db:
+        assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs
+    assert after == before
+    assert report.ok and report.events == 2
+
+
 @pytest.mark.parametrize(
     "records",
-    [["m999_future"], ["m001_events", "m002_session_projections", "m003_later"]],
+    [["m999_future"], ["m001_events", "m002_session_projections", "m003_blobs_by_rowid", "m004_later"]],
     ids=["unknown step", "more steps"],
 )
 async def test_a_database_from_a_newer_toka_is_refused_and_left_untouched(
