@@ -79,9 +79,10 @@ async def agents_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 
 @op("agents.spawn")
 async def agents_spawn(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    fields = {name: args.get(name) for name in ("type", "role", "model", "window", "policy", "session", "trace")}
+    names = ("type", "role", "model", "window", "policy", "auto_compress", "session", "trace")
+    fields = {name: args.get(name) for name in names}
     fields |= {name: args.get(name) for name in ("warning_pct", "critical_pct")}
-    for name in ("role", "model", "session", "trace", "policy"):
+    for name in ("role", "model", "session", "trace", "policy", "auto_compress"):
         _arg(args, name, str)
     agent = await ctx.daemon.lifecycle.spawn(fields)
     return await agent_json(ctx, agent)

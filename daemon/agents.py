@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from daemon.compression import COMPRESSION, Compressor
+from daemon.compression import POLICIES as COMPRESSION_POLICIES
 from daemon.config import Settings
 from daemon.lifecycle import (
     FILL_STATES,
@@ -56,6 +58,7 @@ class Lifecycle:
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._current: int | None = None  # the seq of the event being evaluated
+        self.compressor = Compressor(self)
         self._evaluated = asyncio.Condition()
 
     async def load(self) -> None:
@@ -74,7 +77,7 @@ class Lifecycle:
         for event in events:
             if event.kind in (SPAWN, LIFECYCLE, HANDOFF):
                 self.agents.apply(event)
-            elif event.kind in ("usage", SESSION_START):
+            elif event.kind in ("usage", SESSION_START, COMPRESSION):
                 self._queue.append(event)
                 self._wake.set()
 
@@ -124,14 +127,25 @@ class Lifecycle:
     async def _evaluate(self, event: Event) -> None:
         agent = self.agents.implicit(event.session, event.agent)
         figures = self._figures(agent)
-        figures.add(event)
+        if event.kind == COMPRESSION:
+            # Until the agent's next call reports its real prompt, its context is what the
+            # compression left (daemon/compression.py).
+            if not isinstance(event.payload.get("tokens_after"), int):
+                return
+            figures.context_tokens = event.payload["tokens_after"]
+        else:
+            figures.add(event)
+            if event.kind != "usage" or event.payload.get("revision") is True:
+                return
         context = figures.context_tokens
-        if event.kind != "usage" or event.payload.get("revision") is True or context is None:
+        if context is None:
             return
         if agent.state not in (*FILL_STATES, "INITIALIZING"):
             return  # paused, handing off, terminated: usage is recorded, the state stays
         window, _ = self.window(agent)
         fill = 100 * context / window
+        if event.kind == "usage":
+            self.compressor.consider(agent, fill)
         target = fill_state(fill, agent.thresholds)
         if target == agent.state:
             return
@@ -179,6 +193,10 @@ class Lifecycle:
         policy = args.get("policy") or self.settings.on_critical
         if policy not in POLICIES:
             raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(POLICIES)}")
+        auto_compress = args.get("auto_compress") or self.settings.auto_compress
+        if auto_compress not in ("off", *COMPRESSION_POLICIES):
+            choices = ", ".join(("off", *COMPRESSION_POLICIES))
+            raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
         payload = {
             "agent": name,
             "type": agent_type,
@@ -189,6 +207,7 @@ class Lifecycle:
             "window": window,
             "thresholds": thresholds.to_json(),
             "policy": policy,
+            "auto_compress": auto_compress,
             "predecessor": args.get("predecessor"),
             "handoff": args.get("handoff"),
             "continuation": args.get("continuation"),
@@ -260,6 +279,7 @@ class Lifecycle:
             "window": agent.window,
             "thresholds": agent.thresholds.to_json(),
             "policy": agent.policy,
+            "auto_compress": agent.auto_compress,
             "predecessor": agent.id,
             "handoff": handoff.id,
             "continuation": handoff.payload.get("prompt"),

@@ -53,6 +53,31 @@ class Settings:
     save_markdown: bool = _setting(
         False, "handoff", "also write each handoff's markdown to handoffs/<trace>/<id>.md in the data dir"
     )
+    policy: str = _setting(
+        "summarize",
+        "compression",
+        "how `toka compress` and automatic compression shrink a session: fifo, window, summarize or importance",
+        ("fifo", "window", "summarize", "importance"),
+    )
+    trigger_pct: float = _setting(
+        75.0, "compression", "context fill (% of the window) from which compression is considered"
+    )
+    target_pct: float = _setting(37.5, "compression", "context fill (% of the window) compression aims at")
+    min_messages: int = _setting(20, "compression", "new messages a session needs since its last compression")
+    min_interval_s: float = _setting(1800.0, "compression", "seconds between two compressions of a session")
+    auto_compress: str = _setting(
+        "off",
+        "compression",
+        "compress a spawned agent's session by itself at the trigger (off, or a policy); per agent with"
+        " `toka agent spawn --auto-compress`",
+        ("off", "fifo", "window", "summarize", "importance"),
+    )
+    summarizer: str = _setting(
+        "builtin",
+        "compression",
+        "builtin (extractive, offline), or a command that reads the text on stdin and writes the summary on stdout",
+    )
+    summarizer_timeout: float = _setting(30.0, "compression", "seconds an external summarizer may take")
     windows: dict[str, int] = _setting(
         {},
         "models",

@@ -94,6 +94,7 @@ class Agent:
     window: int | None = None  # its own setting, over every other source
     thresholds: Thresholds = field(default_factory=Thresholds)
     policy: str = "notify"
+    auto_compress: str | None = None  # a compression policy the daemon runs at the trigger
     predecessor: str | None = None
     successor: str | None = None
     state: str = "ACTIVE"
@@ -121,6 +122,7 @@ class Agent:
             "reason": self.reason,
             "detail": self.detail,
             "policy": self.policy,
+            "auto_compress": self.auto_compress,
             "predecessor": self.predecessor,
             "successor": self.successor,
         }
@@ -205,6 +207,7 @@ def _spawned(session: str, payload: dict[str, Any], defaults: Thresholds) -> Age
             compress_pct=limits.get("compress_pct", defaults.compress_pct),
         ),
         policy=payload.get("policy") or "notify",
+        auto_compress=payload.get("auto_compress"),
         predecessor=payload.get("predecessor"),
         state="INITIALIZING",
     )

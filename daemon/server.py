@@ -24,7 +24,7 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from daemon import agent_ops, handoff_ops, ops  # noqa: F401 - they register the agents.* and handoffs.* operations
+from daemon import agent_ops, context_ops, handoff_ops, ops  # noqa: F401 - they register their operations
 from daemon.agents import Lifecycle
 from daemon.commit import GroupCommitter
 from daemon.config import Settings, load_settings

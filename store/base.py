@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from store.errors import Ambiguous, InvalidEvent, NotFound
 from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
@@ -281,6 +281,10 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     async def get_by_seq(self, seq: int) -> Event: ...
+
+    @abc.abstractmethod
+    async def payload(self, digest: str) -> tuple[str, dict[str, Any]]:
+        """(full digest, payload) of a stored payload, by its blake3 digest or a unique prefix."""
 
     @abc.abstractmethod
     async def query(self, query: EventQuery) -> list[Event]: ...

@@ -6,8 +6,10 @@ canonical bytes, as SQLite keeps them, so verify checks the same things here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from store.base import (
     AppendResult,
@@ -82,6 +84,11 @@ class MemoryStore(EventStore):
             return self._by_id[event_id]
         found = [i for i in self._by_id if i.startswith(event_id.lower())] if event_id else []
         return self._by_id[resolve_prefix(event_id, found, "event")]
+
+    async def payload(self, digest: str) -> tuple[str, dict[str, Any]]:
+        found = [d for d in self._blobs if d.startswith(digest.lower())] if digest else []
+        full = resolve_prefix(digest, found, "payload")
+        return full, json.loads(self._blobs[full])
 
     async def get_by_seq(self, seq: int) -> Event:
         if 1 <= seq <= len(self._events):

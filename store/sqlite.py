@@ -231,6 +231,9 @@ class SqliteStore(EventStore):
     async def get(self, event_id: str) -> Event:
         return await self._read(_get, event_id)
 
+    async def payload(self, digest: str) -> tuple[str, dict[str, Any]]:
+        return await self._read(_payload, digest)
+
     async def get_by_seq(self, seq: int) -> Event:
         rows = await self._read(_fetch, _SELECT + " WHERE e.seq = ?", [seq])
         if not rows:
@@ -479,6 +482,21 @@ def _get(db: sqlite3.Connection, event_id: str) -> Event:
         rows = db.execute(_SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g")).fetchall()
     by_id = {row[1]: row for row in rows}
     return _event(by_id[resolve_prefix(event_id, list(by_id), "event")])
+
+
+def _payload(db: sqlite3.Connection, digest: str) -> tuple[str, dict[str, Any]]:
+    prefix = digest.lower()
+    rows = []
+    if prefix and all(c in "0123456789abcdef" for c in prefix):  # digests are lowercase hex: a range scan
+        rows = db.execute(
+            "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6", (prefix, prefix + "g")
+        ).fetchall()
+    by_digest = {row[0]: row for row in rows}
+    found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
+    try:
+        return found[0], json.loads(_decode_blob(found[1], found[2]))
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
 
 
 def _sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:

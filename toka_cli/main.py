@@ -6,6 +6,7 @@ from toka_cli.base import make_app
 from toka_cli.commands import (
     admin,
     agent,
+    compress,
     config,
     daemon,
     events,
@@ -32,6 +33,7 @@ usage.register(app)
 hooks.register(app)
 app.add_typer(agent.app)
 handoff.register(app)
+compress.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
 app.add_typer(admin.app)

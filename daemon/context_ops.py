@@ -1,0 +1,71 @@
+"""The ``compress``, ``context`` and ``blobs.get`` operations (docs/protocol.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from daemon.agent_ops import known_agents
+from daemon.compression import Compress
+from daemon.context import assemble
+from daemon.ops import Context, _arg, _required, _session_name, op
+from daemon.usage import MAIN_AGENT
+from store.errors import NotFound
+
+# A context's budget when the request names none: a 200k window less what the model answers.
+DEFAULT_BUDGET = 100_000
+
+
+def _progress(ctx: Context, args: dict[str, Any]) -> Any:
+    """A progress callback sending ``{id, progress: {done, total}}`` lines, when asked for."""
+    if not _arg(args, "progress", bool, False):
+        return None
+    loop = asyncio.get_running_loop()
+
+    def progress(done: int, total: int) -> None:
+        loop.create_task(ctx.send({"id": ctx.request_id, "progress": {"done": done, "total": total}}))
+
+    return progress
+
+
+@op("compress")
+async def compress_op(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    """Compress a session (its main agent's, or the agent's own), or say what would be done."""
+    await known_agents(ctx)
+    lifecycle = ctx.daemon.lifecycle
+    settings = ctx.daemon.settings
+    target = _arg(args, "agent", str)
+    if target is None:
+        session = await _session_name(ctx, args)
+        assert session is not None  # required
+        target = session
+    try:
+        agent = lifecycle.agents.find(target)
+    except NotFound:  # a session that reported no usage: its main agent, with the defaults
+        agent = lifecycle.agents.implicit(target, MAIN_AGENT)
+    request = Compress(
+        policy=_arg(args, "policy", str) or settings.policy,
+        target_pct=float(_arg(args, "target_pct", (int, float)) or settings.target_pct),
+        dry_run=_arg(args, "dry_run", bool, False),
+        force=_arg(args, "force", bool, False),
+    )
+    result = await lifecycle.compressor.run(agent, request, _progress(ctx, args))
+    await asyncio.sleep(0)  # let the last progress line go out before the answer
+    return result
+
+
+@op("context")
+async def context_op(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    session = await _session_name(ctx, args)
+    assert session is not None  # required
+    budget = _arg(args, "budget", int, DEFAULT_BUDGET)
+    policy = _arg(args, "policy", str) or ctx.daemon.settings.policy
+    result = await assemble(ctx.daemon.lifecycle, session, budget, policy, _progress(ctx, args))
+    await asyncio.sleep(0)
+    return result
+
+
+@op("blobs.get")
+async def blobs_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    digest, payload = await ctx.daemon.store.payload(_required(args, "digest", str))
+    return {"digest": digest, "payload": payload}

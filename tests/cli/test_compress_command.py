@@ -1,0 +1,200 @@
+"""`toka compress`, `toka context` and `toka blob show` against a real daemon: compression
+appends and never changes, rate limits and --force, --dry-run, summarizer fall-backs, automatic
+compression and the lifecycle following it, and the assembled context."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke
+from transcripts import shared_or_skip
+
+from daemon.client import Client
+from daemon.paths import resolve_paths
+from daemon.transfer import import_files
+
+LARGEST = "marot__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+LARGEST_SESSION = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+
+
+def _json(*args: str, exit_code: int = 0) -> Any:
+    result = invoke(*args, "--json")
+    assert result.exit_code == exit_code, result.stderr
+    return json.loads(result.stdout)
+
+
+def _config(text: str) -> None:
+    resolve_paths().config_file.write_text(text)
+
+
+def _counts(session: str) -> tuple[int, int]:
+    """(events other than compressions, compressions) of a session."""
+    with Client() as client:
+        events = list(client.iter_events(session=session))
+    compressions = sum(1 for e in events if e["kind"] == "compression")
+    return len(events) - compressions, compressions
+
+
+@pytest.fixture
+def largest() -> str:
+    source = shared_or_skip("fixtures", "transcripts", "claude", LARGEST)
+    with Client() as client:
+        import_files(client, [source])
+    return LARGEST_SESSION
+
+
+@pytest.mark.parametrize("policy", ["fifo", "window", "summarize", "importance"])
+def test_each_policy_reaches_its_target_and_changes_no_event(largest: str, policy: str) -> None:
+    before = _counts(largest)
+    result = _json("compress", largest, "--policy", policy, "--target", "37.5")
+    assert result["stored"] is True and result["policy"] == policy
+    assert result["target_tokens"] == 75_000  # 37.5% of claude-opus-4-6's 200k
+    assert result["tokens_after"] <= result["target_tokens"] < result["tokens_before"]
+    assert result["first_seq"] is not None and result["events_in_range"] > 0
+    assert _counts(largest) == (before[0], 1)
+    assert _json("verify", largest)["ok"] is True
+    if policy in ("summarize", "importance"):
+        assert "Original request" in result["summary"] and "Files changed" in result["summary"]
+
+
+def test_dry_run_stores_nothing(largest: str) -> None:
+    before = _counts(largest)
+    result = _json("compress", largest, "--dry-run")
+    assert (result["stored"], result["id"]) == (False, None)
+    assert result["tokens_after"] < result["tokens_before"]
+    assert _counts(largest) == before
+
+
+def test_the_rate_limits_hold_and_force_overrides_them(largest: str) -> None:
+    assert _json("compress", largest)["stored"] is True
+    again = invoke("compress", largest)
+    assert again.exit_code == 6
+    assert_error(again.stderr, contains="compression.min_interval_s")
+    assert "--force" in again.stderr
+    _config("[compression]\nmin_interval_s = 0.001\n")
+    assert invoke("daemon", "restart").exit_code == 0
+    too_few = invoke("compress", largest)
+    assert too_few.exit_code == 6
+    assert_error(too_few.stderr, contains="compression.min_messages")
+    assert _json("compress", largest, "--force", "--target", "5")["stored"] is True
+
+
+def test_the_agents_state_follows_its_compressed_size() -> None:
+    with Client() as client:
+        agent = client.call("agents.spawn", type="writer", window=20_000)["id"]
+        for i in range(30):
+            client.record(agent, "message", {"role": "user" if i % 2 else "assistant", "text": f"step {i} " * 600})
+        assert client.report_usage(agent, input_tokens=100, cache_read_tokens=18_500)["state"] == "CRITICAL"
+    result = _json("compress", agent, "--policy", "summarize")
+    assert result["stored"] is True
+    with Client() as client:
+        shown = client.call("agents.get", agent=agent)
+    assert shown["state"] in ("ACTIVE", "WARNING") and shown["context_tokens"] == result["tokens_after"]
+    assert shown["history"][-1]["from"] == "CRITICAL"
+
+
+def test_an_agent_compresses_by_itself_at_the_trigger() -> None:
+    with Client() as client:
+        agent = client.call("agents.spawn", type="auto", window=20_000, auto_compress="window")["id"]
+        for i in range(30):
+            client.record(agent, "message", {"role": "user", "text": f"note {i} " * 600})
+        client.report_usage(agent, input_tokens=100, cache_read_tokens=16_000)  # 80%: past the 75% trigger
+        for _ in range(200):
+            found = list(client.iter_events(session=agent, kinds=["compression"]))
+            if found:
+                break
+            time.sleep(0.05)
+    assert found and found[0]["payload"]["trigger"] == "auto" and found[0]["payload"]["policy"] == "window"
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("import sys; sys.exit(3)", "exit"),
+        ("import time; time.sleep(30)", "timed out"),
+        ("pass", "nothing"),
+        ("import sys; sys.stdout.buffer.write(bytes([255, 254, 0]))", "UTF-8"),
+    ],
+    ids=["crash", "hang", "silent", "garbage"],
+)
+def test_a_failing_external_summarizer_falls_back_and_says_why(largest: str, command: str, reason: str) -> None:
+    summarizer = f'{sys.executable} -c "{command}"'
+    _config(f"[compression]\nsummarizer = '{summarizer}'\nsummarizer_timeout = 1.0\n")
+    assert invoke("daemon", "restart").exit_code == 0
+    result = _json("compress", largest, "--dry-run")
+    used = result["summarizer"]
+    assert used["kind"] == "extractive" and reason in used["fallback"]["reason"]
+    assert "Original request" in result["summary"]
+
+
+def test_a_working_external_summarizer_is_used(largest: str) -> None:
+    summarizer = f"{sys.executable} -c \"import sys; print('SUMMARY: ' + sys.stdin.read()[:300])\""
+    _config(f"[compression]\nsummarizer = '''{summarizer}'''\n")
+    assert invoke("daemon", "restart").exit_code == 0
+    result = _json("compress", largest, "--dry-run")
+    assert result["summarizer"]["kind"] == "external" and result["summarizer"]["fallback"] is None
+    assert result["summary"].startswith("SUMMARY: ")
+
+
+def test_context_fits_the_budget_and_says_what_it_left_out(largest: str) -> None:
+    result = invoke("context", largest, "--budget", "20000", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["tokens"] <= 20_000 * (1 - 0.15 - 0.10)
+    assert set(document["parts"]) == {"system", "memory", "summaries", "history"}
+    assert document["left_out"] and all(item["reason"] for item in document["left_out"])
+    included = {item["seq"] for item in document["included"] if item["seq"] is not None}
+    assert not included & {item["seq"] for item in document["left_out"]}
+    messages = json.loads(invoke("context", largest, "--budget", "20000").stdout)
+    assert messages == document["messages"] and all(set(m) == {"role", "content"} for m in messages)
+    text = invoke("context", largest, "--budget", "20000", "--format", "text").stdout
+    assert text.startswith(f"{messages[0]['role']}: ")
+
+
+def test_context_after_a_compression_starts_with_its_summary(largest: str) -> None:
+    stored = _json("compress", largest, "--policy", "summarize")
+    document = json.loads(invoke("context", largest, "--format", "json").stdout)
+    assert document["compressions"] == [stored["id"]]
+    assert document["messages"][0]["content"].startswith(f"[summary of events {stored['first_seq']}-")
+    assert all(item["seq"] is None or item["seq"] > stored["last_seq"] for item in document["included"][1:])
+
+
+def test_blob_show_brings_an_elided_payload_back(largest: str) -> None:
+    result = _json("compress", largest, "--dry-run", "--policy", "summarize")
+    assert result["elided"], "the largest fixture has payloads over 2 KiB"
+    elided = result["elided"][0]
+    assert f"[blob {elided['digest']} {elided['size']}]" in result["summary"]
+    shown = _json("blob", "show", elided["digest"][:16])
+    assert shown["digest"] == elided["digest"]
+    with Client() as client:
+        event = client.call("events.get", seq=elided["seq"])
+    assert shown["payload"] == event["payload"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("compress", EXAMPLE_SESSION, "--policy", "lottery"), 2, "unknown policy"),
+        (("compress", "no-such-session"), 3, "no session matches"),
+        (("context", EXAMPLE_SESSION, "--format", "xml"), 2, "unknown format"),
+        (("context", EXAMPLE_SESSION, "--budget", "10"), 2, "--budget"),
+        (("blob", "show", "0" * 64), 3, "no payload"),
+    ],
+)
+def test_errors(args: tuple[str, ...], code: int, message: str) -> None:
+    import_example()
+    result = invoke(*args)
+    assert result.exit_code == code, result.stderr
+    assert message in result.stderr
+
+
+def test_a_small_session_has_nothing_to_compress(tmp_path: Path) -> None:
+    import_example()
+    result = _json("compress", EXAMPLE_SESSION, "--force")
+    assert (result["stored"], result["first_seq"], result["tokens_saved"]) == (False, None, 0)
+    assert "nothing to compress" in invoke("compress", EXAMPLE_SESSION, "--force").stderr

@@ -1,0 +1,110 @@
+"""`toka compress`, `toka context` and `toka blob show`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from daemon.client import Client
+from store.errors import UsageError
+from toka_cli.base import make_app
+from toka_cli.options import JsonOpt, SessionArg
+from toka_cli.output import console, note, print_json, progress
+from toka_cli.render import key_values
+
+POLICY_HELP = "fifo, window, summarize or importance (default: compression.policy)."
+CONTEXT_FORMATS = ("messages", "text", "json")
+blob_app = make_app("Payloads by digest: what a summary elided as [blob DIGEST SIZE].", name="blob")
+
+
+def compress(
+    session: SessionArg,
+    policy: Annotated[str | None, typer.Option(help=POLICY_HELP)] = None,
+    target: Annotated[
+        float | None, typer.Option(min=1, max=99, help="Aim at this % of the window (default 37.5).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would happen; store nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Compress even within the rate limits.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Compress a session's older events into a summary, without deleting or changing any.
+
+    Appends a `compression` event for a range of the session: the summary, the range, the
+    policy, the tokens before and after. Refused (exit 6) when the session was compressed less
+    than compression.min_interval_s ago or has fewer than compression.min_messages new
+    messages, unless --force.
+    """
+    args: dict[str, Any] = {"session": session, "dry_run": dry_run, "force": force}
+    args |= {k: v for k, v in {"policy": policy, "target_pct": target}.items() if v is not None}
+    with Client() as client, progress("reading the session") as update:
+        result = client.call("compress", progress=update, **args)
+    if json_:
+        print_json(result)
+        return
+    if result["first_seq"] is None:
+        note(f"nothing to compress: {result['tokens_before']:,} tokens fit the target of {result['target_tokens']:,}")
+        return
+    rows = [
+        ("stored", f"yes, event {result['seq']}" if result["stored"] else "no (dry run)"),
+        ("policy", result["policy"]),
+        ("range", f"seq {result['first_seq']} to {result['last_seq']} ({result['events_in_range']} events)"),
+        ("tokens", f"{result['tokens_before']:,} -> {result['tokens_after']:,} (target {result['target_tokens']:,})"),
+        ("saved", f"{result['tokens_saved']:,} ({100 * (1 - result['ratio']):.0f}%)"),
+        ("summarizer", _summarizer(result.get("summarizer"))),
+    ]
+    console().print(key_values(rows))
+    if result.get("summary"):
+        console().print("\n" + result["summary"], highlight=False, markup=False)
+
+
+def _summarizer(used: dict[str, Any] | None) -> str:
+    if used is None:
+        return "-"
+    if used.get("fallback"):
+        return f"extractive (fell back: {used['fallback']['reason']})"
+    return str(used.get("command") or used["kind"])
+
+
+def context(
+    session: SessionArg,
+    budget: Annotated[int, typer.Option(min=1000, help="Tokens the context may take in all.")] = 100_000,
+    policy: Annotated[str | None, typer.Option(help=POLICY_HELP + " Used when the history does not fit.")] = None,
+    format_: Annotated[str, typer.Option("--format", "-f", help="messages, text or json.")] = "messages",
+) -> None:
+    """The working context of a session as an agent should see it now, fitted to a budget."""
+    if format_ not in CONTEXT_FORMATS:
+        raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(CONTEXT_FORMATS)}")
+    args: dict[str, Any] = {"session": session, "budget": budget} | ({"policy": policy} if policy else {})
+    with Client() as client, progress("reading the session") as update:
+        result = client.call("context", progress=update, **args)
+    if format_ == "json":
+        print_json(result)
+    elif format_ == "messages":
+        print_json(result["messages"])
+    else:
+        for message in result["messages"]:
+            typer.echo(f"{message['role']}: {message['content']}\n")
+    if format_ != "json" and result["left_out"]:
+        note(f"{len(result['left_out'])} events left out to fit {budget:,} tokens (see --format json)")
+
+
+@blob_app.command()
+def show(
+    digest: Annotated[str, typer.Argument(help="A payload's blake3 digest, or a unique prefix of one.")],
+    json_: JsonOpt = False,
+) -> None:
+    """Print a stored payload, e.g. one a summary cites as [blob DIGEST SIZE]."""
+    with Client() as client:
+        found = client.call("blobs.get", digest=digest)
+    if json_:
+        print_json(found)
+    else:
+        typer.echo(json.dumps(found["payload"], indent=2, ensure_ascii=False))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(compress)
+    app.command()(context)
+    app.add_typer(blob_app)
