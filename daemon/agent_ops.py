@@ -11,7 +11,7 @@ from daemon.lifecycle import Agent
 from daemon.ops import Context, _arg, _required, op
 from daemon.usage import MAIN_AGENT, latest_context
 from store.base import EventQuery
-from store.errors import UsageError
+from store.errors import NotFound, UsageError
 from store.events import format_ts
 
 # The order `agent list` and `status` show agents in: those closest to trouble first.
@@ -49,6 +49,18 @@ async def known_agents(ctx: Context) -> list[Agent]:
             for name in info.agents or [MAIN_AGENT]:
                 lifecycle.agents.implicit(info.session, name)
     return list(lifecycle.agents)
+
+
+async def agent_or_session(ctx: Context, ref: str) -> Agent:
+    """An agent by id or prefix; else the main agent of a session by name or prefix (made with
+    the defaults when the session has reported no usage)."""
+    await known_agents(ctx)
+    agents = ctx.daemon.lifecycle.agents
+    try:
+        return agents.find(ref)
+    except NotFound:
+        session = (await ctx.daemon.store.session(ref)).session
+        return agents.get(session, MAIN_AGENT) or agents.implicit(session, MAIN_AGENT)
 
 
 def at_risk_first(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -113,7 +113,7 @@ class Compressor:
             policy=request.policy,
             target_tokens=target,
             tokens=lambda event: event_tokens(event, count),
-            redact=lambda text: redact(text).text,
+            redact=lambda text: redact(text, settings.kinds).text,
             summarizer=external,
             timeout_s=settings.summarizer_timeout,
         )

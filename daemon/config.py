@@ -15,6 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
 
@@ -78,6 +79,13 @@ class Settings:
         "builtin (extractive, offline), or a command that reads the text on stdin and writes the summary on stdout",
     )
     summarizer_timeout: float = _setting(30.0, "compression", "seconds an external summarizer may take")
+    kinds: tuple[str, ...] = _setting(
+        REDACT_KINDS,
+        "redaction",
+        "what is redacted from text that leaves the process (summaries, handoffs, external summarizers)",
+        REDACT_KINDS,
+        env="TOKA_REDACT",
+    )
     windows: dict[str, int] = _setting(
         {},
         "models",
@@ -117,7 +125,12 @@ def coerce(name: str, value: Any, source: str) -> Any:
     spec = SETTINGS[name]
     kind: type = type(spec.default) if spec.default is not MISSING else dict
     if kind is tuple:
-        return _coerce_list(name, value, source)
+        items = _coerce_list(name, value, source)
+        unknown = [item for item in items if spec.metadata["choices"] and item not in spec.metadata["choices"]]
+        if unknown:
+            known = ", ".join(spec.metadata["choices"])
+            raise ConfigError(f"{key_of(name)} from {source}: unknown {', '.join(unknown)}", f"known: {known}")
+        return items
     if kind is dict:
         return _coerce_windows(name, value, source)
     if kind is bool:

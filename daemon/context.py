@@ -101,10 +101,13 @@ async def assemble(
             progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
         events.append(event)
     count = estimator()
-    return await asyncio.to_thread(_assemble, events, session, budget, policy, count)
+    kinds = lifecycle.settings.kinds
+    return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds)
 
 
-def _assemble(events: list[Event], session: str, budget: int, policy: str, count: Estimator) -> dict[str, Any]:
+def _assemble(
+    events: list[Event], session: str, budget: int, policy: str, count: Estimator, kinds: tuple[str, ...]
+) -> dict[str, Any]:
     from daemon.compress import compress
     from daemon.redact import redact
     from daemon.tokens import event_tokens
@@ -148,7 +151,7 @@ def _assemble(events: list[Event], session: str, budget: int, policy: str, count
             policy=policy,
             target_tokens=max(history_budget, 0),
             tokens=lambda event: event_tokens(event, count),
-            redact=lambda text: redact(text).text,
+            redact=lambda text: redact(text, kinds).text,
         )
         fitted_by = result.to_json()
         if result.last_seq is not None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from daemon.agent_ops import known_agents
+from daemon.agent_ops import agent_or_session
 from daemon.compression import Compress
 from daemon.context import assemble
 from daemon.ops import Context, _arg, _required, _session_name, op
-from daemon.usage import MAIN_AGENT
-from store.errors import NotFound
 
 # A context's budget when the request names none: a 200k window less what the model answers.
 DEFAULT_BUDGET = 100_000
@@ -31,18 +29,9 @@ def _progress(ctx: Context, args: dict[str, Any]) -> Any:
 @op("compress")
 async def compress_op(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     """Compress a session (its main agent's, or the agent's own), or say what would be done."""
-    await known_agents(ctx)
     lifecycle = ctx.daemon.lifecycle
     settings = ctx.daemon.settings
-    target = _arg(args, "agent", str)
-    if target is None:
-        session = await _session_name(ctx, args)
-        assert session is not None  # required
-        target = session
-    try:
-        agent = lifecycle.agents.find(target)
-    except NotFound:  # a session that reported no usage: its main agent, with the defaults
-        agent = lifecycle.agents.implicit(target, MAIN_AGENT)
+    agent = await agent_or_session(ctx, _arg(args, "agent", str) or _required(args, "session", str))
     request = Compress(
         policy=_arg(args, "policy", str) or settings.policy,
         target_pct=float(_arg(args, "target_pct", (int, float)) or settings.target_pct),

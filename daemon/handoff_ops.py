@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from daemon import handoffs
-from daemon.agent_ops import known_agents
+from daemon.agent_ops import agent_or_session, known_agents
 from daemon.ops import Context, _arg, _required, op
 from store.errors import NotFound
 
@@ -17,10 +17,8 @@ def _full(event_summary: dict[str, Any], payload: dict[str, Any]) -> dict[str, A
 @op("handoffs.create")
 async def handoffs_create(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     """Build and store the handoff document of a session (its main agent) or an agent, now."""
-    await known_agents(ctx)
-    lifecycle = ctx.daemon.lifecycle
-    agent = lifecycle.agents.find(_required(args, "target", str))
-    event = await handoffs.build_handoff(lifecycle, agent, reason=_arg(args, "reason", str))
+    agent = await agent_or_session(ctx, _required(args, "target", str))
+    event = await handoffs.build_handoff(ctx.daemon.lifecycle, agent, reason=_arg(args, "reason", str))
     return _full(handoffs.summary(event, active=True), event.payload)
 
 

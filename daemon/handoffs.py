@@ -1,7 +1,9 @@
 """Handoffs in the log: built from an agent's session (daemon/handoff/), stored as ``handoff``
 events, listed, walked as chains, and checked against the log they were built from.
 
-A ``handoff`` event belongs to the session of the agent that hands off, and is not part of
+Every text of the document is redacted (``redaction.kinds``) before it is stored; the kinds
+used are stored with it, so ``verify`` rebuilds the same document. A ``handoff`` event belongs
+to the session of the agent that hands off, and is not part of
 the documents built from that session later: building twice from the same log gives the same
 document (and the same event, keyed by its digest). Its payload holds the
 trace, the predecessor (that agent's id), the successor (the agent spawned to continue, or
@@ -14,12 +16,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Collection
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.handoff import HandoffBuilder, Request, Subject, document_digest, first_request
+from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
 from daemon.lifecycle import HANDOFF, Agent
+from daemon.redact import redact
 from daemon.usage import session_usage
 from store.base import EventQuery
 from store.errors import NotFound
@@ -60,13 +65,15 @@ async def build_handoff(
         predecessor=agent.predecessor,
         reason=reason,
     )
-    document = builder.finish(subject, figures.to_json(window, agent.thresholds))
+    kinds = lifecycle.settings.kinds
+    document = redacted(builder.finish(subject, figures.to_json(window, agent.thresholds)), kinds)
     payload = {
         "trace": subject.trace,
         "predecessor": agent.id,
         "successor": successor,
         "reason": reason,
         "document": document.to_json(),
+        "redacted": list(kinds),
         "markdown": render_markdown(document),
         "prompt": render_prompt(document),
     }
@@ -212,4 +219,25 @@ async def _rebuild(lifecycle: Lifecycle, event: Event, document: dict[str, Any],
     async for item in lifecycle.store.replay(event.session, to_seq=head_seq):
         if item.kind != HANDOFF:
             builder.add(item)
-    return builder.finish(subject, document.get("usage")).digest
+    kinds = event.payload.get("redacted") or ()
+    return redacted(builder.finish(subject, document.get("usage")), kinds).digest
+
+
+def redacted(document: Handoff, kinds: Collection[str]) -> Handoff:
+    """The document with personal data and secrets redacted from every text in it (ids and
+    digests are hex and stay as they are), and its digest computed again."""
+    if not kinds:
+        return document
+    clean: Handoff = _redact_value(document, kinds)
+    return replace(clean, digest=document_digest(clean.to_json()))
+
+
+def _redact_value(value: Any, kinds: Collection[str]) -> Any:
+    if isinstance(value, str):
+        return redact(value, kinds).text
+    if isinstance(value, tuple):
+        return tuple(_redact_value(item, kinds) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: _redact_value(getattr(value, f.name), kinds) for f in fields(value) if f.init}
+        return replace(value, **changed)
+    return value

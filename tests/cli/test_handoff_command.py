@@ -109,7 +109,7 @@ def test_markdown_goes_to_the_data_dir_when_the_config_asks() -> None:
         (("handoff", "show", "f" * 12), 3, "no handoff matches"),
         (("handoff", "show", "SEQ1"), 3, "not a handoff"),
         (("handoff", "show", "ID", "--format", "pdf"), 2, "unknown format 'pdf'"),
-        (("handoff", "create", "no-such-session"), 3, "no agent matches"),
+        (("handoff", "create", "no-such-session"), 3, "no session matches"),
         (("handoff", "chain", "no-such-trace"), 3, "no trace"),
         (("note", "SESSION", "opinion", "tabs"), 2, "unknown note kind"),
     ],
@@ -157,3 +157,14 @@ def test_the_client_writes_notes() -> None:
         "note.constraint",
         {"text": "Python 3.11 only", "reason": "the fleet runs it"},
     )
+
+
+def test_personal_data_and_secrets_are_redacted_from_handoffs() -> None:
+    with Client() as client:
+        client.record("r", "message", {"role": "user", "text": "Mail bob@example.com, key sk-ant-api03-" + "a" * 40})
+    created = _json("handoff", "create", "r")
+    text = json.dumps(created)
+    assert "bob@example.com" not in text and "sk-ant-api03" not in text
+    assert "[redacted:email]" in created["markdown"] and "[redacted:api_key]" in created["prompt"]
+    assert created["document"]["original_request"]["text"].startswith("Mail [redacted:email]")
+    assert _json("handoff", "verify", created["id"])["ok"] is True  # the digest is the redacted document's

@@ -22,6 +22,7 @@ from cli_support import (
     volatile,
 )
 
+from daemon.redact import KINDS
 from daemon.version import PROTOCOL_VERSION, VERSION
 
 EVENT_FIELDS = ["seq", "id", "session", "agent", "kind", "ts", "parents", "digest", "key", "payload"]
@@ -314,6 +315,15 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "lifecycle.on_critical", "value": "notify", "source": "default", "help": "<help>"},
             {"key": "lifecycle.max_handoffs", "value": 5, "source": "default", "help": "<help>"},
             {"key": "handoff.save_markdown", "value": False, "source": "default", "help": "<help>"},
+            {"key": "compression.policy", "value": "summarize", "source": "default", "help": "<help>"},
+            {"key": "compression.trigger_pct", "value": 75.0, "source": "default", "help": "<help>"},
+            {"key": "compression.target_pct", "value": 37.5, "source": "default", "help": "<help>"},
+            {"key": "compression.min_messages", "value": 20, "source": "default", "help": "<help>"},
+            {"key": "compression.min_interval_s", "value": 1800.0, "source": "default", "help": "<help>"},
+            {"key": "compression.auto_compress", "value": "off", "source": "default", "help": "<help>"},
+            {"key": "compression.summarizer", "value": "builtin", "source": "default", "help": "<help>"},
+            {"key": "compression.summarizer_timeout", "value": 30.0, "source": "default", "help": "<help>"},
+            {"key": "redaction.kinds", "value": list(KINDS), "source": "default", "help": "<help>"},
             {"key": "models.windows", "value": {}, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
         ]
