@@ -50,10 +50,10 @@ class Paths(_Dirs):
         """Hook events recorded while the daemon was down, one JSON line each (daemon/spool.py)."""
         return self.data_dir / "hooks.spool.jsonl"
 
-    @property
-    def cursors(self) -> Path:
-        """How far each watched file has been read, one small JSON file each (daemon/tail.py)."""
-        return self.data_dir / "watch"
+    def cursors(self, watcher: str) -> Path:
+        """How far ``watcher`` (``daemon``, or ``cli`` for `toka watch`) has read each watched
+        file, one small JSON file each (daemon/tail.py)."""
+        return self.data_dir / "watch" / watcher
 
     @property
     def handoffs(self) -> Path:

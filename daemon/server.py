@@ -191,7 +191,7 @@ class Daemon:
         from daemon.watch import DaemonWatcher, resolve_roots
 
         # A memory store forgets its events at exit, so its watcher must forget how far it read.
-        cursors = CursorStore(self.paths.cursors if self.settings.backend != "memory" else None)
+        cursors = CursorStore(self.paths.cursors("daemon") if self.settings.backend != "memory" else None)
         self.watcher = DaemonWatcher(
             resolve_roots(self.settings.paths), cursors, self.committer.append, exclude=self.paths.data_dir
         )
