@@ -129,6 +129,7 @@ class Compressor:
             return {"stored": False, "id": None, "seq": None, **payload}
         stored = {"session": agent.session, "agent": agent.name, "kind": COMPRESSION, "payload": payload}
         [appended] = await lifecycle.append([parse_new_event(stored)])
+        await lifecycle.evaluated(appended.event.seq)  # answered once the agent's state followed
         return {"stored": True, "id": appended.event.id, "seq": appended.event.seq, **payload}
 
     def _check_rate(self, previous: Event | None, events: list[Event]) -> None:

@@ -71,7 +71,9 @@ def watch(
         for bad in done.bad_lines:
             note(f"skipped {bad}")
 
-    follow(Client, resolve_roots(paths), CursorStore(toka_paths.cursors("cli")), report, stop, format_, toka_paths.data_dir)
+    follow(
+        Client, resolve_roots(paths), CursorStore(toka_paths.cursors("cli")), report, stop, format_, toka_paths.data_dir
+    )
     note(f"stopped: {new_events} new events from {len(files)} files")
 
 
