@@ -26,6 +26,7 @@ from store.events import Event
 
 if TYPE_CHECKING:
     from daemon.agents import Lifecycle
+    from daemon.memory import ContextStore, Entry
     from daemon.tokens import Estimator
 
 # Shares of the budget, in this order; the history gets what is left.
@@ -47,11 +48,12 @@ class Item:
     content: str
     tokens: int
     event: Event | None = None
+    label: str = "summary"  # what an item that is not an event is: a summary, a memory entry
 
     def cited(self) -> dict[str, Any]:
         event = self.event
         where = (
-            {"seq": None, "id": None, "kind": "summary"}
+            {"seq": None, "id": None, "kind": self.label}
             if event is None
             else {
                 "seq": event.seq,
@@ -88,7 +90,12 @@ def _pinned(event: Event) -> bool:
 
 
 async def assemble(
-    lifecycle: Lifecycle, session: str, budget: int, policy: str, progress: Progress | None = None
+    lifecycle: Lifecycle,
+    session: str,
+    budget: int,
+    policy: str,
+    memory: ContextStore | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     from daemon.tokens import estimator
 
@@ -102,11 +109,26 @@ async def assemble(
         events.append(event)
     count = estimator()
     kinds = lifecycle.settings.kinds
-    return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds)
+    pinned = [] if memory is None else _pinned_memory(memory, lifecycle, session)
+    return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
+
+
+def _pinned_memory(memory: ContextStore, lifecycle: Lifecycle, session: str) -> list[Entry]:
+    """Pinned entries of the scopes this session sees: global, the session, its agents, their traces."""
+    agents = [a for a in lifecycle.agents if a.session == session]
+    scopes = {"global", f"session:{session}"} | {f"agent:{a.id}" for a in agents}
+    scopes |= {f"trace:{a.trace}" for a in agents if a.trace}
+    return [e for e in memory.entries(pinned=True) if e.scope in scopes]
 
 
 def _assemble(
-    events: list[Event], session: str, budget: int, policy: str, count: Estimator, kinds: tuple[str, ...]
+    events: list[Event],
+    session: str,
+    budget: int,
+    policy: str,
+    count: Estimator,
+    kinds: tuple[str, ...],
+    pinned_memory: list[Entry],
 ) -> dict[str, Any]:
     from daemon.compress import compress
     from daemon.redact import redact
@@ -130,7 +152,20 @@ def _assemble(
     content = [e for e in events if in_context(e)]
     pinned = [i for e in content if _pinned(e) and (i := item("system", e)) is not None]
     system = _fit(pinned, shares["system"], leave, "over the system share")
-    memory: list[Item] = []  # the context store's pinned entries join here once there are any
+    remembered = [
+        Item(
+            "memory",
+            "system",
+            f"[memory {e.scope} {e.key}] {json.dumps(e.value, ensure_ascii=False)}",
+            0,
+            None,
+            "memory",
+        )
+        for e in pinned_memory
+    ]
+    for entry in remembered:
+        entry.tokens = count.count(entry.content)
+    memory = _fit(remembered, shares["memory"], leave, "over the memory share")
     history_budget = budget - shares["output_reserve"] - shares["input_reserve"]
     history_budget -= sum(i.tokens for i in system) + sum(i.tokens for i in memory)
     summaries = [

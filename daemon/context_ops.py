@@ -49,7 +49,8 @@ async def context_op(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     assert session is not None  # required
     budget = _arg(args, "budget", int, DEFAULT_BUDGET)
     policy = _arg(args, "policy", str) or ctx.daemon.settings.policy
-    result = await assemble(ctx.daemon.lifecycle, session, budget, policy, _progress(ctx, args))
+    memory = ctx.daemon.memory
+    result = await assemble(ctx.daemon.lifecycle, session, budget, policy, memory, _progress(ctx, args))
     await asyncio.sleep(0)
     return result
 

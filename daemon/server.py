@@ -24,11 +24,12 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from daemon import agent_ops, context_ops, handoff_ops, ops  # noqa: F401 - they register their operations
+from daemon import agent_ops, context_ops, handoff_ops, memory_ops, ops  # noqa: F401 - they register their operations
 from daemon.agents import Lifecycle
 from daemon.commit import GroupCommitter
 from daemon.config import Settings, load_settings
 from daemon.hub import Hub
+from daemon.memory import ContextStore
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import encode, error_message
 from daemon.spool import ingest_spool
@@ -140,6 +141,7 @@ class Daemon:
         markdown_dir = paths.handoffs if settings.save_markdown else None
         self.lifecycle = Lifecycle(store, self.committer.append, settings, markdown_dir)
         self._lifecycle_task: asyncio.Task[None] | None = None
+        self.memory = ContextStore(store, self.committer.append)
         self.started = time.monotonic()
         self.clients = 0
         self._stop = asyncio.Event()
@@ -157,6 +159,7 @@ class Daemon:
     def _committed(self, events: list[Event]) -> None:
         self.hub.publish(events)
         self.lifecycle.committed(events)
+        self.memory.committed(events)
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -170,6 +173,7 @@ class Daemon:
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
         self.committer.start()
         await self.lifecycle.load()
+        await self.memory.load()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         if self.settings.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.

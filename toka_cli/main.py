@@ -13,6 +13,7 @@ from toka_cli.commands import (
     handoff,
     hooks,
     inspect,
+    memory,
     sessions,
     transfer,
     usage,
@@ -32,6 +33,7 @@ watch.register(app)
 usage.register(app)
 hooks.register(app)
 app.add_typer(agent.app)
+app.add_typer(memory.app)
 handoff.register(app)
 compress.register(app)
 app.add_typer(daemon.app)
