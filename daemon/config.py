@@ -15,6 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from daemon.pool import DEFAULT_CAPACITY, DEFAULT_SWEEP_S
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
@@ -91,6 +92,15 @@ class Settings:
         "models",
         'context windows by model name prefix, over the built-in table (e.g. {"my-model" = 32000})',
         env="TOKA_MODEL_WINDOWS",
+    )
+    capacity_bytes: int = _setting(
+        DEFAULT_CAPACITY,
+        "pool",
+        "bytes the memory pool holds (values only); puts past it evict the least recently used entries",
+        env="TOKA_POOL_CAPACITY_BYTES",
+    )
+    sweep_s: float = _setting(
+        DEFAULT_SWEEP_S, "pool", "seconds between two sweeps of expired pool entries", env="TOKA_POOL_SWEEP_S"
     )
     paths: tuple[str, ...] = _setting(
         (),

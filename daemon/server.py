@@ -22,17 +22,30 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from daemon import agent_ops, context_ops, handoff_ops, memory_ops, ops  # noqa: F401 - they register their operations
+from daemon import (  # noqa: F401 - the ops modules register their operations
+    agent_ops,
+    context_ops,
+    deps_ops,
+    handoff_ops,
+    memory_ops,
+    ops,
+    pool_ops,
+    state_ops,
+)
 from daemon.agents import Lifecycle
 from daemon.commit import GroupCommitter
 from daemon.config import Settings, load_settings
+from daemon.deps import Dependencies
 from daemon.hub import Hub
 from daemon.memory import ContextStore
 from daemon.paths import Paths, resolve_paths
+from daemon.pool import MemoryPool, PoolService
 from daemon.protocol import encode, error_message
 from daemon.spool import ingest_spool
+from daemon.states import Machine, StateStore, read_machines
 from daemon.wire import RawJson
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
@@ -132,16 +145,21 @@ def peer_uid(writer: asyncio.StreamWriter) -> int | None:
 
 
 class Daemon:
-    def __init__(self, paths: Paths, settings: Settings, store: EventStore) -> None:
+    def __init__(
+        self, paths: Paths, settings: Settings, store: EventStore, machines: Mapping[str, Machine] | None = None
+    ) -> None:
         self.paths = paths
         self.settings = settings
         self.store = store
         self.hub = Hub()
         self.committer = GroupCommitter(store, self._committed)
+        self.states = StateStore(store, self.committer.append, machines)
+        self.deps = Dependencies(store, self.committer.append)
         markdown_dir = paths.handoffs if settings.save_markdown else None
         self.lifecycle = Lifecycle(store, self.committer.append, settings, markdown_dir)
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = ContextStore(store, self.committer.append)
+        self.pool = PoolService(MemoryPool(settings.capacity_bytes), self.committer.append, settings.sweep_s)
         self.started = time.monotonic()
         self.clients = 0
         self._stop = asyncio.Event()
@@ -159,6 +177,8 @@ class Daemon:
     def _committed(self, events: list[Event]) -> None:
         self.hub.publish(events)
         self.lifecycle.committed(events)
+        self.states.committed(events)
+        self.deps.committed(events)
         self.memory.committed(events)
 
     def request_stop(self, reason: str) -> None:
@@ -172,7 +192,10 @@ class Daemon:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
         self.committer.start()
+        self.pool.start()
         await self.lifecycle.load()
+        await self.states.load()
+        await self.deps.load()
         await self.memory.load()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         if self.settings.backend != "memory":  # a throw-away store would lose the spooled hooks
@@ -237,6 +260,7 @@ class Daemon:
         for writer in list(self._connections):
             writer.transport.abort()  # idle clients, and any that would not take their answer
         await self._stop_lifecycle()
+        await self.pool.stop()
         await self.committer.close()
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):
@@ -367,8 +391,13 @@ async def run(paths: Paths, settings: Settings) -> None:
     lock = PidLock(paths)
     lock.acquire()
     try:
+        machines = read_machines(paths.config_file)  # a malformed machine stops start-up before the store opens
         store = await open_store(paths, settings)
-        daemon = Daemon(paths, settings, store)
+        try:
+            daemon = Daemon(paths, settings, store, machines)
+        except BaseException:
+            await store.close()  # else its connection threads keep the process from exiting
+            raise
         loop = asyncio.get_running_loop()
         signals = (signal.SIGTERM, signal.SIGINT)
 

@@ -9,12 +9,15 @@ from toka_cli.commands import (
     compress,
     config,
     daemon,
+    deps,
     events,
     handoff,
     hooks,
     inspect,
     memory,
+    pool,
     sessions,
+    state,
     transfer,
     usage,
     watch,
@@ -36,6 +39,9 @@ app.add_typer(agent.app)
 app.add_typer(memory.app)
 handoff.register(app)
 compress.register(app)
+state.register(app)
+pool.register(app)
+deps.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
 app.add_typer(admin.app)

@@ -325,6 +325,8 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "compression.summarizer_timeout", "value": 30.0, "source": "default", "help": "<help>"},
             {"key": "redaction.kinds", "value": list(KINDS), "source": "default", "help": "<help>"},
             {"key": "models.windows", "value": {}, "source": "default", "help": "<help>"},
+            {"key": "pool.capacity_bytes", "value": 64 * 1024 * 1024, "source": "default", "help": "<help>"},
+            {"key": "pool.sweep_s", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
         ]
     }
