@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from typing import Any
 
 from daemon.agent_ops import agent_or_session
 from daemon.compression import Compress
 from daemon.context import assemble
 from daemon.ops import Context, _arg, _required, _session_name, op
+from store.errors import NotFound, TokaError
 
 # A context's budget when the request names none: a 200k window less what the model answers.
 DEFAULT_BUDGET = 100_000
+# How long an assembled context stays in the pool for a repeated request.
+CONTEXT_TTL_S = 300.0
 
 
 def _progress(ctx: Context, args: dict[str, Any]) -> Any:
@@ -49,8 +54,18 @@ async def context_op(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     assert session is not None  # required
     budget = _arg(args, "budget", int, DEFAULT_BUDGET)
     policy = _arg(args, "policy", str) or ctx.daemon.settings.policy
-    memory = ctx.daemon.memory
+    memory, pool = ctx.daemon.memory, ctx.daemon.pool
+    # The same log, budget, policy and memory give the same context: kept in the pool for a while.
+    head = (await ctx.daemon.store.session(session)).last_seq
+    key = f"context/{session}/{head}/{budget}/{policy}/{memory.changes}"
+    try:
+        cached: dict[str, Any] = json.loads((await pool.get(key)).value)
+        return cached
+    except NotFound:
+        pass
     result = await assemble(ctx.daemon.lifecycle, session, budget, policy, memory, _progress(ctx, args))
+    with contextlib.suppress(TokaError):  # larger than the pool holds: nothing to keep
+        await pool.put(key, json.dumps(result, separators=(",", ":")).encode(), ttl=CONTEXT_TTL_S)
     await asyncio.sleep(0)
     return result
 

@@ -88,6 +88,7 @@ class ContextStore:
         self.append = append
         self._entries: dict[tuple[str, str], Entry] = {}
         self._lock = asyncio.Lock()
+        self.changes = 0  # memory events applied: what was derived from the table is stale when it moved
 
     async def load(self) -> None:
         after = 0
@@ -108,6 +109,7 @@ class ContextStore:
             scope, key, version = payload.get("scope"), payload.get("key"), payload.get("version")
             if not isinstance(scope, str) or not isinstance(key, str) or not isinstance(version, int):
                 continue
+            self.changes += 1
             ttl = payload.get("ttl")
             expires = event.ts + int(ttl * 1_000_000) if isinstance(ttl, (int, float)) else None
             self._entries[(scope, key)] = Entry(

@@ -198,3 +198,14 @@ def test_a_small_session_has_nothing_to_compress(tmp_path: Path) -> None:
     result = _json("compress", EXAMPLE_SESSION, "--force")
     assert (result["stored"], result["first_seq"], result["tokens_saved"]) == (False, None, 0)
     assert "nothing to compress" in invoke("compress", EXAMPLE_SESSION, "--force").stderr
+
+
+def test_a_repeated_context_comes_from_the_pool_until_the_log_moves(largest: str) -> None:
+    with Client() as client:
+        first = client.call("context", session=largest, budget=30_000)
+        hits = client.call("pool.stats")["gets"]["hits"]
+        again = client.call("context", session=largest, budget=30_000)
+        assert again == first and client.call("pool.stats")["gets"]["hits"] == hits + 1
+        client.record(largest, "message", {"role": "user", "text": "one more request"})
+        moved = client.call("context", session=largest, budget=30_000)
+    assert moved["messages"][-1] == {"role": "user", "content": "one more request"}
