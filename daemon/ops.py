@@ -361,7 +361,8 @@ async def stats(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 
 @op("admin.rebuild")
 async def admin_rebuild(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return {"sessions": await ctx.daemon.store.rebuild_projections()}
+    store = ctx.daemon.store
+    return {"sessions": await store.rebuild_projections(), "search_events": await store.rebuild_search_index()}
 
 
 @op("shutdown")

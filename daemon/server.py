@@ -33,6 +33,7 @@ from daemon import (  # noqa: F401 - the ops modules register their operations
     memory_ops,
     ops,
     pool_ops,
+    search_ops,
     state_ops,
 )
 from daemon.agents import Lifecycle

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from store.errors import Ambiguous, InvalidEvent, NotFound
 from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
+from store.search import SearchHit, SearchQuery
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -317,6 +318,17 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def rebuild_projections(self) -> int:
         """Recreate the query tables from the events; returns the number of sessions."""
+
+    @abc.abstractmethod
+    async def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Events whose indexed text matches ``query.text``, best first (store/search.py).
+
+        A query that is not valid search syntax raises UsageError with a hint.
+        """
+
+    @abc.abstractmethod
+    async def rebuild_search_index(self) -> int:
+        """Recreate the search index from the events; returns the number of events indexed."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...

@@ -27,6 +27,7 @@ from store.base import (
 from store.errors import NotFound
 from store.events import Event, NewEvent
 from store.query import matches
+from store.search import SearchHit, SearchQuery, TextMatcher, indexed_text, snippet, tokens
 
 
 class MemoryStore(EventStore):
@@ -36,6 +37,7 @@ class MemoryStore(EventStore):
         self._by_id: dict[str, Event] = {}
         self._by_key: dict[tuple[str, str], Event] = {}
         self._sessions: dict[str, SessionInfo] = {}
+        self._texts: dict[int, tuple[str, list[str]]] = {}  # seq -> (indexed text, its tokens)
 
     @property
     def location(self) -> str:
@@ -57,7 +59,13 @@ class MemoryStore(EventStore):
             if event.key is not None:
                 self._by_key[(event.session, event.key)] = event
             self._project(event)
+            self._index(event)
         return results
+
+    def _index(self, event: Event) -> None:
+        text = indexed_text(event.kind, event.payload)
+        if text is not None:
+            self._texts[event.seq] = (text, tokens(text))
 
     def _project(self, event: Event) -> None:
         info = self._sessions.get(event.session)
@@ -151,6 +159,42 @@ class MemoryStore(EventStore):
         for event in self._events:
             self._project(event)
         return len(self._sessions)
+
+    async def search(self, query: SearchQuery) -> list[SearchHit]:
+        query = query.checked()
+        matcher = TextMatcher(query.text)
+        narrowing = EventQuery(session=query.session, kinds=query.kinds, since=query.since, until=query.until)
+        found = []
+        for seq, (text, words) in self._texts.items():
+            event = self._events[seq - 1]
+            wanted = (query.agent is None or event.agent == query.agent) and matches(event, narrowing)
+            if wanted and matcher.matches(words):
+                found.append((event, text, words))
+        rarity = matcher.rarity([words for _, words in self._texts.values()])
+        scored = sorted(
+            ((matcher.score(words, rarity), event, text, words) for event, text, words in found),
+            key=lambda item: (-item[0], item[1].seq),
+        )
+        return [
+            SearchHit(
+                event.seq,
+                event.id,
+                event.session,
+                event.agent,
+                event.kind,
+                event.ts,
+                event.digest,
+                score,
+                snippet(text, matcher.marked(words)),
+            )
+            for score, event, text, words in scored[: query.limit]
+        ]
+
+    async def rebuild_search_index(self) -> int:
+        self._texts.clear()
+        for event in self._events:
+            self._index(event)
+        return len(self._texts)
 
     async def close(self) -> None:
         return None

@@ -9,11 +9,14 @@ refused before anything is written to it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from store.errors import SchemaTooNew, StoreError
+from store.search import indexed_text
 
 
 def m001_events(db: sqlite3.Connection) -> None:
@@ -90,10 +93,45 @@ def m003_blobs_by_rowid(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE blobs_without_rowid")
 
 
+def m004_search_index(db: sqlite3.Connection) -> None:
+    # An FTS5 index with external content: the text of each event (store/search.py says which)
+    # lives once, in search_text under the event's seq, and search_index holds only the inverted
+    # index over it, reading search_text back by seq for snippets. A contentless index would be
+    # smaller but cannot make snippets; an index with its own content would hold the same text
+    # in a table of FTS5's making, which `INSERT ... ('rebuild')` could not refill from.
+    try:
+        db.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(text)")
+        db.execute("DROP TABLE temp.fts5_probe")
+    except sqlite3.OperationalError as exc:
+        raise StoreError(
+            f"this Python's SQLite ({sqlite3.sqlite_version}) has no FTS5, which search needs ({exc})",
+            "use a Python whose sqlite3 is built with FTS5 (python.org, Debian, Homebrew and uv builds all are)",
+        ) from None
+    db.execute("CREATE TABLE search_text (seq INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+    db.execute(
+        "CREATE VIRTUAL TABLE search_index USING fts5(text, content='search_text', content_rowid='seq',"
+        " tokenize='unicode61')"
+    )
+    rows = db.execute("SELECT e.seq, e.kind, b.codec, b.data FROM events e JOIN blobs b ON b.digest = e.digest")
+    while batch := rows.fetchmany(1000):
+        texts = []
+        for seq, kind, codec, data in batch:
+            try:
+                payload = json.loads(zlib.decompress(data) if codec == 1 else data)
+            except (ValueError, zlib.error):
+                continue  # a damaged payload is for `toka verify` to report, not for search
+            text = indexed_text(kind, payload) if isinstance(payload, dict) else None
+            if text is not None:
+                texts.append((seq, text))
+        db.executemany("INSERT INTO search_text VALUES (?, ?)", texts)
+    db.execute("INSERT INTO search_index (search_index) VALUES ('rebuild')")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
     m003_blobs_by_rowid,
+    m004_search_index,
 ]
 
 

@@ -37,10 +37,11 @@ from store.base import (
     VerifyReport,
     resolve_prefix,
 )
-from store.errors import IntegrityError, NotFound, StoreError, TokaError
+from store.errors import IntegrityError, NotFound, StoreError, TokaError, UsageError
 from store.events import Event, NewEvent, digest, event_json_text
 from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
+from store.search import ELLIPSIS, MARK_END, MARK_START, SNIPPET_TOKENS, SearchHit, SearchQuery, indexed_text
 
 T = TypeVar("T")
 Durability = Literal["normal", "full"]
@@ -282,6 +283,13 @@ class SqliteStore(EventStore):
     async def rebuild_projections(self) -> int:
         return await self._write(_rebuild)
 
+    async def search(self, query: SearchQuery) -> list[SearchHit]:
+        sql, params = _search_sql(query.checked())
+        return await self._read(_search, query.text, sql, params)
+
+    async def rebuild_search_index(self) -> int:
+        return await self._write(_rebuild_search)
+
     async def checkpoint(self) -> None:
         await self._write(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
 
@@ -371,6 +379,7 @@ def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> li
                     for e in (s.event for s in sealer.sealed)
                 ],
             )
+            _index(db, [s.event for s in sealer.sealed])
             _project(db, [s.event for s in sealer.sealed])
         db.execute("COMMIT")
     except BaseException:
@@ -471,6 +480,80 @@ def _rebuild(db: sqlite3.Connection) -> int:
         db.execute("ROLLBACK")
         raise
     return count
+
+
+def _index(db: sqlite3.Connection, events: list[Event]) -> None:
+    """Add the batch's text to the search index, inside the append's transaction: an event is
+    searchable exactly when it is committed."""
+    texts = []
+    for event in events:
+        text = indexed_text(event.kind, event.payload)
+        if text is not None:
+            texts.append((event.seq, text))
+    if texts:
+        db.executemany("INSERT INTO search_text VALUES (?, ?)", texts)
+        db.executemany("INSERT INTO search_index (rowid, text) VALUES (?, ?)", texts)
+
+
+def _rebuild_search(db: sqlite3.Connection) -> int:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("DELETE FROM search_text")
+        rows = db.execute(_SELECT + " ORDER BY e.seq")
+        while batch := rows.fetchmany(CHUNK):
+            texts = []
+            for row in batch:
+                try:
+                    event = _event(row)
+                except StoreError:
+                    continue  # a damaged payload is for `toka verify` to report, not for search
+                text = indexed_text(event.kind, event.payload)
+                if text is not None:
+                    texts.append((event.seq, text))
+            db.executemany("INSERT INTO search_text VALUES (?, ?)", texts)
+        # FTS5 reads its external content table afresh: the index then holds exactly search_text.
+        db.execute("INSERT INTO search_index (search_index) VALUES ('rebuild')")
+        count: int = db.execute("SELECT count(*) FROM search_text").fetchone()[0]
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return count
+
+
+_SEARCH = (
+    # rank is the bm25() FTS5 sorts by, negated so that a higher score is a better match.
+    "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, -search_index.rank,"
+    f" snippet(search_index, 0, '{MARK_START}', '{MARK_END}', '{ELLIPSIS}', {SNIPPET_TOKENS})"
+    " FROM search_index JOIN events e ON e.seq = search_index.rowid WHERE search_index MATCH ?"
+)
+
+
+def _search_sql(query: SearchQuery) -> tuple[str, list[Any]]:
+    """The statement of a search: FTS5 finds and ranks; the event's columns narrow it down."""
+    narrowing = EventQuery(session=query.session, kinds=query.kinds, since=query.since, until=query.until)
+    sql, params = where_clause(narrowing)
+    filters = sql.split(" ORDER BY")[0].replace(" WHERE ", " AND ", 1)
+    if query.agent is not None:
+        filters += " AND e.agent = ?"
+        params.append(query.agent)
+    # ORDER BY rank is sorted inside FTS5, so SQLite makes snippets for the rows it returns only.
+    return _SEARCH + filters + " ORDER BY search_index.rank LIMIT ?", [query.text, *params, query.limit]
+
+
+def _search(db: sqlite3.Connection, text: str, sql: str, params: list[Any]) -> list[SearchHit]:
+    try:
+        rows = db.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        detail = str(exc)
+        if "fts5" in detail or "syntax error" in detail or "no such column" in detail or "unterminated" in detail:
+            raise UsageError(
+                f"cannot read the search query {text!r}: {detail.removeprefix('fts5: ')}",
+                'put words with punctuation in double quotes ("login-timeout"); operators are AND, OR, NOT,'
+                " NEAR(), a trailing * for a prefix; see docs/search.md",
+            ) from None
+        raise
+    return [SearchHit(*row) for row in rows]
 
 
 def _get(db: sqlite3.Connection, event_id: str) -> Event:

@@ -16,6 +16,7 @@ from toka_cli.commands import (
     inspect,
     memory,
     pool,
+    search,
     sessions,
     state,
     transfer,
@@ -41,6 +42,7 @@ handoff.register(app)
 compress.register(app)
 state.register(app)
 pool.register(app)
+search.register(app)
 deps.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)

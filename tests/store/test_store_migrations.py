@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations
+from store import migrations, sqlite
 from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
@@ -48,6 +48,43 @@ FINAL_SCHEMA = [
         "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
         " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
         " digest TEXT NOT NULL, key TEXT )",
+    ),
+    (
+        "table",
+        "search_index",
+        "search_index",
+        "CREATE VIRTUAL TABLE search_index USING fts5(text, content='search_text', content_rowid='seq',"
+        " tokenize='unicode61')",
+    ),
+    (
+        "table",
+        "search_index_config",
+        "search_index_config",
+        "CREATE TABLE 'search_index_config'(k PRIMARY KEY, v) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "search_index_data",
+        "search_index_data",
+        "CREATE TABLE 'search_index_data'(id INTEGER PRIMARY KEY, block BLOB)",
+    ),
+    (
+        "table",
+        "search_index_docsize",
+        "search_index_docsize",
+        "CREATE TABLE 'search_index_docsize'(id INTEGER PRIMARY KEY, sz BLOB)",
+    ),
+    (
+        "table",
+        "search_index_idx",
+        "search_index_idx",
+        "CREATE TABLE 'search_index_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "search_text",
+        "search_text",
+        "CREATE TABLE search_text (seq INTEGER PRIMARY KEY, text TEXT NOT NULL)",
     ),
     (
         "table",
@@ -106,7 +143,12 @@ def file_hash(path: Path) -> str:
 
 def test_the_pinned_schema_has_one_migration_per_step() -> None:
     # Keeps FINAL_SCHEMA honest: when a migration is added, this fails until the pin is updated.
-    assert [m.__name__ for m in MIGRATIONS] == ["m001_events", "m002_session_projections", "m003_blobs_by_rowid"]
+    assert [m.__name__ for m in MIGRATIONS] == [
+        "m001_events",
+        "m002_session_projections",
+        "m003_blobs_by_rowid",
+        "m004_search_index",
+    ]
 
 
 async def test_a_blank_database_reaches_the_exact_final_schema(db_path: Path, open_sqlite: OpenSqlite) -> None:
@@ -191,6 +233,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
 ) -> None:
     with monkeypatch.context() as old_toka:  # a database as a toka of the first two steps left it
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:2])
+        old_toka.setattr(sqlite, "_index", lambda db, events: None)  # it had no search index
         async with open_sqlite(db_path) as store:
             await store.append(
                 [
@@ -208,7 +251,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         report = await store.verify()
 
     assert schema(db_path) == FINAL_SCHEMA
-    assert [name for _, name, _ in recorded(db_path)[0]][-1] == "m003_blobs_by_rowid"
+    assert [name for _, name, _ in recorded(db_path)[0]][2:] == ["m003_blobs_by_rowid", "m004_search_index"]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs
     assert after == before
@@ -217,7 +260,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
 
 @pytest.mark.parametrize(
     "records",
-    [["m999_future"], ["m001_events", "m002_session_projections", "m003_blobs_by_rowid", "m004_later"]],
+    [["m999_future"], [m.__name__ for m in MIGRATIONS] + ["m999_later"]],
     ids=["unknown step", "more steps"],
 )
 async def test_a_database_from_a_newer_toka_is_refused_and_left_untouched(

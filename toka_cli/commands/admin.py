@@ -12,10 +12,13 @@ app = make_app("Maintenance: rebuild the query tables from the log.", name="admi
 
 @app.command()
 def rebuild(json_: JsonOpt = False) -> None:
-    """Recreate the session tables (projections) from the events themselves."""
+    """Recreate the session tables (projections) and the search index from the events themselves."""
     with Client() as client:
         result = client.call("admin.rebuild")
     if json_:
         print_json(result)
     else:
-        console().print(f"rebuilt the projections of {result['sessions']} sessions from the log")
+        console().print(
+            f"rebuilt the projections of {result['sessions']} sessions and the search index"
+            f" ({result['search_events']} events) from the log"
+        )
