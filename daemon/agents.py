@@ -43,7 +43,6 @@ log = logging.getLogger("toka.daemon")
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 # Largest token count one call may report: far above any model's window.
 MAX_TOKENS = 100_000_000
-_PAGE = 5000
 
 
 class Lifecycle:
@@ -63,15 +62,8 @@ class Lifecycle:
 
     async def load(self) -> None:
         """Rebuild the projection from the log's spawns, lifecycle changes and handoffs."""
-        after = 0
-        while True:
-            query = EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF), after_seq=after, limit=_PAGE)
-            page = await self.store.query(query)
-            for event in page:
-                self.agents.apply(event)
-            if len(page) < _PAGE:
-                return
-            after = page[-1].seq
+        async for event in self.store.scan(EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF))):
+            self.agents.apply(event)
 
     def committed(self, events: list[Event]) -> None:
         for event in events:

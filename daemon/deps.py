@@ -27,7 +27,6 @@ REMOVE = "deps.remove"
 KINDS = (ADD, REMOVE)
 # Node names are payload values; the same bound as a session name.
 MAX_NODE_CHARS = 200
-_PAGE = 5000
 
 
 def node_name(value: Any, what: str = "node") -> str:
@@ -133,14 +132,8 @@ class Dependencies:
         self._lock = asyncio.Lock()
 
     async def load(self) -> None:
-        after = 0
-        while True:
-            page = await self.store.query(EventQuery(session=SESSION, kinds=KINDS, after_seq=after, limit=_PAGE))
-            for event in page:
-                self.graph.apply(event)
-            if len(page) < _PAGE:
-                return
-            after = page[-1].seq
+        async for event in self.store.scan(EventQuery(session=SESSION, kinds=KINDS)):
+            self.graph.apply(event)
 
     def committed(self, events: list[Event]) -> None:
         for event in events:

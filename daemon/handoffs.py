@@ -37,7 +37,6 @@ log = logging.getLogger("toka.daemon")
 
 # Events of a trace's first session read to find its original request.
 _FIRST_EVENTS = 500
-_PAGE = 5000
 
 
 async def build_handoff(
@@ -117,14 +116,7 @@ async def _original_request(lifecycle: Lifecycle, agent: Agent) -> Request | Non
 
 
 async def all_handoffs(lifecycle: Lifecycle) -> list[Event]:
-    found: list[Event] = []
-    after = 0
-    while True:
-        page = await lifecycle.store.query(EventQuery(kinds=(HANDOFF,), after_seq=after, limit=_PAGE))
-        found += page
-        if len(page) < _PAGE:
-            return found
-        after = page[-1].seq
+    return [event async for event in lifecycle.store.scan(EventQuery(kinds=(HANDOFF,)))]
 
 
 async def get_handoff(lifecycle: Lifecycle, ref: str) -> Event:

@@ -33,7 +33,6 @@ SET, DELETE = "memory.set", "memory.delete"
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 1024 * 1024
 _SCOPE = re.compile(r"^(global|(agent|session|trace):[^\x00-\x1f]{1,256})$")
-_PAGE = 5000
 
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 
@@ -91,15 +90,7 @@ class ContextStore:
         self.changes = 0  # memory events applied: what was derived from the table is stale when it moved
 
     async def load(self) -> None:
-        after = 0
-        while True:
-            page = await self.store.query(
-                EventQuery(session=SESSION, kinds=(SET, DELETE), after_seq=after, limit=_PAGE)
-            )
-            self.committed(page)
-            if len(page) < _PAGE:
-                return
-            after = page[-1].seq
+        self.committed([event async for event in self.store.scan(EventQuery(session=SESSION, kinds=(SET, DELETE)))])
 
     def committed(self, events: list[Event]) -> None:
         for event in events:
@@ -197,23 +188,9 @@ class ContextStore:
 
     async def history(self, scope: str, key: str, limit: int = 100) -> list[dict[str, Any]]:
         scope, key = check_scope(scope), check_key(key)
-        changes: list[dict[str, Any]] = []
-        after = 0
-        while True:
-            page = await self.store.query(
-                EventQuery(session=SESSION, kinds=(SET, DELETE), after_seq=after, limit=_PAGE)
-            )
-            for event in page:
-                if event.payload.get("scope") == scope and event.payload.get("key") == key:
-                    changes.append(
-                        {
-                            "seq": event.seq,
-                            "id": event.id,
-                            "ts": format_ts(event.ts),
-                            "kind": event.kind,
-                            **event.payload,
-                        }
-                    )
-            if len(page) < _PAGE:
-                return changes[-limit:]
-            after = page[-1].seq
+        changes = [
+            {"seq": event.seq, "id": event.id, "ts": format_ts(event.ts), "kind": event.kind, **event.payload}
+            async for event in self.store.scan(EventQuery(session=SESSION, kinds=(SET, DELETE)))
+            if event.payload.get("scope") == scope and event.payload.get("key") == key
+        ]
+        return changes[-limit:]

@@ -43,7 +43,6 @@ _STATE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 MAX_STATES = 100
 # Entity ids are event payload values, not names the store checks; the same bound as a session.
 MAX_ENTITY_CHARS = 200
-_PAGE = 5000
 
 
 @dataclass(frozen=True)
@@ -363,14 +362,8 @@ class StateStore:
 
     async def load(self) -> None:
         """Rebuild the table from the log's registrations and changes."""
-        after = 0
-        while True:
-            page = await self.store.query(EventQuery(session=SESSION, kinds=KINDS, after_seq=after, limit=_PAGE))
-            for event in page:
-                self.table.apply(event)
-            if len(page) < _PAGE:
-                return
-            after = page[-1].seq
+        async for event in self.store.scan(EventQuery(session=SESSION, kinds=KINDS)):
+            self.table.apply(event)
 
     def committed(self, events: list[Event]) -> None:
         for event in events:

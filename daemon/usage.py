@@ -25,7 +25,6 @@ from store.events import Event, format_ts
 MAIN_AGENT = "main"
 # Claude Code's SessionStart hook names the model as the user chose it, `[1m]` suffix included.
 SESSION_START = "hook.session_start"
-_PAGE = 5000
 # Usage events read per step back from a session's end in ``latest_context``: the latest
 # main-chain response is nearly always among the last few (subagents interleave a handful).
 _RECENT = 64
@@ -196,15 +195,9 @@ async def session_usage(store: EventStore, session: str, agent: str | None = Non
     """The figures of one session (a full name), or of one agent of it, reading its usage
     events page by page."""
     figures = UsageFigures(session, agent)
-    after = 0
-    while True:
-        query = EventQuery(session=session, kinds=("usage", SESSION_START), after_seq=after, limit=_PAGE)
-        page = await store.query(query)
-        for event in page:
-            figures.add(event)
-        if len(page) < _PAGE:
-            return figures
-        after = page[-1].seq
+    async for event in store.scan(EventQuery(session=session, kinds=("usage", SESSION_START))):
+        figures.add(event)
+    return figures
 
 
 async def latest_context(store: EventStore, session: str, agent: str | None = None) -> UsageFigures:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from store.errors import Ambiguous, InvalidEvent, NotFound
@@ -297,6 +297,18 @@ class EventStore(abc.ABC):
         bytes override it to splice them in as they are.
         """
         return [(event.seq, event.to_json_text()) for event in await self.query(query)]
+
+    async def scan(self, query: EventQuery, page: int = 5000) -> AsyncIterator[Event]:
+        """Every event ``query`` matches, oldest first, read ``page`` at a time (its limit and
+        order are not used): for folding a kind of event over the whole log."""
+        after = query.after_seq or 0
+        while True:
+            found = await self.query(replace(query, after_seq=after, limit=page, order="asc"))
+            for event in found:
+                yield event
+            if len(found) < page:
+                return
+            after = found[-1].seq
 
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]: ...
