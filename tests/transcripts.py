@@ -6,7 +6,9 @@ whichever was loaded last.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,3 +22,17 @@ def shared_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the shared fixtures are not checked out beside the project")
     return path
+
+
+def raw_records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a transcript's lines, read directly (not through toka's importers),
+    for tests that check toka's results against the raw data; other lines are skipped."""
+    records = []
+    for line in path.read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records

@@ -7,12 +7,11 @@ from __future__ import annotations
 import functools
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from compress_support import estimate, stored
-from transcripts import shared_or_skip
+from transcripts import raw_records, shared_or_skip
 
 from daemon.compress import POLICIES, Compression, compress
 from daemon.importers.formats import PARSERS, detect, expand
@@ -53,18 +52,6 @@ def compressed(name: str, policy: str) -> tuple[Compression, int]:
     events = session_events(name)
     target = int(sum(estimate(e) for e in events) * TARGET_SHARE)
     return compress(events, policy=policy, target_tokens=target, tokens=estimate), target
-
-
-def raw_records(path: Path) -> list[dict[str, Any]]:
-    records = []
-    for line in path.read_bytes().splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
 
 
 def flat(text: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from transcripts import shared_or_skip
+from transcripts import raw_records, shared_or_skip
 
 from daemon.handoff import Handoff, Subject, build_handoff
 from daemon.importers.formats import PARSERS, detect
@@ -48,18 +48,6 @@ def imported(path: Path) -> list[Event]:
 def handoff_of(path: Path) -> Handoff:
     events = imported(path)
     return build_handoff(events, Subject(agent="main", session=events[-1].session, state="ACTIVE"))
-
-
-def raw_records(path: Path) -> list[dict[str, Any]]:
-    records = []
-    for line in path.read_bytes().splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
 
 
 def claude_blocks(path: Path) -> list[dict[str, Any]]:
