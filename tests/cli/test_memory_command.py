@@ -1,0 +1,55 @@
+"""`toka memory ...` through the CLI: JSON values in and out, versions, pins, errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from cli_support import assert_error, invoke
+
+from daemon.client import Client
+
+
+def _json(*args: str, input: str | None = None) -> Any:
+    result = invoke(*args, "--json", input=input)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_set_get_list_history_and_rm() -> None:
+    assert _json("memory", "set", "session:s", "plan", '{"step": 1}', "--pin")["version"] == 1
+    assert invoke("memory", "get", "session:s", "plan").stdout == '{"step": 1}\n'
+    second = _json("memory", "set", "session:s", "plan", "-", "--expect-version", "1", input='{"step": 2}')
+    assert (second["version"], second["pinned"]) == (2, True)  # the pin stays unless --unpin
+    listed = _json("memory", "list", "session:s")["entries"]
+    assert [(e["key"], e["value"], e["pinned"]) for e in listed] == [("plan", {"step": 2}, True)]
+    changes = _json("memory", "history", "session:s", "plan")["changes"]
+    assert [c["value"] for c in changes] == [{"step": 1}, {"step": 2}]
+    assert _json("memory", "rm", "session:s", "plan") == {
+        "scope": "session:s",
+        "key": "plan",
+        "version": 3,
+        "deleted": True,
+    }
+    assert invoke("memory", "get", "session:s", "plan").exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("memory", "set", "global", "k", "not json"), 2, "the value is not JSON"),
+        (("memory", "set", "nowhere", "k", "1"), 2, "unknown scope"),
+        (("memory", "set", "global", "k", "1", "--expect-version", "4"), 6, "is at version 0 (not set), not 4"),
+        (("memory", "get", "global", "missing"), 3, "is not set"),
+        (("memory", "rm", "global", "missing"), 3, "is not set"),
+    ],
+)
+def test_errors_store_nothing(args: tuple[str, ...], code: int, message: str) -> None:
+    with Client() as client:
+        before = client.call("stats")["events"]
+    result = invoke(*args)
+    assert result.exit_code == code, result.stderr
+    assert_error(result.stderr, contains=message)
+    with Client() as client:
+        assert client.call("stats")["events"] == before
