@@ -95,11 +95,15 @@ def resolve_paths() -> Paths:
     if home:
         root = Path(home).expanduser().absolute()
         return Paths(root, root, root / "run")
+    import warnings
+
     import platformdirs
 
     data = Path(platformdirs.user_data_dir(APP, appauthor=False))
     config = Path(platformdirs.user_config_dir(APP, appauthor=False))
-    runtime = Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: handled below, no need to warn
+        warnings.simplefilter("ignore")
+        runtime = Path(platformdirs.user_runtime_dir(APP, appauthor=False))
     # Containers and root shells often have no /run/user/<uid>; fall back to the data dir.
     if not runtime.parent.is_dir() or not os.access(runtime.parent, os.W_OK):
         runtime = data / "run"

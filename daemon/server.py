@@ -29,6 +29,7 @@ from daemon import (  # noqa: F401 - the ops modules register their operations
     agent_ops,
     context_ops,
     deps_ops,
+    doctor_ops,
     handoff_ops,
     memory_ops,
     ops,

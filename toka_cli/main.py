@@ -10,6 +10,7 @@ from toka_cli.commands import (
     config,
     daemon,
     deps,
+    doctor,
     events,
     handoff,
     hooks,
@@ -43,6 +44,7 @@ compress.register(app)
 state.register(app)
 pool.register(app)
 search.register(app)
+doctor.register(app)
 deps.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)

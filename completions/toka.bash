@@ -1,0 +1,226 @@
+# bash completion for toka; generated from the toka command by `python -m toka_cli.gendocs`; do not edit.
+
+_toka_commands() {
+    case "$1" in
+        '') echo 'admin agent blob compress config context daemon deps doctor events export handoff hook import integrate memory note pool recall record replay search sessions show state stats status usage verify watch' ;;
+        'admin') echo 'rebuild' ;;
+        'agent') echo 'list pause resume show spawn terminate usage' ;;
+        'blob') echo 'show' ;;
+        'config') echo 'get path set show' ;;
+        'daemon') echo 'logs restart run start status stop' ;;
+        'deps') echo 'add order rm show' ;;
+        'handoff') echo 'chain create list show stats verify' ;;
+        'memory') echo 'get history list rm set watch' ;;
+        'pool') echo 'get health list put rm stats' ;;
+        'state') echo 'get history list machines register set' ;;
+    esac
+}
+
+_toka_options() {
+    case "$1" in
+        '') echo '-h --help' ;;
+        'admin') echo '-h --help' ;;
+        'admin rebuild') echo '--json -h --help' ;;
+        'agent') echo '-h --help' ;;
+        'agent list') echo '--trace --state --json -h --help' ;;
+        'agent pause') echo '--json -h --help' ;;
+        'agent resume') echo '--json -h --help' ;;
+        'agent show') echo '--json -h --help' ;;
+        'agent spawn') echo '-t --type --role --model --window --warning --critical --policy --session --trace --json -h --help' ;;
+        'agent terminate') echo '--reason --detail --json -h --help' ;;
+        'agent usage') echo '--input --output --cache-read --cache-creation --model --json -h --help' ;;
+        'blob') echo '-h --help' ;;
+        'blob show') echo '--json -h --help' ;;
+        'compress') echo '--policy --target --dry-run --force --json -h --help' ;;
+        'config') echo '-h --help' ;;
+        'config get') echo '--json -h --help' ;;
+        'config path') echo '-h --help' ;;
+        'config set') echo '-h --help' ;;
+        'config show') echo '--json -h --help' ;;
+        'context') echo '--budget --policy -f --format -h --help' ;;
+        'daemon') echo '-h --help' ;;
+        'daemon logs') echo '-n --lines -f --follow -h --help' ;;
+        'daemon restart') echo '--json -h --help' ;;
+        'daemon run') echo '--memory --durability -h --help' ;;
+        'daemon start') echo '--json -h --help' ;;
+        'daemon status') echo '--json -h --help' ;;
+        'daemon stop') echo '--json -h --help' ;;
+        'deps') echo '-h --help' ;;
+        'deps add') echo '--needs --json -h --help' ;;
+        'deps order') echo '--json -h --help' ;;
+        'deps rm') echo '--needs --json -h --help' ;;
+        'deps show') echo '--json -h --help' ;;
+        'doctor') echo '--json -h --help' ;;
+        'events') echo '-k --kind --since --until -n --limit --last -f --follow --json -h --help' ;;
+        'export') echo '-o --output -h --help' ;;
+        'handoff') echo '-h --help' ;;
+        'handoff chain') echo '--json -h --help' ;;
+        'handoff create') echo '--write --force --no-force --json -h --help' ;;
+        'handoff list') echo '--trace --active --json -h --help' ;;
+        'handoff show') echo '-f --format -h --help' ;;
+        'handoff stats') echo '--json -h --help' ;;
+        'handoff verify') echo '--json -h --help' ;;
+        'hook') echo '--headroom -h --help' ;;
+        'import') echo '-f --format --json -h --help' ;;
+        'integrate') echo '--project --uninstall --dry-run --json -h --help' ;;
+        'memory') echo '-h --help' ;;
+        'memory get') echo '--json -h --help' ;;
+        'memory history') echo '--json -h --help' ;;
+        'memory list') echo '--prefix --pinned --json -h --help' ;;
+        'memory rm') echo '--expect-version --json -h --help' ;;
+        'memory set') echo '--expect-version --ttl --pin --unpin --json -h --help' ;;
+        'memory watch') echo '--json -h --help' ;;
+        'note') echo '--reason --agent --json -h --help' ;;
+        'pool') echo '-h --help' ;;
+        'pool get') echo '--json -h --help' ;;
+        'pool health') echo '--json -h --help' ;;
+        'pool list') echo '-n --limit --json -h --help' ;;
+        'pool put') echo '--ttl --json -h --help' ;;
+        'pool rm') echo '--json -h --help' ;;
+        'pool stats') echo '--json -h --help' ;;
+        'recall') echo '-s --session -n --limit --json -h --help' ;;
+        'record') echo '--agent --key --ts --json -h --help' ;;
+        'replay') echo '--to --json -h --help' ;;
+        'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
+        'sessions') echo '--json -n --limit -h --help' ;;
+        'show') echo '--json -h --help' ;;
+        'state') echo '-h --help' ;;
+        'state get') echo '--json -h --help' ;;
+        'state history') echo '--json -h --help' ;;
+        'state list') echo '--json -h --help' ;;
+        'state machines') echo '--json -h --help' ;;
+        'state register') echo '--json -h --help' ;;
+        'state set') echo '--reason --json -h --help' ;;
+        'stats') echo '--json -h --help' ;;
+        'status') echo '--json -h --help' ;;
+        'usage') echo '--json -h --help' ;;
+        'verify') echo '--json -h --help' ;;
+        'watch') echo '-f --format --json -h --help' ;;
+    esac
+}
+
+# Succeeds when option $2 of command $1 takes a value; prints its choices, or @files.
+_toka_value() {
+    case "$1|$2" in
+        'agent list|--trace') echo '' ;;
+        'agent list|--state') echo '' ;;
+        'agent spawn|-t') echo '' ;;
+        'agent spawn|--type') echo '' ;;
+        'agent spawn|--role') echo '' ;;
+        'agent spawn|--model') echo '' ;;
+        'agent spawn|--window') echo '' ;;
+        'agent spawn|--warning') echo '' ;;
+        'agent spawn|--critical') echo '' ;;
+        'agent spawn|--policy') echo '' ;;
+        'agent spawn|--session') echo '' ;;
+        'agent spawn|--trace') echo '' ;;
+        'agent terminate|--reason') echo '' ;;
+        'agent terminate|--detail') echo '' ;;
+        'agent usage|--input') echo '' ;;
+        'agent usage|--output') echo '' ;;
+        'agent usage|--cache-read') echo '' ;;
+        'agent usage|--cache-creation') echo '' ;;
+        'agent usage|--model') echo '' ;;
+        'compress|--policy') echo '' ;;
+        'compress|--target') echo '' ;;
+        'context|--budget') echo '' ;;
+        'context|--policy') echo '' ;;
+        'context|-f') echo '' ;;
+        'context|--format') echo '' ;;
+        'daemon logs|-n') echo '' ;;
+        'daemon logs|--lines') echo '' ;;
+        'daemon run|--durability') echo '' ;;
+        'deps add|--needs') echo '' ;;
+        'deps rm|--needs') echo '' ;;
+        'events|-k') echo '' ;;
+        'events|--kind') echo '' ;;
+        'events|--since') echo '' ;;
+        'events|--until') echo '' ;;
+        'events|-n') echo '' ;;
+        'events|--limit') echo '' ;;
+        'export|-o') echo '@files' ;;
+        'export|--output') echo '@files' ;;
+        'handoff create|--write') echo '@files' ;;
+        'handoff list|--trace') echo '' ;;
+        'handoff show|-f') echo '' ;;
+        'handoff show|--format') echo '' ;;
+        'import|-f') echo '' ;;
+        'import|--format') echo '' ;;
+        'integrate|--project') echo '@files' ;;
+        'memory list|--prefix') echo '' ;;
+        'memory rm|--expect-version') echo '' ;;
+        'memory set|--expect-version') echo '' ;;
+        'memory set|--ttl') echo '' ;;
+        'note|--reason') echo '' ;;
+        'note|--agent') echo '' ;;
+        'pool list|-n') echo '' ;;
+        'pool list|--limit') echo '' ;;
+        'pool put|--ttl') echo '' ;;
+        'recall|-s') echo '' ;;
+        'recall|--session') echo '' ;;
+        'recall|-n') echo '' ;;
+        'recall|--limit') echo '' ;;
+        'record|--agent') echo '' ;;
+        'record|--key') echo '' ;;
+        'record|--ts') echo '' ;;
+        'replay|--to') echo '' ;;
+        'search|-s') echo '' ;;
+        'search|--session') echo '' ;;
+        'search|-a') echo '' ;;
+        'search|--agent') echo '' ;;
+        'search|-k') echo '' ;;
+        'search|--kind') echo '' ;;
+        'search|--since') echo '' ;;
+        'search|--until') echo '' ;;
+        'search|-n') echo '' ;;
+        'search|--limit') echo '' ;;
+        'sessions|-n') echo '' ;;
+        'sessions|--limit') echo '' ;;
+        'state set|--reason') echo '' ;;
+        'watch|-f') echo '' ;;
+        'watch|--format') echo '' ;;
+        *) return 1 ;;
+    esac
+}
+
+_toka() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev="" at="" word i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        if [[ $word == -*=* ]]; then
+            continue
+        elif [[ $word == -* ]]; then
+            if _toka_value "$at" "$word" >/dev/null; then
+                ((i++))
+                [[ ${COMP_WORDS[i]} == "=" ]] && ((i++))  # --opt=value split at COMP_WORDBREAKS
+            fi
+        elif [[ " $(_toka_commands "$at") " == *" $word "* ]]; then
+            at=${at:+$at }$word
+        fi
+    done
+    ((COMP_CWORD > 1)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+    [[ $prev == "=" && COMP_CWORD -gt 2 ]] && prev=${COMP_WORDS[COMP_CWORD - 2]}
+    [[ $cur == "=" ]] && cur=""
+    local values
+    if [[ $prev == -* ]] && values=$(_toka_value "$at" "$prev"); then
+        if [[ $values == "@files" ]]; then
+            COMPREPLY=($(compgen -f -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$values" -- "$cur"))
+        fi
+        return
+    fi
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_toka_options "$at")" -- "$cur"))
+        return
+    fi
+    local commands
+    commands=$(_toka_commands "$at")
+    if [[ -n $commands ]]; then
+        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))  # arguments: sessions, paths, text
+    fi
+}
+
+complete -o filenames -F _toka toka

@@ -1,0 +1,298 @@
+"""The checks behind `toka doctor`: each looks at one thing, says what it found, and names the
+command that fixes it.
+
+A check never changes anything: the daemon is probed, not started; the database is opened
+read-only in this process (SQLite's ``quick_check`` reads every page, which is what a
+diagnostic of the file should do, and works while the daemon is down); config.toml is parsed,
+not rewritten. ``problem`` means something does not work or will not; ``warning`` means it works
+but may not for long, or needs a look.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import stat
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from daemon.client import Client, probe
+from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
+from daemon.paths import Paths
+from store.errors import ConfigError, TokaError
+from store.events import format_ts, now_us
+from store.migrations import MIGRATIONS
+from toka_cli import integrate
+
+Status = Literal["ok", "warning", "problem"]
+
+# Below either, the data dir is short of space: SQLite needs room for the WAL and checkpoints,
+# and a full disk refuses appends.
+LOW_DISK_BYTES = 1 << 30
+LOW_DISK_FRACTION = 0.05
+# How far in the future an event or the daemon's clock may be before it counts as wrong:
+# more than NTP's usual corrections, less than any real clock error worth a look.
+CLOCK_SKEW_US = 60_000_000
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
+    """Every check, in the order they are shown. ``cwd`` is where project hooks are looked for."""
+    settings = _settings(paths)
+    checks = [
+        _daemon(paths),
+        _socket(paths),
+        *_database(paths),
+        _disk(paths),
+        _config(paths),
+        _watched_paths(settings),
+        _hooks(cwd or Path.cwd()),
+        _daemon_clock(paths),
+    ]
+    return checks
+
+
+def problems(checks: list[Check]) -> list[Check]:
+    return [check for check in checks if check.status == "problem"]
+
+
+def _settings(paths: Paths) -> Settings | None:
+    try:
+        return load_settings(paths.config_file).settings
+    except ConfigError:
+        return None
+
+
+def _daemon(paths: Paths) -> Check:
+    state = probe(paths)
+    if state.state == "running":
+        return Check("daemon", "ok", f"running, {state.detail}")
+    if state.state == "needs_restart":
+        return Check("daemon", "problem", state.detail, "toka daemon restart")
+    if not paths.socket.exists():
+        return Check("daemon", "warning", "not running; the next toka command starts it", "toka daemon start")
+    return Check("daemon", "problem", state.detail, "toka daemon restart")
+
+
+def _socket(paths: Paths) -> Check:
+    found = []
+    for path, wanted in ((paths.runtime_dir, 0o700), (paths.socket, 0o600)):
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            continue
+        mode = stat.S_IMODE(info.st_mode)
+        if mode != wanted:
+            found.append(f"{path} is {mode:04o}, not {wanted:04o}")
+        if info.st_uid != os.getuid():
+            found.append(f"{path} belongs to uid {info.st_uid}, not to you ({os.getuid()})")
+    if found:
+        return Check("socket", "problem", "; ".join(found), f"chmod 0700 {paths.runtime_dir} && toka daemon restart")
+    if not paths.socket.exists():
+        return Check("socket", "ok", f"no socket yet at {paths.socket}")
+    return Check("socket", "ok", f"{paths.socket} is 0600 in a 0700 directory")
+
+
+def _database(paths: Paths) -> list[Check]:
+    path = paths.database
+    if not path.exists():
+        return [
+            Check("database", "ok", f"no database yet at {path}; the daemon creates it"),
+            Check("schema", "ok", "no database yet"),
+            Check("clock", "ok", "no events yet"),
+        ]
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return _unreadable(path, f"cannot open {path}: {exc}")
+    try:
+        integrity = _integrity(db, path)
+        schema = _schema(db)
+        clock = _newest_event(db)
+    except sqlite3.Error as exc:
+        return _unreadable(path, f"cannot read {path}: {exc}")
+    finally:
+        db.close()
+    return [integrity, schema, clock]
+
+
+def _unreadable(path: Path, detail: str) -> list[Check]:
+    recover = f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
+    return [
+        Check("database", "problem", detail, recover),
+        Check("schema", "ok", "not checked: the database cannot be read"),
+        Check("clock", "ok", "not checked: the database cannot be read"),
+    ]
+
+
+def _integrity(db: sqlite3.Connection, path: Path) -> Check:
+    found = [row[0] for row in db.execute("PRAGMA quick_check")]
+    if found == ["ok"]:
+        size = path.stat().st_size
+        return Check("database", "ok", f"{path} passes SQLite's quick_check ({size / 1e6:.1f} MB)")
+    recover = f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
+    return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", recover)
+
+
+def _schema(db: sqlite3.Connection) -> Check:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    current = len(MIGRATIONS)
+    if version == current:
+        return Check("schema", "ok", f"schema version {version}, this toka's")
+    if version < current:
+        return Check(
+            "schema",
+            "warning",
+            f"schema version {version}; this toka upgrades it to {current} when the daemon starts",
+            "toka daemon restart",
+        )
+    return Check(
+        "schema",
+        "problem",
+        f"schema version {version} was written by a newer toka (this one knows {current})",
+        "pip install -U toka",
+    )
+
+
+def _newest_event(db: sqlite3.Connection) -> Check:
+    try:
+        newest = db.execute("SELECT max(ts) FROM events").fetchone()[0]
+    except sqlite3.OperationalError:
+        return Check("clock", "ok", "no events table yet")
+    if newest is None:
+        return Check("clock", "ok", "no events yet")
+    ahead = newest - now_us()
+    if ahead > CLOCK_SKEW_US:
+        return Check(
+            "clock",
+            "problem",
+            f"the newest event is dated {format_ts(newest)}, {ahead / 1e6:.0f} s in the future:"
+            " this clock is behind, or the clock that wrote it was ahead",
+            "timedatectl set-ntp true",
+        )
+    return Check("clock", "ok", f"the newest event ({format_ts(newest)}) is not in the future")
+
+
+def _daemon_clock(paths: Paths) -> Check:
+    if not paths.socket.exists():
+        return Check("daemon_clock", "ok", "the daemon is not running")
+    try:
+        with Client(paths, autostart=False, timeout=5) as client:
+            before = now_us()
+            answer = client.call("doctor.clock")
+            after = now_us()
+    except TokaError as exc:
+        return Check("daemon_clock", "ok", f"not compared: {exc.message}")
+    offset = answer["now_us"] - (before + after) // 2
+    if abs(offset) > CLOCK_SKEW_US:
+        return Check(
+            "daemon_clock",
+            "problem",
+            f"the daemon's clock is {offset / 1e6:+.0f} s from this one",
+            "timedatectl set-ntp true && toka daemon restart",
+        )
+    return Check("daemon_clock", "ok", f"the daemon's clock agrees with this one ({offset / 1e3:+.0f} ms)")
+
+
+def _existing_parent(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _disk(paths: Paths) -> Check:
+    where = _existing_parent(paths.data_dir)
+    usage = shutil.disk_usage(where)
+    free_gib = usage.free / (1 << 30)
+    share = usage.free / usage.total if usage.total else 0.0
+    detail = f"{free_gib:.1f} GiB free ({share:.0%}) in {where}"
+    if usage.free < LOW_DISK_BYTES or share < LOW_DISK_FRACTION:
+        return Check("disk", "warning", f"only {detail}; appends fail when it is full", f"du -sh {where}/* | sort -h")
+    return Check("disk", "ok", detail)
+
+
+def _config(paths: Paths) -> Check:
+    path = paths.config_file
+    try:
+        in_file = read_file(path)
+    except ConfigError as exc:
+        return Check("config", "problem", exc.message, f"$EDITOR {path}")
+    layers: list[tuple[dict[str, Any], Callable[[str], str], Callable[[str], str]]] = [
+        (in_file, lambda name: str(path), lambda name: f"toka config set {key_of(name)} VALUE"),
+        (
+            {name: os.environ[env_name(name)] for name in SETTINGS if env_name(name) in os.environ},
+            lambda name: f"env {env_name(name)}",
+            lambda name: f"unset {env_name(name)}",
+        ),
+    ]
+    for values, source, fix in layers:
+        for name, value in values.items():
+            try:
+                coerce(name, value, source(name))
+            except ConfigError as exc:
+                return Check("config", "problem", exc.message, fix(name))
+    where = str(path) if path.exists() else f"defaults (no {path})"
+    return Check("config", "ok", f"settings parse: {where}")
+
+
+def _watched_paths(settings: Settings | None) -> Check:
+    if settings is None:
+        return Check("watch", "ok", "not checked: the config does not parse")
+    if not settings.paths:
+        return Check("watch", "ok", "no watched paths (watch.paths)")
+    missing = [path for path in settings.paths if not Path(path).expanduser().exists()]
+    if missing:
+        kept = os.pathsep.join(path for path in settings.paths if path not in missing)
+        fix = f"mkdir -p {' '.join(missing)}, or toka config set watch.paths '{kept}'"
+        return Check("watch", "problem", f"watched paths missing: {', '.join(missing)}", fix)
+    return Check("watch", "ok", f"{len(settings.paths)} watched path(s) exist")
+
+
+def _hooks(cwd: Path) -> Check:
+    """Claude Code hooks are optional: not installed is a note, a partial install a warning."""
+    found = []
+    for label, path in (("user", integrate.settings_path(None)), ("project", integrate.settings_path(cwd))):
+        try:
+            settings = integrate._load(path)
+        except ConfigError as exc:
+            return Check("hooks", "warning", exc.message, f"$EDITOR {path}")
+        hooks = settings.get("hooks", {})
+        events = [
+            event
+            for event, groups in hooks.items()
+            if any(
+                integrate.is_toka_hook(handler)
+                for group in groups
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+                for handler in group["hooks"]
+            )
+        ]
+        if events:
+            found.append((label, path, events))
+    if not found:
+        return Check("hooks", "ok", "Claude Code hooks not installed (optional)", "toka integrate claude-code")
+    for label, path, events in found:
+        missing = [event for event in integrate.EVENTS if event not in events]
+        if missing:
+            project = " --project ." if label == "project" else ""
+            return Check(
+                "hooks",
+                "warning",
+                f"Claude Code hooks in {path} miss {', '.join(missing)}",
+                f"toka integrate claude-code{project}",
+            )
+    where = ", ".join(str(path) for _, path, _ in found)
+    return Check("hooks", "ok", f"Claude Code hooks installed in {where}")
