@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent blob compress config context daemon deps doctor events export handoff hook import integrate memory note pool recall record replay search sessions show state stats status usage verify watch' ;;
+        '') echo 'admin agent blob compress config context daemon deps doctor events export handoff hook import integrate memory note pool recall record replay search sessions show state stats status tui usage verify watch' ;;
         'admin') echo 'rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -93,6 +93,7 @@ _toka_options() {
         'state set') echo '--reason --json -h --help' ;;
         'stats') echo '--json -h --help' ;;
         'status') echo '--json -h --help' ;;
+        'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
         'verify') echo '--json -h --help' ;;
         'watch') echo '-f --format --json -h --help' ;;

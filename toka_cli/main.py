@@ -21,6 +21,7 @@ from toka_cli.commands import (
     sessions,
     state,
     transfer,
+    tui,
     usage,
     watch,
 )
@@ -45,6 +46,7 @@ state.register(app)
 pool.register(app)
 search.register(app)
 doctor.register(app)
+tui.register(app)
 deps.register(app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)

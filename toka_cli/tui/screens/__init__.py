@@ -1,0 +1,1 @@
+"""The dashboard's screens: overview, one session, handoffs, search and memory."""

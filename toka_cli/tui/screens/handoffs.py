@@ -1,0 +1,99 @@
+"""Handoffs: the list, and the selected document rendered as Markdown."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Markdown
+
+from store.errors import TokaError
+from toka_cli.render import percent, short_ts
+from toka_cli.tui.widgets import TokaScreen
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+
+class HandoffsScreen(TokaScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy_prompt", "Copy prompt", id="handoffs.copy"),
+        Binding("g", "refresh", "Refresh", id="handoffs.refresh"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompt: str | None = None
+        self.shown: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield from self.compose_banner()
+        table: DataTable[Any] = DataTable(id="handoffs", cursor_type="row", zebra_stripes=True)
+        table.add_columns("id", "time", "session", "reason", "fill", "active")
+        yield table
+        with VerticalScroll(id="handoff-doc-box"):
+            yield Markdown("Select a handoff to read its document.", id="handoff-doc")
+        yield Footer(compact=True)
+
+    def reload(self) -> None:
+        self._load()
+
+    def live_event(self, event: dict[str, Any]) -> None:
+        if event["kind"] == "handoff":
+            self._load()
+
+    def action_refresh(self) -> None:
+        self._load()
+
+    @work(exclusive=True, group="handoffs")
+    async def _load(self) -> None:
+        try:
+            handoffs = (await self.toka.call("handoffs.list"))["handoffs"]
+        except TokaError as error:
+            self.show_error(error)
+            return
+        if self.gone:
+            return
+        table: DataTable[Any] = self.query_one("#handoffs", DataTable)
+        table.clear()
+        for handoff in reversed(handoffs) if _oldest_first(handoffs) else handoffs:
+            table.add_row(
+                handoff["id"][:12],
+                short_ts(handoff["ts"]),
+                handoff["session"],
+                handoff.get("reason") or "by hand",
+                percent(handoff.get("fill_pct")),
+                "yes" if handoff.get("active") else "",
+                key=handoff["id"],
+            )
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None and event.row_key.value != self.shown:
+            self._show(str(event.row_key.value))
+
+    @work(exclusive=True, group="handoff-doc")
+    async def _show(self, handoff_id: str) -> None:
+        try:
+            handoff = await self.toka.call("handoffs.get", id=handoff_id)
+        except TokaError as error:
+            self.show_error(error)
+            return
+        if self.gone:
+            return
+        self.shown = handoff_id
+        self.prompt = handoff.get("prompt")
+        await self.query_one("#handoff-doc", Markdown).update(handoff["markdown"])
+
+    def action_copy_prompt(self) -> None:
+        if self.prompt is None:
+            self.notify("select a handoff first", severity="warning")
+            return
+        self.app.copy_to_clipboard(self.prompt)
+        self.notify("continuation prompt copied")
+
+
+def _oldest_first(handoffs: list[dict[str, Any]]) -> bool:
+    return len(handoffs) > 1 and handoffs[0]["seq"] < handoffs[-1]["seq"]

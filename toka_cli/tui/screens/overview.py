@@ -1,0 +1,232 @@
+"""The overview: agents with their fill, sessions, the daemon's figures and recent lifecycle events."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Footer, Header, Label, Static
+
+from store.errors import TokaError
+from toka_cli.render import gist, short_ts
+from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, styled_state
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+# How many recent lifecycle events the overview lists.
+RECENT_ROWS = 20
+
+
+class OverviewScreen(TokaScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_session", "Open", id="overview.open", show=False),
+        Binding("c", "compress", "Compress", id="overview.compress"),
+        Binding("h", "handoff", "Handoff", id="overview.handoff"),
+        Binding("v", "verify", "Verify", id="overview.verify"),
+        Binding("p", "pause", "Pause", id="overview.pause"),
+        Binding("r", "resume", "Resume", id="overview.resume"),
+        Binding("t", "terminate", "Terminate", id="overview.terminate"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._agents_stale = False
+        self._sessions_stale = False
+        self.pool: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield from self.compose_banner()
+        yield Static("connecting to the daemon…", id="status")
+        yield Label("Agents", classes="section")
+        agents: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        agents.add_columns("agent", "fill", "state", "window", "model")
+        yield agents
+        yield Label("Sessions", classes="section")
+        sessions: DataTable[Any] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        sessions.add_columns("session", "fill", "events", "last event", "model")
+        yield sessions
+        yield Label("Recent lifecycle", classes="section")
+        recent: DataTable[Any] = DataTable(id="recent", cursor_type="row", show_header=False)
+        recent.add_columns("time", "kind", "session", "what")
+        yield recent
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(1.0, self._tick)
+
+    def reload(self) -> None:
+        self._load(agents=True, sessions=True)
+
+    def live_event(self, event: dict[str, Any]) -> None:
+        self._sessions_stale = True
+        if event["kind"] in LIFECYCLE_KINDS or event["kind"].startswith(("usage", "agent")):
+            self._agents_stale = True
+            self._show_recent()
+
+    def _tick(self) -> None:
+        """Once a second: the rate, and the lists the live events made stale (one read however many arrived)."""
+        self._show_status()
+        if self.toka.client is not None and (self._agents_stale or self._sessions_stale):
+            self._load(agents=self._agents_stale, sessions=self._sessions_stale)
+            self._agents_stale = self._sessions_stale = False
+
+    @work(exclusive=True, group="overview")
+    async def _load(self, agents: bool, sessions: bool) -> None:
+        try:
+            if agents:
+                self._show_agents((await self.toka.call("agents.list"))["agents"])
+            if sessions:
+                self._show_sessions((await self.toka.call("sessions.list"))["sessions"])
+                self.toka.status = await self.toka.call("status")
+            self.pool = await self.toka.call("pool.stats")
+        except TokaError:
+            return  # the banner says the daemon is away; the connection worker reloads on return
+        if self.gone:
+            return
+        self._show_status()
+        self._show_recent()
+
+    def _show_status(self) -> None:
+        status = self.toka.status
+        if not status:
+            return
+        pool = self.pool
+        pool_text = f"pool {pool['fill_pct']:.0f}% {pool['level']}" if pool else "pool -"
+        line = Text(f"toka {status.get('version', '?')} · ")
+        line.append(f"events {status.get('events', 0):,} · sessions {status.get('sessions', 0):,}")
+        line.append(f" · clients {status.get('clients', 0)} · ")
+        line.append(pool_text, style={"warning": "yellow", "critical": "bold red"}.get(pool.get("level", ""), ""))
+        line.append(f" · {self.toka.events_per_second():.1f} ev/s")
+        self.query_one("#status", Static).update(line)
+
+    def _show_agents(self, agents: list[dict[str, Any]]) -> None:
+        table: DataTable[Any] = self.query_one("#agents", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for agent in agents:
+            style = fill_style(agent.get("fill_pct"), agent.get("state"), agent.get("thresholds"))
+            table.add_row(
+                agent["id"],
+                fill_gauge(agent.get("fill_pct"), style),
+                styled_state(agent.get("state")),
+                f"{agent['context_window']:,}" if agent.get("context_window") else "-",
+                agent.get("model") or "-",
+                key=agent["id"],
+            )
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1))
+
+    def _show_sessions(self, sessions: list[dict[str, Any]]) -> None:
+        table: DataTable[Any] = self.query_one("#sessions", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for session in sessions:
+            pct = session.get("fill_pct")
+            table.add_row(
+                session["session"],
+                fill_gauge(pct, fill_style(pct)),
+                f"{session['events']:,}",
+                short_ts(session["last_ts"]) if session.get("last_ts") else "-",
+                session.get("model") or "-",
+                key=session["session"],
+            )
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1))
+
+    def _show_recent(self) -> None:
+        table: DataTable[Any] = self.query_one("#recent", DataTable)
+        table.clear()
+        for event in list(self.toka.recent)[:RECENT_ROWS]:
+            table.add_row(short_ts(event["ts"])[11:], event["kind"], event["session"], gist(event["payload"], 60))
+
+    def _selected(self, table_id: str) -> str | None:
+        table: DataTable[Any] = self.query_one(f"#{table_id}", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return str(key) if key is not None else None
+
+    def _target_session(self) -> str | None:
+        """The session an action is for: the sessions table's cursor."""
+        session = self._selected("sessions")
+        if session is None:
+            self.notify("no session selected", severity="warning")
+        return session
+
+    def _target_agent(self) -> str | None:
+        agent = self._selected("agents")
+        if agent is None:
+            self.notify("no agent selected", severity="warning")
+        return agent
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "sessions" and event.row_key.value is not None:
+            self._open(str(event.row_key.value))
+
+    def action_open_session(self) -> None:
+        session = self._selected("sessions")
+        if session is not None:
+            self._open(session)
+
+    def _open(self, session: str) -> None:
+        from toka_cli.tui.screens.session import SessionScreen
+
+        self.app.push_screen(SessionScreen(session))
+
+    def action_compress(self) -> None:
+        if (session := self._target_session()) is not None:
+            self.act(f"Compress session {session}?", "compress", {"session": session}, compressed)
+
+    def action_handoff(self) -> None:
+        if (session := self._target_session()) is not None:
+            self.act(f"Create a handoff for session {session}?", "handoffs.create", {"target": session}, handed_off)
+
+    def action_verify(self) -> None:
+        self.act(None, "verify", {}, self._verified)
+
+    def _verified(self, report: dict[str, Any]) -> str | None:
+        return verified(self, report)
+
+    def action_pause(self) -> None:
+        if (agent := self._target_agent()) is not None:
+            self.act(f"Pause agent {agent}?", "agents.pause", {"agent": agent}, changed_state)
+
+    def action_resume(self) -> None:
+        if (agent := self._target_agent()) is not None:
+            self.act(f"Resume agent {agent}?", "agents.resume", {"agent": agent}, changed_state)
+
+    def action_terminate(self) -> None:
+        if (agent := self._target_agent()) is not None:
+            self.act(f"Terminate agent {agent}?", "agents.terminate", {"agent": agent}, changed_state)
+
+
+def compressed(result: dict[str, Any]) -> str:
+    if not result.get("stored"):
+        return "nothing to compress"
+    return f"compressed events {result['first_seq']}-{result['last_seq']}: {result['tokens_saved']:,} tokens saved"
+
+
+def handed_off(result: dict[str, Any]) -> str:
+    return f"handoff {result['id'][:12]} created (2: Handoffs)"
+
+
+def changed_state(agent: dict[str, Any]) -> str:
+    return f"{agent['id']} is {agent['state']}"
+
+
+def verified(screen: TokaScreen, report: dict[str, Any]) -> str | None:
+    """A clean log is a notification; problems are a modal, since they need reading."""
+    if report["ok"]:
+        return f"verified {report['events']:,} events: the log is intact"
+    from toka_cli.tui.modals import ErrorScreen
+
+    lines = [f"seq {p['seq']} {p['session']}: {p['what']}: {p['detail']}" for p in report["problems"][:10]]
+    screen.app.push_screen(
+        ErrorScreen(f"{report['problem_count']} problems\n" + "\n".join(lines), title="verify found problems")
+    )
+    return None

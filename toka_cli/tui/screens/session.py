@@ -1,0 +1,234 @@
+"""One session: its timeline (latest events, older ones a page at a time), the payload of the
+selected event, and the context-fill curve of its usage events."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Sparkline, Static
+
+from store.errors import TokaError
+from toka_cli.render import gist, short_ts
+from toka_cli.tui.screens.overview import compressed, handed_off, verified
+from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+# Events read per page: enough to fill a tall terminal, small enough to show at once.
+PAGE = 100
+# Usage events read for the fill curve (the latest ones); the sparkline squeezes them to its width.
+CURVE_POINTS = 2000
+# Characters of pretty-printed payload shown; the rest is cut with a note.
+PAYLOAD_CHARS = 20_000
+MARKS = {
+    "compression": "◆",
+    "compaction": "◆",
+    "summary": "◆",
+    "hook.pre_compact": "◆",
+    "handoff": "⇒",
+    "lifecycle": "●",
+}
+
+
+def context_tokens(payload: dict[str, Any]) -> int | None:
+    """The prompt a usage event reports: its own figure, else input plus cache as Anthropic counts."""
+    if isinstance(payload.get("context_tokens"), int):
+        return int(payload["context_tokens"])
+    if payload.get("revision"):
+        return None
+    parts = [payload.get(k) for k in ("input_tokens", "cache_creation_tokens", "cache_read_tokens")]
+    numbers = [p for p in parts if isinstance(p, int)]
+    return sum(numbers) if numbers else None
+
+
+class SessionScreen(TokaScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="session.back"),
+        Binding("left_square_bracket", "older", "Older", key_display="[", id="session.older"),
+        Binding("end", "latest", "Latest", id="session.latest"),
+        Binding("c", "compress", "Compress", id="session.compress"),
+        Binding("h", "handoff", "Handoff", id="session.handoff"),
+        Binding("v", "verify", "Verify", id="session.verify"),
+    ]
+
+    def __init__(self, session: str, at_seq: int | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.at_seq = at_seq
+        self.events: dict[int, dict[str, Any]] = {}
+        self.calls: dict[str, int] = {}
+        self.more = False
+        self.curve: list[float] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield from self.compose_banner()
+        yield Static(self.session, id="session-title")
+        yield Sparkline([], id="fill-curve")
+        timeline: DataTable[Any] = DataTable(id="timeline", cursor_type="row")
+        timeline.add_columns(" ", "seq", "time", "agent", "kind", "gist")
+        yield timeline
+        with VerticalScroll(id="payload-box"):
+            yield Static("", id="payload")
+        yield Footer(compact=True)
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(exclusive=True, group="session")
+    async def _load(self) -> None:
+        try:
+            args: dict[str, Any] = {"session": self.session, "order": "desc", "limit": PAGE}
+            if self.at_seq is not None:
+                args["before_seq"] = self.at_seq + PAGE // 2
+            page = await self.toka.call("events.query", **args)
+            if self.gone:
+                return
+            self.session = page.get("session") or self.session
+            self.more = len(page["events"]) == PAGE
+            self.events = {}
+            self._add(page["events"])
+            self._show_timeline(focus=self.at_seq)
+            summary = await self.toka.call("sessions.get", session=self.session)
+            if self.gone:
+                return
+            self._show_title(summary)
+            usage = await self.toka.call(
+                "events.query", session=self.session, kinds=["usage"], order="desc", limit=CURVE_POINTS
+            )
+        except TokaError as error:
+            self.show_error(error, title=f"cannot read session {self.session}")
+            return
+        if self.gone:
+            return
+        points = [context_tokens(e["payload"]) for e in reversed(usage["events"]) if e.get("agent") in (None, "main")]
+        self.curve = [float(p) for p in points if p is not None]
+        self.query_one("#fill-curve", Sparkline).data = self.curve
+
+    def _add(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            self.events[event["seq"]] = event
+
+    def _show_title(self, summary: dict[str, Any]) -> None:
+        pct = summary.get("fill_pct")
+        title = Text(f"{summary['session']}  ", style="bold")
+        title.append(f"{summary['events']:,} events · ")
+        title.append_text(fill_gauge(pct, fill_style(pct)))
+        if summary.get("model"):
+            title.append(f" · {summary['model']}")
+        self.query_one("#session-title", Static).update(title)
+
+    def _row(self, event: dict[str, Any]) -> tuple[Any, ...]:
+        payload = event["payload"]
+        line = gist(payload, 200)
+        call_id = payload.get("tool_use_id") or payload.get("call_id")
+        if event["kind"] == "tool.call" and isinstance(call_id, str):
+            self.calls[call_id] = event["seq"]
+        elif event["kind"] == "tool.result" and isinstance(call_id, str) and call_id in self.calls:
+            outcome = "failed" if payload.get("ok") is False or payload.get("is_error") else "ok"
+            line = f"↳ #{self.calls[call_id]} {outcome}: {line}"
+        mark = MARKS.get(event["kind"], "")
+        kind = Text(event["kind"], style="bold yellow" if event["kind"] in LIFECYCLE_KINDS else "")
+        return (
+            Text(mark, style="yellow"),
+            str(event["seq"]),
+            short_ts(event["ts"])[11:],
+            event.get("agent") or "-",
+            kind,
+            line,
+        )
+
+    def _show_timeline(self, focus: int | None = None) -> None:
+        table: DataTable[Any] = self.query_one("#timeline", DataTable)
+        table.clear()
+        self.calls = {}
+        for seq in sorted(self.events):
+            table.add_row(*self._row(self.events[seq]), key=str(seq))
+        if not table.row_count:
+            return
+        if focus is not None and focus in self.events:
+            table.move_cursor(row=table.get_row_index(str(focus)))
+        elif focus is None:
+            table.move_cursor(row=table.row_count - 1)
+
+    def live_event(self, event: dict[str, Any]) -> None:
+        if event["session"] != self.session or not self.events or self.at_seq is not None:
+            return
+        if event["seq"] in self.events:
+            return
+        table: DataTable[Any] = self.query_one("#timeline", DataTable)
+        following = table.cursor_row >= table.row_count - 1
+        self.events[event["seq"]] = event
+        table.add_row(*self._row(event), key=str(event["seq"]))
+        if following:
+            table.move_cursor(row=table.row_count - 1)
+        if event["kind"] == "usage" and (tokens := context_tokens(event["payload"])) is not None:
+            self.curve.append(float(tokens))
+            self.query_one("#fill-curve", Sparkline).data = list(self.curve[-CURVE_POINTS:])
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is None:
+            return
+        shown = self.events.get(int(event.row_key.value))
+        if shown is not None:
+            self.query_one("#payload", Static).update(payload_view(shown))
+
+    def action_older(self) -> None:
+        if not self.events:
+            return
+        if not self.more and self.at_seq is None:
+            self.notify("this is the session's first event")
+            return
+        self._older(min(self.events))
+
+    @work(exclusive=True, group="session")
+    async def _older(self, before: int) -> None:
+        try:
+            page = await self.toka.call(
+                "events.query", session=self.session, order="desc", before_seq=before, limit=PAGE
+            )
+        except TokaError as error:
+            self.show_error(error)
+            return
+        if self.gone:
+            return
+        self.more = len(page["events"]) == PAGE
+        if not page["events"]:
+            self.notify("this is the session's first event")
+            return
+        self._add(page["events"])
+        self._show_timeline(focus=before)
+
+    def action_latest(self) -> None:
+        self.at_seq = None
+        self._load()
+
+    def action_compress(self) -> None:
+        self.act(f"Compress session {self.session}?", "compress", {"session": self.session}, compressed)
+
+    def action_handoff(self) -> None:
+        self.act(
+            f"Create a handoff for session {self.session}?", "handoffs.create", {"target": self.session}, handed_off
+        )
+
+    def action_verify(self) -> None:
+        self.act(None, "verify", {"session": self.session}, lambda report: verified(self, report))
+
+
+def payload_view(event: dict[str, Any]) -> Group:
+    """The payload as highlighted JSON, cut at PAYLOAD_CHARS with a note saying how much is left out."""
+    text = json.dumps(event["payload"], indent=2, ensure_ascii=False)
+    note = ""
+    if len(text) > PAYLOAD_CHARS:
+        note = f"\n… {len(text) - PAYLOAD_CHARS:,} more characters (toka show / toka events --json for all)"
+        text = text[:PAYLOAD_CHARS]
+    header = Text(f"seq {event['seq']} · {event['kind']} · {event['id'][:16]}", style="bold")
+    return Group(header, Syntax(text, "json", word_wrap=True, theme="ansi_dark"), Text(note, style="italic"))

@@ -1,0 +1,126 @@
+"""Small pieces the screens share: the fill gauge, the offline banner, the base screen."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual import work
+from textual.screen import Screen
+from textual.widgets import Static
+
+from store.errors import TokaError
+from toka_cli.tui.modals import ConfirmScreen, ErrorScreen
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from textual.app import ComposeResult
+
+    from toka_cli.tui.app import TokaApp
+
+# The agent states that deserve a colour, worst first; the rest read as normal text.
+STATE_STYLES = {
+    "ERROR": "bold red",
+    "CRITICAL": "bold red",
+    "HANDOFF_PENDING": "yellow",
+    "WARNING": "yellow",
+    "TERMINATED": "dim",
+    "HANDOFF_COMPLETE": "dim",
+    "PAUSED": "cyan",
+}
+# Event kinds that change what the agents hold: marked in timelines and listed as recent.
+LIFECYCLE_KINDS = frozenset(
+    {"lifecycle", "compression", "compaction", "handoff", "hook.pre_compact", "pool.pressure", "summary"}
+)
+GAUGE_WIDTH = 10
+
+
+def fill_style(pct: float | None, state: str | None = None, thresholds: dict[str, Any] | None = None) -> str:
+    """The gauge's colour: the agent's state when it says so, else the fill against the thresholds."""
+    if state in ("CRITICAL", "ERROR"):
+        return "red"
+    if state in ("WARNING", "HANDOFF_PENDING"):
+        return "yellow"
+    limits = thresholds or {}
+    if pct is not None and pct >= float(limits.get("critical_pct", 90.0)):
+        return "red"
+    if pct is not None and pct >= float(limits.get("warning_pct", 75.0)):
+        return "yellow"
+    return "green"
+
+
+def fill_gauge(pct: float | None, style: str) -> Text:
+    """``██████░░░░  62%``: the bar carries the colour, the figure stays readable without it."""
+    if pct is None:
+        return Text("░" * GAUGE_WIDTH + "    -", style="dim")
+    filled = max(0, min(GAUGE_WIDTH, round(pct / 100 * GAUGE_WIDTH)))
+    gauge = Text("█" * filled, style=style)
+    gauge.append("░" * (GAUGE_WIDTH - filled), style="dim")
+    gauge.append(f" {pct:4.0f}%")
+    return gauge
+
+
+def styled_state(state: str | None) -> Text:
+    return Text(state or "-", style=STATE_STYLES.get(state or "", ""))
+
+
+class Banner(Static):
+    """Says the daemon is gone while it is; hidden otherwise."""
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "offline", self._show)
+
+    def _show(self, offline: str) -> None:
+        self.update(offline)
+        self.display = bool(offline)
+
+
+class TokaScreen(Screen[None]):
+    """A screen that reads from the daemon: reloaded on (re)connect, told of each live event."""
+
+    @property
+    def toka(self) -> TokaApp:
+        return cast("TokaApp", self.app)
+
+    def compose_banner(self) -> ComposeResult:
+        yield Banner(id="banner")
+
+    def on_mount(self) -> None:
+        self.toka.listeners.add(self)
+        if self.toka.client is not None:
+            self.reload()
+
+    def on_unmount(self) -> None:
+        self.toka.listeners.discard(self)
+
+    @property
+    def gone(self) -> bool:
+        """True once the screen was closed: a worker's answer that arrives later has nowhere to go."""
+        return not self.is_attached
+
+    def reload(self) -> None:
+        """Read what the screen shows again (in a worker)."""
+
+    def live_event(self, event: dict[str, Any]) -> None:
+        """An event that just committed, from the app's subscription."""
+
+    def show_error(self, error: TokaError, title: str = "error") -> None:
+        self.app.push_screen(ErrorScreen(error.message, error.hint, title=title))
+
+    @work(group="action")
+    async def act(self, question: str | None, op: str, args: dict[str, Any], done: Callable[[Any], str | None]) -> None:
+        """Ask first when ``question`` is given, call ``op``, then say what happened or show the error."""
+        if question is not None and not await self.app.push_screen_wait(ConfirmScreen(question)):
+            return
+        try:
+            result = await self.toka.call(op, **args)
+        except TokaError as error:
+            self.show_error(error, title=f"{op} failed")
+            return
+        if self.gone:
+            return
+        message = done(result)
+        if message:
+            self.notify(message)
+        self.reload()
