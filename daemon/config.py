@@ -201,16 +201,21 @@ def _coerce_windows(name: str, value: Any, source: str) -> dict[str, int]:
     )
 
 
-def read_file(path: Path) -> dict[str, Any]:
-    """The file's settings by name; a missing file is an empty one."""
+def read_toml(path: Path) -> dict[str, Any]:
+    """The whole config file as TOML; a missing file is an empty one, a bad one a ConfigError."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}", f"fix or remove {path}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The file's settings by name; a missing file is an empty one."""
+    raw = read_toml(path)
     found = {}
     for section, table in raw.items():
         if not isinstance(table, dict):

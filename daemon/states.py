@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import tomllib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from daemon.config import read_toml
 from store.base import AppendResult, EventQuery, EventStore
 from store.errors import ConfigError, Conflict, NotFound, UsageError
 from store.events import Event, NewEvent, fit_name, format_ts, parse_new_event
@@ -228,15 +228,7 @@ def machines_from_config(table: Mapping[str, Any] | None) -> dict[str, Machine]:
 
 def read_machines(config_file: Path) -> dict[str, Machine]:
     """The machines declared in ``config_file``'s ``[state]`` table; none when the file is missing."""
-    try:
-        data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{config_file} is not valid TOML: {exc}", f"fix or remove {config_file}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
-    table = data.get("state")
+    table = read_toml(config_file).get("state")
     if table is not None and not isinstance(table, dict):
         raise ConfigError("state in config.toml must be a table", "write [state.machines.NAME] tables")
     return machines_from_config(table)
