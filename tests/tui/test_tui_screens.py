@@ -103,6 +103,34 @@ def test_selecting_a_session_shows_its_timeline_payload_and_fill_curve(daemon: A
     drive(scenario)
 
 
+def test_the_replay_scrubber_shows_the_session_as_it_stood_at_an_event(daemon: Any) -> None:
+    with daemon.client() as client:
+        import_example(client)
+
+    async def scenario(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: _session_row(pilot, EXAMPLE_SESSION), "the example session")
+        pilot.app.screen.query_one("#sessions", DataTable).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "the timeline")
+        table = pilot.app.screen.query_one("#timeline", DataTable)
+        table.focus()
+        table.move_cursor(row=9)  # seq 10
+        await pilot.press("r")
+        await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 10, "the session up to seq 10")
+        assert "as it stood at seq 10" in screen_text(pilot.app)
+        curve = pilot.app.screen.query_one("#fill-curve", Sparkline)
+        await wait_until(pilot, lambda: len(list(curve.data or [])) == 1, "the one usage event before seq 10")
+        await pilot.press("comma")
+        await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 9, "one event back")
+        await pilot.press("full_stop", "full_stop")
+        await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 11, "two events on")
+        await pilot.press("end")
+        await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "back to now")
+        assert "as it stood" not in screen_text(pilot.app)
+
+    drive(scenario)
+
+
 def test_the_handoff_screen_renders_the_document_as_markdown(daemon: Any) -> None:
     with daemon.client() as client:
         import_example(client)

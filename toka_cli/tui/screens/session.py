@@ -1,5 +1,7 @@
 """One session: its timeline (latest events, older ones a page at a time), the payload of the
-selected event, and the context-fill curve of its usage events."""
+selected event, and the context-fill curve of its usage events; and a replay scrubber that shows
+the session as it stood at a chosen event (`r` at the highlighted event, `,` and `.` one event
+back and forth, `end` back to now)."""
 
 from __future__ import annotations
 
@@ -53,7 +55,10 @@ class SessionScreen(TokaScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="session.back"),
         Binding("left_square_bracket", "older", "Older", key_display="[", id="session.older"),
-        Binding("end", "latest", "Latest", id="session.latest"),
+        Binding("end", "latest", "Latest", id="session.latest", priority=True),
+        Binding("r", "replay", "Replay to here", id="session.replay"),
+        Binding("comma", "step(-1)", "Step back", key_display=",", id="session.step_back"),
+        Binding("full_stop", "step(1)", "Step on", key_display=".", id="session.step_on"),
         Binding("c", "compress", "Compress", id="session.compress"),
         Binding("h", "handoff", "Handoff", id="session.handoff"),
         Binding("v", "verify", "Verify", id="session.verify"),
@@ -67,6 +72,7 @@ class SessionScreen(TokaScreen):
         self.calls: dict[str, int] = {}
         self.more = False
         self.curve: list[float] = []
+        self.replay_to: int | None = None  # the seq the session is shown as it stood at
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -87,7 +93,9 @@ class SessionScreen(TokaScreen):
     async def _load(self) -> None:
         try:
             args: dict[str, Any] = {"session": self.session, "order": "desc", "limit": PAGE}
-            if self.at_seq is not None:
+            if self.replay_to is not None:
+                args["before_seq"] = self.replay_to + 1
+            elif self.at_seq is not None:
                 args["before_seq"] = self.at_seq + PAGE // 2
             page = await self.toka.call("events.query", **args)
             if self.gone:
@@ -96,14 +104,14 @@ class SessionScreen(TokaScreen):
             self.more = len(page["events"]) == PAGE
             self.events = {}
             self._add(page["events"])
-            self._show_timeline(focus=self.at_seq)
+            self._show_timeline(focus=self.replay_to if self.replay_to is not None else self.at_seq)
             summary = await self.toka.call("sessions.get", session=self.session)
             if self.gone:
                 return
-            self._show_title(summary)
-            usage = await self.toka.call(
-                "events.query", session=self.session, kinds=["usage"], order="desc", limit=CURVE_POINTS
-            )
+            curve_args: dict[str, Any] = {"kinds": ["usage"], "order": "desc", "limit": CURVE_POINTS}
+            if self.replay_to is not None:
+                curve_args["before_seq"] = self.replay_to + 1
+            usage = await self.toka.call("events.query", session=self.session, **curve_args)
         except TokaError as error:
             self.show_error(error, title=f"cannot read session {self.session}")
             return
@@ -112,12 +120,27 @@ class SessionScreen(TokaScreen):
         points = [context_tokens(e["payload"]) for e in reversed(usage["events"]) if e.get("agent") in (None, "main")]
         self.curve = [float(p) for p in points if p is not None]
         self.query_one("#fill-curve", Sparkline).data = self.curve
+        self._show_title(summary)
+
+    def _replayed(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """The title's figures as they stood at ``replay_to``: events up to it, the fill of the
+        latest usage before it (on the session's window as it is now)."""
+        shown = self.events.get(self.replay_to or 0)
+        window = summary.get("context_window")
+        latest = self.curve[-1] if self.curve else None
+        pct = round(100 * latest / window, 1) if latest is not None and window else None
+        events = sum(1 for seq in self.events if self.replay_to is not None and seq <= self.replay_to)
+        when = short_ts(shown["ts"]) if shown else "?"
+        label = f"{summary['session']} as it stood at seq {self.replay_to} ({when})"
+        return summary | {"session": label, "fill_pct": pct, "events": events}
 
     def _add(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             self.events[event["seq"]] = event
 
     def _show_title(self, summary: dict[str, Any]) -> None:
+        if self.replay_to is not None:
+            summary = self._replayed(summary)
         pct = summary.get("fill_pct")
         title = Text(f"{summary['session']}  ", style="bold")
         title.append(f"{summary['events']:,} events · ")
@@ -160,7 +183,8 @@ class SessionScreen(TokaScreen):
             table.move_cursor(row=table.row_count - 1)
 
     def live_event(self, event: dict[str, Any]) -> None:
-        if event["session"] != self.session or not self.events or self.at_seq is not None:
+        stopped = self.at_seq is not None or self.replay_to is not None
+        if event["session"] != self.session or not self.events or stopped:
             return
         if event["seq"] in self.events:
             return
@@ -209,6 +233,29 @@ class SessionScreen(TokaScreen):
 
     def action_latest(self) -> None:
         self.at_seq = None
+        self.replay_to = None
+        self._load()
+
+    def action_replay(self) -> None:
+        table: DataTable[Any] = self.query_one("#timeline", DataTable)
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key is not None:
+            self.replay_to = int(key)
+            self._load()
+
+    def action_step(self, by: int) -> None:
+        """Move the replay point to the event before (-1) or after (+1) it."""
+        if self.replay_to is None:
+            self.notify("press r on an event first: the session is shown as it stands now")
+            return
+        seqs = sorted(self.events)
+        index = seqs.index(self.replay_to) if self.replay_to in seqs else len(seqs) - 1
+        if by < 0 and index > 0:
+            self.replay_to = seqs[index - 1]
+        elif by > 0:
+            self.replay_to = seqs[index + 1] if index + 1 < len(seqs) else self.replay_to + 1
         self._load()
 
     def action_compress(self) -> None:
