@@ -149,6 +149,22 @@ def test_the_handoff_screen_renders_the_document_as_markdown(daemon: Any) -> Non
     drive(scenario)
 
 
+def test_the_handoff_screen_shows_the_chain_of_a_trace(daemon: Any) -> None:
+    with daemon.client() as client:
+        agent = client.call("agents.spawn", type="billing", trace="pay", policy="handoff", window=10_000)["id"]
+        client.record(agent, "message", {"role": "user", "text": "Build the billing API"}, agent=agent)
+        successor = client.report_usage(agent, input_tokens=100, cache_read_tokens=9_500)["successor"]
+
+    async def scenario(pilot: Pilot[None]) -> None:
+        await pilot.press("2")
+        await wait_until(pilot, lambda: rows(pilot, "#handoffs"), "the handoff list")
+        line = f"trace pay: {agent} (TERMINATED) -> {successor} (INITIALIZING)"
+        await wait_until(pilot, lambda: line in screen_text(pilot.app), "the chain of trace pay")
+        assert any(agent in row and successor in row for row in rows(pilot, "#handoffs"))
+
+    drive(scenario)
+
+
 def test_search_finds_events_and_opens_their_session(daemon: Any) -> None:
     with daemon.client() as client:
         import_example(client)

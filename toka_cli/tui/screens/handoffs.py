@@ -1,4 +1,4 @@
-"""Handoffs: the list, and the selected document rendered as Markdown."""
+"""Handoffs: the list, the chain of the selected one's trace, and its document as Markdown."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Markdown
+from textual.widgets import DataTable, Footer, Header, Markdown, Static
 
 from store.errors import TokaError
 from toka_cli.render import percent, short_ts
@@ -32,8 +32,9 @@ class HandoffsScreen(TokaScreen):
         yield Header()
         yield from self.compose_banner()
         table: DataTable[Any] = DataTable(id="handoffs", cursor_type="row", zebra_stripes=True)
-        table.add_columns("id", "time", "session", "reason", "fill", "active")
+        table.add_columns("id", "time", "trace", "from", "to", "reason", "fill", "active")
         yield table
+        yield Static("", id="handoff-chain")
         with VerticalScroll(id="handoff-doc-box"):
             yield Markdown("Select a handoff to read its document.", id="handoff-doc")
         yield Footer(compact=True)
@@ -63,7 +64,9 @@ class HandoffsScreen(TokaScreen):
             table.add_row(
                 handoff["id"][:12],
                 short_ts(handoff["ts"]),
-                handoff["session"],
+                handoff.get("trace") or "-",
+                handoff.get("predecessor") or handoff["session"],
+                handoff.get("successor") or "-",
                 handoff.get("reason") or "by hand",
                 percent(handoff.get("fill_pct")),
                 "yes" if handoff.get("active") else "",
@@ -86,6 +89,13 @@ class HandoffsScreen(TokaScreen):
         self.shown = handoff_id
         self.prompt = handoff.get("prompt")
         await self.query_one("#handoff-doc", Markdown).update(handoff["markdown"])
+        if handoff.get("trace"):
+            try:
+                chain = await self.toka.call("handoffs.chain", trace=handoff["trace"])
+            except TokaError:
+                return  # a trace of agents no longer known: the document stands on its own
+            if not self.gone:
+                self.query_one("#handoff-chain", Static).update(chain_line(chain))
 
     def action_copy_prompt(self) -> None:
         if self.prompt is None:
@@ -93,6 +103,16 @@ class HandoffsScreen(TokaScreen):
             return
         self.app.copy_to_clipboard(self.prompt)
         self.notify("continuation prompt copied")
+
+
+def chain_line(chain: dict[str, Any]) -> str:
+    """``trace pay: billing-v1-9063 (TERMINATED) -> billing-v2-c4ce (ACTIVE)``, or the handoffs'
+    own ends when the trace's agents are not spawned ones."""
+    agents = [f"{a['id']} ({a['state']})" for a in chain["agents"]]
+    if not agents:
+        ends = [h["predecessor"] for h in chain["handoffs"]] + [chain["handoffs"][-1]["successor"] or "…"]
+        agents = [str(end) for end in ends]
+    return f"trace {chain['trace']}: " + " -> ".join(agents)
 
 
 def _oldest_first(handoffs: list[dict[str, Any]]) -> bool:
