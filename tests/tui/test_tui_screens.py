@@ -18,6 +18,14 @@ def _session_row(pilot: Pilot[None], session: str) -> str | None:
     return next((row for row in rows(pilot, "#sessions") if row.startswith(session)), None)
 
 
+async def _open_example_session(pilot: Pilot[None]) -> None:
+    """From the overview, open the example session with enter."""
+    await wait_until(pilot, lambda: _session_row(pilot, EXAMPLE_SESSION), "the example session")
+    pilot.app.screen.query_one("#sessions", DataTable).focus()
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen), "the session screen")
+
+
 def test_the_overview_lists_imported_sessions_with_their_fill(daemon: Any) -> None:
     with daemon.client() as client:
         import_example(client)
@@ -85,10 +93,7 @@ def test_selecting_a_session_shows_its_timeline_payload_and_fill_curve(daemon: A
         import_example(client)
 
     async def scenario(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: _session_row(pilot, EXAMPLE_SESSION), "the example session")
-        pilot.app.screen.query_one("#sessions", DataTable).focus()
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen), "the session screen")
+        await _open_example_session(pilot)
         timeline = await wait_until(
             pilot, lambda: len(rows(pilot, "#timeline")) == 23 and rows(pilot, "#timeline"), "rows"
         )
@@ -108,9 +113,7 @@ def test_the_replay_scrubber_shows_the_session_as_it_stood_at_an_event(daemon: A
         import_example(client)
 
     async def scenario(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: _session_row(pilot, EXAMPLE_SESSION), "the example session")
-        pilot.app.screen.query_one("#sessions", DataTable).focus()
-        await pilot.press("enter")
+        await _open_example_session(pilot)
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "the timeline")
         table = pilot.app.screen.query_one("#timeline", DataTable)
         table.focus()
