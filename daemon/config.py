@@ -15,9 +15,13 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from daemon.pool import DEFAULT_CAPACITY, DEFAULT_SWEEP_S
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
+
+# The memory pool's defaults (daemon/pool.py): room for the working notes of many agents, small
+# next to the machine; expired entries linger at most the sweep interval before they are dropped.
+DEFAULT_CAPACITY = 64 * 1024 * 1024
+DEFAULT_SWEEP_S = 5.0
 
 
 def _setting(default: Any, section: str, help: str, choices: tuple[str, ...] = (), env: str | None = None) -> Any:

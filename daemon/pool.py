@@ -16,6 +16,7 @@ the sweeper task, and the recording of pressure crossings through the group comm
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import heapq
 import logging
@@ -26,18 +27,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from daemon.config import DEFAULT_CAPACITY, DEFAULT_SWEEP_S
 from store.errors import Conflict, NotFound, TokaError, UsageError
 
 if TYPE_CHECKING:
-    import asyncio
-
     from store.base import AppendResult
     from store.events import NewEvent
 
 log = logging.getLogger("toka.daemon")
 
-DEFAULT_CAPACITY = 64 * 1024 * 1024  # 64 MiB: room for working notes of many agents, small next to the machine
-DEFAULT_SWEEP_S = 5.0  # expired entries linger at most this long before they are dropped
 MAX_KEY_CHARS = 1024
 # Pressure levels, as % of the capacity; the lifecycle's context thresholds use the same numbers.
 WARNING_PCT = 75
@@ -471,18 +469,12 @@ class PoolService:
 
     def start(self) -> None:
         """Start the sweeper on the running loop."""
-        # asyncio is imported where the service runs, not at the top: daemon/config.py reads
-        # this module's defaults, and `toka config` should not pay for importing asyncio.
-        import asyncio
-
         if not self.sweeper_running:
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="pool-sweeper")
             self._sweeper.add_done_callback(self._sweeper_ended)
 
     async def stop(self) -> None:
         """Stop the sweeper and record what crossings are left; call before the committer closes."""
-        import asyncio
-
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -562,8 +554,6 @@ class PoolService:
         }
 
     async def _sweep_forever(self) -> None:
-        import asyncio
-
         while True:
             await asyncio.sleep(self.sweep_s)
             await self.sweep_once()

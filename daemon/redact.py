@@ -21,7 +21,7 @@ left alone). docs/redaction.md lists every pattern with its near misses.
 
 from __future__ import annotations
 
-import ipaddress
+import functools
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -74,6 +74,8 @@ def _is_ipv6(candidate: str) -> bool:
     if len(groups) < 3:
         return False
     try:
+        import ipaddress  # here, not at import: the settings import this module for KINDS
+
         ipaddress.IPv6Address(candidate)
     except ValueError:
         return False
@@ -91,74 +93,99 @@ class _Rule:
 
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 
-_RULES: tuple[_Rule, ...] = (
-    _Rule(
-        "private_key",
-        # The whole PEM block; a block cut short (a truncated output) up to where its base64 stops.
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[A-Za-z0-9+/=\s:,-]*)",
-            re.DOTALL,
-        ),
-        hint="PRIVATE KEY-----",
-    ),
-    _Rule("jwt", re.compile(r"(?<![\w-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), hint="eyJ"),
-    _Rule(
-        "api_key",
-        re.compile(
-            r"(?<![\w-])(?:"
-            r"sk-ant-[\w-]{20,}"  # Anthropic
-            r"|sk-(?:proj-|svcacct-|admin-)?[\w-]{20,}"  # OpenAI
-            r"|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{22,}"  # GitHub
-            r"|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"  # AWS access key ids
-            r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
-            r"|AIza[\w-]{35}"  # Google
-            r")"
-        ),
-    ),
-    _Rule(
-        "bearer",
-        # The credential after an Authorization scheme or a bare "Bearer"; the words stay.
-        re.compile(r"(?i:\bauthorization\s*[:=]\s*(?:bearer|basic|token)\s+|\bbearer\s+)([\w.~+/-]{8,}=*)"),
-        group=1,
-    ),
-    _Rule(
-        "email",
-        re.compile(
-            r"(?<![\w.%+-])(?!git@)[A-Za-z0-9][\w.%+-]*@(?!\dx\.)(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}(?![\w-])",
-        ),
-        hint="@",
-    ),
-    _Rule(
-        "ipv6",
-        # Candidates are loose (two to seven colons, an IPv4 tail); _is_ipv6 parses each.
-        re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|\d{1,3}(?:\.\d{1,3}){3})?(?![\w:]|\.\d)"),
-        hint=":",
-        check=_is_ipv6,
-    ),
-    _Rule("ipv4", re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.\d)")),
-    _Rule("card", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)"), check=_is_card),
-    _Rule("ssn", re.compile(r"(?<![\w.-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-]|\.\d)")),
-    _Rule(
-        "nino",
-        # UK National Insurance number: two letters (not D, F, I, Q, U, V; second not O; not the
-        # unused pairs), six digits, a suffix A to D.
-        re.compile(
-            r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
-        ),
-    ),
-    _Rule(
-        "phone",
-        re.compile(
-            r"(?<![\w.+-])(?:"
-            r"\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}"  # international
-            r"|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}"  # North American
-            r")(?![\w-]|\.\d)"
-        ),
-    ),
+# The kinds, in the order they are applied: specific patterns before general ones.
+KINDS: tuple[str, ...] = (
+    "private_key",
+    "jwt",
+    "api_key",
+    "bearer",
+    "email",
+    "ipv6",
+    "ipv4",
+    "card",
+    "ssn",
+    "nino",
+    "phone",
 )
 
-KINDS: tuple[str, ...] = tuple(rule.kind for rule in _RULES)
+
+@functools.cache
+def _rules() -> tuple[_Rule, ...]:
+    """The rules, compiled on first use (the settings import this module for KINDS alone)."""
+    rules = _compile()
+    assert tuple(rule.kind for rule in rules) == KINDS
+    return rules
+
+
+def _compile() -> tuple[_Rule, ...]:
+    return (
+        _Rule(
+            "private_key",
+            # The whole PEM block; a block cut short (a truncated output) up to where its base64 stops.
+            re.compile(
+                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+                r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[A-Za-z0-9+/=\s:,-]*)",
+                re.DOTALL,
+            ),
+            hint="PRIVATE KEY-----",
+        ),
+        _Rule("jwt", re.compile(r"(?<![\w-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), hint="eyJ"),
+        _Rule(
+            "api_key",
+            re.compile(
+                r"(?<![\w-])(?:"
+                r"sk-ant-[\w-]{20,}"  # Anthropic
+                r"|sk-(?:proj-|svcacct-|admin-)?[\w-]{20,}"  # OpenAI
+                r"|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{22,}"  # GitHub
+                r"|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"  # AWS access key ids
+                r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
+                r"|AIza[\w-]{35}"  # Google
+                r")"
+            ),
+        ),
+        _Rule(
+            "bearer",
+            # The credential after an Authorization scheme or a bare "Bearer"; the words stay.
+            re.compile(r"(?i:\bauthorization\s*[:=]\s*(?:bearer|basic|token)\s+|\bbearer\s+)([\w.~+/-]{8,}=*)"),
+            group=1,
+        ),
+        _Rule(
+            "email",
+            re.compile(
+                r"(?<![\w.%+-])(?!git@)[A-Za-z0-9][\w.%+-]*@(?!\dx\.)(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}(?![\w-])",
+            ),
+            hint="@",
+        ),
+        _Rule(
+            "ipv6",
+            # Candidates are loose (two to seven colons, an IPv4 tail); _is_ipv6 parses each.
+            re.compile(
+                r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|\d{1,3}(?:\.\d{1,3}){3})?(?![\w:]|\.\d)"
+            ),
+            hint=":",
+            check=_is_ipv6,
+        ),
+        _Rule("ipv4", re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.\d)")),
+        _Rule("card", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)"), check=_is_card),
+        _Rule("ssn", re.compile(r"(?<![\w.-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-]|\.\d)")),
+        _Rule(
+            "nino",
+            # UK National Insurance number: two letters (not D, F, I, Q, U, V; second not O; not the
+            # unused pairs), six digits, a suffix A to D.
+            re.compile(
+                r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
+            ),
+        ),
+        _Rule(
+            "phone",
+            re.compile(
+                r"(?<![\w.+-])(?:"
+                r"\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}"  # international
+                r"|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}"  # North American
+                r")(?![\w-]|\.\d)"
+            ),
+        ),
+    )
 
 
 def redact(text: str, kinds: Collection[str] | None = None) -> Redacted:
@@ -169,7 +196,7 @@ def redact(text: str, kinds: Collection[str] | None = None) -> Redacted:
         if unknown:
             raise ValueError(f"unknown redaction kinds {sorted(unknown)}: use some of {', '.join(KINDS)}")
     counts: dict[str, int] = {}
-    for rule in _RULES:
+    for rule in _rules():
         if kinds is not None and rule.kind not in kinds:
             continue
         if rule.hint is not None and rule.hint not in text:

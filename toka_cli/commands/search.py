@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from daemon.client import Client
-from store.search import MARK_END, MARK_START
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
 from toka_cli.output import console, print_json
 from toka_cli.render import short_ts, table, when
@@ -26,6 +25,8 @@ def highlighted(snippet: str) -> Text | str:
     if not out.is_terminal or out.color_system is None:
         return line
     from rich.text import Text
+
+    from store.search import MARK_END, MARK_START  # the store's index code loads for search only
 
     text = Text()
     for index, part in enumerate(line.replace(MARK_END, MARK_START).split(MARK_START)):
