@@ -25,7 +25,6 @@ least-used tools, ...), measured with the caller's token estimator; a last resor
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any
 
 from daemon.compress.model import ELIDE_BYTES, Elided
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject
+from daemon.handoff.build import text_of
 from store.events import Event, canonical_json, format_ts
 
 Measure = Callable[[str], int]
@@ -78,18 +78,6 @@ def one_line(text: str, limit: int) -> str:
     if len(text) <= limit and len(flat) <= limit:
         return flat
     return f"{flat[:limit].rstrip()}… [{len(text)} chars]"
-
-
-def text_of(value: Any) -> str:
-    """A payload field as text: strings as they are, content blocks joined, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in value]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def call_summary(call_input: Any) -> str:

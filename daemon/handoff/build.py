@@ -89,7 +89,8 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:limit].rstrip()}… [+{len(text) - limit} chars]"
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """A payload field as text: strings as they are, content blocks joined, anything else as JSON."""
     if isinstance(value, str):
         return value
     if value is None:
@@ -434,7 +435,7 @@ def _summary(tool: str, call_input: Any) -> str:
         for name in ("file_path", "notebook_path", "command", "cmd", "pattern", "path", "url", "description"):
             value = call_input.get(name)
             if value:
-                return clip(_text(value) if not isinstance(value, list) else " ".join(map(str, value)), 160)
+                return clip(text_of(value) if not isinstance(value, list) else " ".join(map(str, value)), 160)
         return ""
     if isinstance(call_input, str):
         return clip(call_input.split("\n", 1)[0], 160)
@@ -633,7 +634,7 @@ class HandoffBuilder:
         failed = payload.get("is_error") is True or payload.get("ok") is False
         if call is None:
             if failed:
-                self._record_error(None, _text(payload.get("output")), None, event)
+                self._record_error(None, text_of(payload.get("output")), None, event)
             return
         state = self._tools.get(call.tool)
         if call.writes:
@@ -647,7 +648,7 @@ class HandoffBuilder:
                 else:
                     entry.action = _net(entry.action, action)
         if failed:
-            text = _text(payload.get("output"))
+            text = text_of(payload.get("output"))
             summary = _summary(call.tool, call.call_input)
             self._record_error(call.tool, text, summary, event)
             if state is not None:
@@ -665,13 +666,13 @@ class HandoffBuilder:
         payload = event.payload
         text = payload.get("text", payload.get("message", payload.get("error")))
         tool = payload.get("tool")
-        self._record_error(tool if isinstance(tool, str) else None, _text(text), None, event)
+        self._record_error(tool if isinstance(tool, str) else None, text_of(text), None, event)
 
     def _system(self, event: Event) -> None:
         if event.payload.get("subtype") in ERROR_SUBTYPES:
             payload = event.payload
             detail = payload.get("content") or payload.get("detail")
-            self._record_error(None, _text(detail), None, event)
+            self._record_error(None, text_of(detail), None, event)
 
     # -- the document ---------------------------------------------------------------------------
 
