@@ -1,6 +1,7 @@
-"""The ``agents.*`` operations (docs/protocol.md): spawn, list, get, pause, resume, terminate and
-report usage. They answer from the lifecycle projection (daemon/agents.py); the context figures
-of an agent that reported no usage since the daemon started are read back from the log."""
+"""The ``agents.*`` operations and ``usage`` (docs/protocol.md): spawn, list, get, pause,
+resume, terminate, report usage, and the headroom of a session or an agent. They answer from the
+lifecycle projection (daemon/agents.py); the context figures of an agent that reported no usage
+since the daemon started are read back from the log."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 
 from daemon.agents import Lifecycle
 from daemon.lifecycle import Agent
-from daemon.ops import Context, _arg, _required, op
-from daemon.usage import MAIN_AGENT, latest_context
+from daemon.ops import Context, _arg, _required, _session_name, op
+from daemon.usage import MAIN_AGENT, latest_context, session_usage
 from store.base import EventQuery
-from store.errors import NotFound, UsageError
+from store.errors import Ambiguous, NotFound, UsageError
 from store.events import format_ts
 
 # The order `agent list` and `status` show agents in: those closest to trouble first.
@@ -51,13 +52,23 @@ async def known_agents(ctx: Context) -> list[Agent]:
     return list(lifecycle.agents)
 
 
-async def agent_or_session(ctx: Context, ref: str) -> Agent:
-    """An agent by id or prefix; else the main agent of a session by name or prefix (made with
-    the defaults when the session has reported no usage)."""
-    await known_agents(ctx)
+async def find_agent(ctx: Context, ref: str) -> Agent:
+    """An agent by id or unique prefix. The sessions are read (for agents the daemon has not
+    met since it started) only when the agents it knows do not answer."""
     agents = ctx.daemon.lifecycle.agents
     try:
         return agents.find(ref)
+    except (NotFound, Ambiguous):
+        await known_agents(ctx)
+        return agents.find(ref)
+
+
+async def agent_or_session(ctx: Context, ref: str) -> Agent:
+    """An agent by id or prefix; else the main agent of a session by name or prefix (made with
+    the defaults when the session has reported no usage)."""
+    agents = ctx.daemon.lifecycle.agents
+    try:
+        return await find_agent(ctx, ref)
     except NotFound:
         session = (await ctx.daemon.store.session(ref)).session
         return agents.get(session, MAIN_AGENT) or agents.implicit(session, MAIN_AGENT)
@@ -81,8 +92,7 @@ async def agents_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 
 @op("agents.get")
 async def agents_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    await known_agents(ctx)
-    agent = ctx.daemon.lifecycle.agents.find(_required(args, "agent", str))
+    agent = await find_agent(ctx, _required(args, "agent", str))
     query = EventQuery(session=agent.session, kinds=("lifecycle",), order="desc", limit=HISTORY * 4)
     changes = [e for e in await ctx.daemon.store.query(query) if (e.agent or MAIN_AGENT) == agent.name]
     history = [{"seq": e.seq, "id": e.id, "ts": format_ts(e.ts), **e.payload} for e in reversed(changes[:HISTORY])]
@@ -101,9 +111,9 @@ async def agents_spawn(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _move(ctx: Context, args: dict[str, Any], to: str, reason: str | None = None) -> dict[str, Any]:
-    await known_agents(ctx)
     detail = _arg(args, "detail", str)
-    agent = await ctx.daemon.lifecycle.move(_required(args, "agent", str), to, reason, detail)
+    found = await find_agent(ctx, _required(args, "agent", str))
+    agent = await ctx.daemon.lifecycle.move(found.id, to, reason, detail)
     return await agent_json(ctx, agent)
 
 
@@ -126,9 +136,32 @@ async def agents_terminate(ctx: Context, args: dict[str, Any]) -> dict[str, Any]
 @op("agents.usage")
 async def agents_usage(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     """Report one call's usage for an agent; answered once its lifecycle has been evaluated."""
-    await known_agents(ctx)
     counts = {name: args.get(name, 0) for name in _COUNTS} | {"model": args.get("model")}
     if not any(counts[name] for name in _COUNTS):
         raise UsageError("a usage report needs at least one token count", "e.g. --input 1200 --output 300")
-    agent = await ctx.daemon.lifecycle.record_usage(_required(args, "agent", str), counts)
+    found = await find_agent(ctx, _required(args, "agent", str))
+    agent = await ctx.daemon.lifecycle.record_usage(found.id, counts)
     return await agent_json(ctx, agent)
+
+
+@op("usage")
+async def usage(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    """The headroom document of a session (its main chain) or of one agent."""
+    lifecycle = ctx.daemon.lifecycle
+    target = _arg(args, "target", str)  # a session or an agent, as `toka usage` takes it
+    if target is not None and ("/" in target or any(a.spawned and a.name.startswith(target) for a in lifecycle.agents)):
+        args = {"agent": target}
+    elif target is not None:
+        args = {"session": target}
+    if args.get("agent") is not None:
+        agent = await find_agent(ctx, _required(args, "agent", str))
+        figures = await session_usage(ctx.daemon.store, agent.session, agent.name)
+        figures.model = figures.model or agent.model
+        window = figures.window(agent.window, ctx.daemon.settings.windows)
+        return figures.to_json(window, agent.thresholds) | {"agent": agent.id, "state": agent.state}
+    session = await _session_name(ctx, args)
+    assert session is not None  # required above
+    figures = await session_usage(ctx.daemon.store, session)
+    main = lifecycle.agents.get(session, MAIN_AGENT)
+    document = figures.to_json(figures.window(overrides=ctx.daemon.settings.windows), lifecycle.defaults)
+    return document | {"state": main.state if main is not None else None}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from daemon.protocol import error_message
-from daemon.usage import MAIN_AGENT, latest_context, session_usage
+from daemon.usage import latest_context
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery, EventStore, SessionInfo
@@ -313,29 +313,6 @@ async def sessions_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     store = ctx.daemon.store
     info = await store.session(_required(args, "session", str))
     return await _session_json(store, info, ctx.daemon.settings.windows)
-
-
-@op("usage")
-async def usage(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    """The headroom document of a session (its main chain) or of one agent."""
-    lifecycle = ctx.daemon.lifecycle
-    target = _arg(args, "target", str)  # a session or an agent, as `toka usage` takes it
-    if target is not None and ("/" in target or any(a.spawned and a.name.startswith(target) for a in lifecycle.agents)):
-        args = {"agent": target}
-    elif target is not None:
-        args = {"session": target}
-    if args.get("agent") is not None:
-        agent = lifecycle.agents.find(_required(args, "agent", str))
-        figures = await session_usage(ctx.daemon.store, agent.session, agent.name)
-        figures.model = figures.model or agent.model
-        window = figures.window(agent.window, ctx.daemon.settings.windows)
-        return figures.to_json(window, agent.thresholds) | {"agent": agent.id, "state": agent.state}
-    session = await _session_name(ctx, args)
-    assert session is not None  # required above
-    figures = await session_usage(ctx.daemon.store, session)
-    main = lifecycle.agents.get(session, MAIN_AGENT)
-    document = figures.to_json(figures.window(overrides=ctx.daemon.settings.windows), lifecycle.defaults)
-    return document | {"state": main.state if main is not None else None}
 
 
 @op("verify")

@@ -166,3 +166,11 @@ def test_session_starts_model_with_the_1m_suffix_sets_the_window() -> None:
     with Client() as client:
         [session] = client.call("sessions.list")["sessions"]
     assert (session["context_window"], session["fill_pct"]) == (1_000_000, 25.0)
+
+
+def test_an_agent_of_a_session_is_found_after_a_restart() -> None:
+    """The daemon learns a session's agents from the log when asked about one it has not met."""
+    record("s", anthropic(7, 9000, 0, 30), agent="explorer")
+    assert invoke("daemon", "restart").exit_code == 0
+    figures = usage_json("s/explorer")
+    assert (figures["agent"], figures["context_tokens"], figures["calls"]) == ("s/explorer", 9007, 1)
