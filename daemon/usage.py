@@ -200,7 +200,9 @@ async def session_usage(store: EventStore, session: str, agent: str | None = Non
     return figures
 
 
-async def latest_context(store: EventStore, session: str, agent: str | None = None) -> UsageFigures:
+async def latest_context(
+    store: EventStore, session: str, agent: str | None = None, declared: bool = True
+) -> UsageFigures:
     """The context figures (model, context tokens, window) of one session, or of one agent of
     it, cheaply.
 
@@ -208,9 +210,12 @@ async def latest_context(store: EventStore, session: str, agent: str | None = No
     response is among them, and folds those in order with :meth:`UsageFigures.add`: the same
     model, fill and window as :func:`session_usage` gives, at a cost that does not grow with the
     session. The cumulative counts cover the events read only; use ``session_usage`` for them.
+    ``declared``: look for the model a SessionStart hook named (False when the caller knows the
+    session has none: one query less).
     """
     figures = UsageFigures(session, agent)
-    for event in await store.query(EventQuery(session=session, kinds=(SESSION_START,), order="desc", limit=1)):
+    query = EventQuery(session=session, kinds=(SESSION_START,), order="desc", limit=1)
+    for event in await store.query(query) if declared else []:
         figures.add(event)
     before: int | None = None
     while True:
