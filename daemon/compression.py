@@ -13,6 +13,7 @@ when a spawned agent's ``auto_compress`` policy says so and its fill reaches
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from store.events import Event, format_ts, parse_new_event
 
 if TYPE_CHECKING:
     from daemon.agents import Lifecycle
+
+log = logging.getLogger("toka.daemon")
 
 COMPRESSION = "compression"
 POLICIES = ("fifo", "window", "summarize", "importance")
@@ -162,11 +165,9 @@ class Compressor:
         task.add_done_callback(lambda _: self._auto.discard(agent.session))
 
     async def _auto_run(self, agent: Agent, request: Compress) -> None:
-        import logging
-
         try:
             await self.run(agent, request)
         except Conflict:
             pass  # rate-limited: the next usage over the trigger tries again
         except Exception:
-            logging.getLogger("toka.daemon").exception("automatic compression of %s failed", agent.session)
+            log.exception("automatic compression of %s failed", agent.session)
