@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from store.base import AppendResult, EventStore
 from store.errors import Busy, TokaError
@@ -25,12 +25,16 @@ log = logging.getLogger("toka.daemon")
 MAX_GROUP_EVENTS = 20_000
 
 Pending = tuple[list[NewEvent], "asyncio.Future[list[AppendResult]]"]
+# Given the events whose keys the log already held, each with the event holding it: the events
+# to append after them (see daemon.usage.output_revisions).
+Amend = Callable[[list[tuple[NewEvent, Event]]], Awaitable[list[NewEvent]]]
 
 
 class GroupCommitter:
-    def __init__(self, store: EventStore, on_commit: Callable[[list[Event]], None]) -> None:
+    def __init__(self, store: EventStore, on_commit: Callable[[list[Event]], None], amend: Amend | None = None) -> None:
         self._store = store
         self._on_commit = on_commit
+        self._amend = amend
         self._pending: deque[Pending] = deque()
         self._wake = asyncio.Event()
         self._closing = False
@@ -74,8 +78,9 @@ class GroupCommitter:
                 return
 
     async def _commit(self, group: list[Pending]) -> None:
+        batch = [e for events, _ in group for e in events]
         try:
-            results = await self._store.append([e for events, _ in group for e in events])
+            results = await self._store.append(batch)
         except Exception as exc:
             if len(group) > 1:
                 # Whatever failed (bad input the store let through, or a bug), it may be one
@@ -96,8 +101,22 @@ class GroupCommitter:
                 future.set_result(results[start : start + len(events)])
             start += len(events)
         created = [r.event for r in results if r.created]
+        held = [(new, r.event) for new, r in zip(batch, results, strict=True) if not r.created]
+        if held and self._amend is not None:
+            created += await self._amended(held)
         if created:
             self._on_commit(created)
+
+    async def _amended(self, held: list[tuple[NewEvent, Event]]) -> list[Event]:
+        """The events the amend hook adds for ``held``. Its failure fails no request: what the
+        requests asked for is committed, and a later read of the same source amends again."""
+        assert self._amend is not None
+        try:
+            extra = await self._amend(held)
+            return [r.event for r in await self._store.append(extra) if r.created] if extra else []
+        except Exception:
+            log.exception("amending %d events already held failed", len(held))
+            return []
 
 
 def _settle(future: asyncio.Future[list[AppendResult]], exc: BaseException) -> None:

@@ -23,6 +23,7 @@ import struct
 import sys
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
 from daemon import (  # noqa: F401 - the ops modules register their operations
@@ -48,6 +49,7 @@ from daemon.pool import MemoryPool, PoolService
 from daemon.protocol import encode, error_message
 from daemon.spool import ingest_spool
 from daemon.states import Machine, StateStore, read_machines
+from daemon.usage import output_revisions
 from daemon.wire import RawJson
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
@@ -154,7 +156,7 @@ class Daemon:
         self.settings = settings
         self.store = store
         self.hub = Hub()
-        self.committer = GroupCommitter(store, self._committed)
+        self.committer = GroupCommitter(store, self._committed, partial(output_revisions, store))
         self.states = StateStore(store, self.committer.append, machines)
         self.deps = Dependencies(store, self.committer.append)
         markdown_dir = paths.handoffs if settings.save_markdown else None

@@ -20,7 +20,7 @@ from typing import Any
 
 from daemon.models import LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
 from store.base import EventQuery, EventStore
-from store.events import Event, format_ts
+from store.events import Event, NewEvent, format_ts
 
 MAIN_AGENT = "main"
 # Claude Code's SessionStart hook names the model as the user chose it, `[1m]` suffix included.
@@ -227,3 +227,51 @@ async def latest_context(
         if figures.context_tokens is not None or len(page) < _RECENT:
             return figures
         before = page[-1].seq
+
+
+async def output_revisions(store: EventStore, held: list[tuple[NewEvent, Event]]) -> list[NewEvent]:
+    """Revisions for responses that writers report with more output than the log counted.
+
+    A response's usage is stored once, under its key. A file read again from an earlier point (a
+    crash between storing what was read and saving the watch cursor, or an import of a file that
+    grew in the middle of a response) reports the response again with the output it reached
+    since; the log answers with the event it holds, and the difference would be lost. It is
+    added as a revision keyed by the new total, as the importer keys its own revisions
+    (daemon/importers/claude_code.py), so it is added once however often it is reported."""
+    revisions = []
+    for new, stored in held:
+        payload = new.payload
+        reported = _count(payload, "output_tokens")
+        if (
+            new.kind != "usage"
+            or stored.kind != "usage"
+            or new.key is None
+            or payload.get("revision") is True
+            or not isinstance(payload.get("message_id"), str)
+            or reported <= _count(stored.payload, "output_tokens")
+        ):
+            continue
+        counted = await _counted_output(store, stored)
+        if reported > counted:
+            revision = {
+                "model": payload.get("model"),
+                "output_tokens": reported - counted,
+                "message_id": payload["message_id"],
+                "request_id": payload.get("request_id"),
+                "sidechain": payload.get("sidechain") is True,
+                "revision": True,
+            }
+            key = f"{new.key}:+{reported}"
+            revisions.append(NewEvent(stored.session, "usage", revision, stored.agent, new.ts, None, key))
+    return revisions
+
+
+async def _counted_output(store: EventStore, stored: Event) -> int:
+    """The output the log counts for the response ``stored`` holds: its own and its revisions'."""
+    response = (stored.payload.get("message_id"), stored.payload.get("request_id"))
+    counted = _count(stored.payload, "output_tokens")
+    async for event in store.scan(EventQuery(session=stored.session, kinds=("usage",), after_seq=stored.seq)):
+        payload = event.payload
+        if payload.get("revision") is True and (payload.get("message_id"), payload.get("request_id")) == response:
+            counted += _count(payload, "output_tokens")
+    return counted

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from daemon_support import RawConnection, Spawned
 
+from daemon.commit import Amend, GroupCommitter
+from store.base import AppendResult
 from store.errors import TokaError
+from store.events import Event, NewEvent
+from store.sqlite import SqliteStore
 
 WRITERS = 8
 APPENDS_EACH = 200
@@ -129,3 +135,45 @@ def test_client_keeps_requests_in_flight_and_reads_answers_in_order(daemon: Spaw
         seqs = [client.result(request_id)["events"][0]["seq"] for request_id in sent]
         assert seqs == [1, 2, 3]
         assert client.call("status")["events"] == 3  # the connection is in step again
+
+
+def _commit_twice(tmp_path: Path, amend: Amend) -> tuple[list[AppendResult], list[AppendResult], list[Event]]:
+    """Append one keyed event twice through a committer with ``amend``: both answers, and what the
+    committer reported committed."""
+
+    async def scenario() -> tuple[list[AppendResult], list[AppendResult], list[Event]]:
+        store = await SqliteStore.open(tmp_path / "toka.db")
+        committed: list[Event] = []
+        committer = GroupCommitter(store, committed.extend, amend)
+        committer.start()
+        new = NewEvent("s", "note", {"text": "once"}, key="k")
+        first = await committer.append([new])
+        again = await committer.append([new])
+        await committer.close()
+        await store.close()
+        return first, again, committed
+
+    return asyncio.run(scenario())
+
+
+def test_events_an_amend_adds_for_held_keys_are_committed_once(tmp_path: Path) -> None:
+    async def amend(held: list[tuple[NewEvent, Event]]) -> list[NewEvent]:
+        return [
+            NewEvent(stored.session, "note", {"again": new.payload}, key=f"{stored.key}:again") for new, stored in held
+        ]
+
+    first, again, committed = _commit_twice(tmp_path, amend)
+    assert again[0].created is False and again[0].event.id == first[0].event.id
+    assert [(e.kind, e.key, e.payload) for e in committed] == [
+        ("note", "k", {"text": "once"}),
+        ("note", "k:again", {"again": {"text": "once"}}),
+    ]
+
+
+def test_an_amend_that_fails_fails_no_append(tmp_path: Path) -> None:
+    async def amend(held: list[tuple[NewEvent, Event]]) -> list[NewEvent]:
+        raise RuntimeError("broken amend")
+
+    first, again, committed = _commit_twice(tmp_path, amend)
+    assert first[0].created is True and again[0].created is False
+    assert [e.id for e in committed] == [first[0].event.id]
