@@ -10,12 +10,14 @@ backend can run them inside one call on its connection thread.
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from store.errors import Ambiguous, InvalidEvent, NotFound
+from store.errors import Ambiguous, InvalidEvent, NotFound, UsageError
 from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
+from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
 from store.search import SearchHit, SearchQuery
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
@@ -206,12 +208,17 @@ class StoredRow:
 class ChainVerifier:
     """Checks rows in seq order: payload digest, event id, and that every parent came earlier.
 
-    ``seq_of(id)`` finds a parent that is not simply the previous event of its session.
+    ``seq_of(id)`` finds a parent that is not simply the previous event of its session (pruned
+    events included), and ``replaced(seq)`` gives the ids a checkpoint at ``seq`` replaced, as
+    the backend's tombstones hold them (store/retention.py). A checkpoint without tombstones
+    (imported from another log) is taken at its word: the event after it may name its ``head``.
     """
 
-    def __init__(self, seq_of: Callable[[str], int | None]) -> None:
+    def __init__(self, seq_of: Callable[[str], int | None], replaced: Callable[[int], list[str]] | None = None) -> None:
         self._seq_of = seq_of
+        self._replaced = replaced
         self._last: dict[str, tuple[str, int]] = {}  # session -> (id, seq) of its last event
+        self._heads: dict[str, str] = {}  # session -> the head its checkpoint replaced
         self.events = 0
         self.problems: list[Problem] = []
         self.problem_count = 0
@@ -230,9 +237,11 @@ class ChainVerifier:
         expected = header_id(row.session, row.agent, row.kind, row.ts, row.parents, row.digest, row.key)
         if expected != row.id:
             self._problem(row, "id", "header fields do not hash to the event id")
+        if row.kind == CHECKPOINT and row.payload_bytes is not None:
+            self._check_checkpoint(row)
         for parent in row.parents:
             last = self._last.get(row.session)
-            if last is not None and last[0] == parent:
+            if (last is not None and last[0] == parent) or self._heads.get(row.session) == parent:
                 continue
             parent_seq = self._seq_of(parent)
             if parent_seq is None:
@@ -240,6 +249,18 @@ class ChainVerifier:
             elif parent_seq >= row.seq:
                 self._problem(row, "chain", f"parent {parent[:12]} comes after the event")
         self._last[row.session] = (row.id, row.seq)
+
+    def _check_checkpoint(self, row: StoredRow) -> None:
+        try:
+            payload = json.loads(row.payload_bytes or b"")
+            head, replaces = payload["head"], payload["replaces"]
+        except (ValueError, TypeError, KeyError):
+            self._problem(row, "payload", "a checkpoint without the head and digest of what it replaced")
+            return
+        self._heads[row.session] = head
+        ids = self._replaced(row.seq) if self._replaced is not None else []
+        if ids and (replaced_digest(ids) != replaces or ids[-1] != head):
+            self._problem(row, "chain", "the events this checkpoint replaced are not the ones it names")
 
     def check_heads(self, heads: Iterable[tuple[str, str]]) -> None:
         """Compare each session's recorded head with the last event verify actually saw."""
@@ -341,6 +362,25 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def rebuild_search_index(self) -> int:
         """Recreate the search index from the events; returns the number of events indexed."""
+
+    async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
+        """Replace the events of ``session`` older than ``before`` (the longest such prefix) by a
+        checkpoint (store/retention.py); None when nothing is that old."""
+        raise UsageError(
+            f"the log at {self.location} cannot be pruned: only the SQLite backend keeps history",
+            "run the daemon on its SQLite log (without --memory)",
+        )
+
+    async def collect_garbage(self, keep: Sequence[str] = (), dry_run: bool = False) -> Collected:
+        """Delete the payloads no event refers to, but those in ``keep``."""
+        raise UsageError(
+            f"the log at {self.location} has no payloads to collect: only the SQLite backend keeps history",
+            "run the daemon on its SQLite log (without --memory)",
+        )
+
+    async def vacuum(self) -> None:
+        """Give the space freed by prune and gc back to the file system."""
+        return None  # nothing to give back where nothing is kept on disk
 
     @abc.abstractmethod
     async def close(self) -> None: ...

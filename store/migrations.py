@@ -127,11 +127,29 @@ def m004_search_index(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO search_index (search_index) VALUES ('rebuild')")
 
 
+def m005_pruned(db: sqlite3.Connection) -> None:
+    # A tombstone per pruned event (store/retention.py): verify finds parents that were pruned
+    # here and checks each checkpoint against the ids it replaced; keys and ids stay held.
+    db.execute(
+        """CREATE TABLE pruned (
+            id TEXT PRIMARY KEY,
+            session TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT,
+            checkpoint INTEGER NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX pruned_checkpoint ON pruned (checkpoint, seq)")
+    db.execute("CREATE UNIQUE INDEX pruned_session_key ON pruned (session, key) WHERE key IS NOT NULL")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
     m003_blobs_by_rowid,
     m004_search_index,
+    m005_pruned,
 ]
 
 

@@ -33,15 +33,26 @@ from store.base import (
     Sealer,
     SessionInfo,
     Stats,
-    StoredRow,
     VerifyReport,
     resolve_prefix,
 )
-from store.errors import IntegrityError, NotFound, StoreError, TokaError, UsageError
-from store.events import Event, NewEvent, digest, event_json_text
+from store.errors import NotFound, StoreError, TokaError, UsageError
+from store.events import Event, NewEvent
 from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
+from store.retention import Collected, Pruned
+from store.rows import (
+    CODEC_RAW,
+    CODEC_ZLIB,
+    JSON_LIST,
+    SELECT,
+    decode_blob,
+    event_of,
+    event_text,
+    stored_row,
+)
 from store.search import ELLIPSIS, MARK_END, MARK_START, SNIPPET_TOKENS, SearchHit, SearchQuery, indexed_text
+from store.sqlite_retention import collect_garbage, project_sessions, prune_session, pruned_seq, replaced_ids
 
 T = TypeVar("T")
 Durability = Literal["normal", "full"]
@@ -49,7 +60,6 @@ Durability = Literal["normal", "full"]
 # Payloads at least this large are zlib-compressed when that makes them smaller: below it the
 # saving is a few bytes and the cost a few microseconds per event.
 COMPRESS_FROM = 1024
-CODEC_RAW, CODEC_ZLIB = 0, 1
 BUSY_TIMEOUT_MS = 5000
 # The writer's page cache (SQLite's default is 2 MiB): every append inserts into the id and
 # key indexes at random places, and each page of them not in the cache is read again. Memory
@@ -63,70 +73,9 @@ WAL_KEEP_BYTES = 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
 
-_SELECT = (
-    "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
-    " b.codec, b.data FROM events e LEFT JOIN blobs b ON b.digest = e.digest"
-)
-
-# The values of a JSON array bound as one parameter: an IN list of any length in one statement.
-_JSON_LIST = "(SELECT value FROM json_each(?))"
-
-
-def _parents(text: str) -> tuple[str, ...]:
-    return tuple(text.split(",")) if text else ()
-
-
-def _decode_blob(codec: int | None, data: bytes | None) -> bytes:
-    if data is None:
-        raise ValueError("blob missing")
-    if codec == CODEC_ZLIB:
-        return zlib.decompress(data)
-    if codec == CODEC_RAW:
-        return bytes(data)
-    raise ValueError(f"unknown blob codec {codec}")
-
-
-def _event(row: Sequence[Any]) -> Event:
-    try:
-        payload = json.loads(_decode_blob(row[9], row[10]))
-    except (ValueError, zlib.error) as exc:
-        raise StoreError(
-            f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
-            "run `toka verify` to see what else is damaged",
-        ) from None
-    return Event(row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload)
-
-
-def _event_text(row: Sequence[Any]) -> str:
-    """The event as JSON text, its payload spliced in unparsed once it matches its digest."""
-    try:
-        payload = _decode_blob(row[9], row[10])
-    except (ValueError, zlib.error) as exc:
-        raise StoreError(
-            f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
-            "run `toka verify` to see what else is damaged",
-        ) from None
-    if digest(payload) != row[7]:
-        raise IntegrityError(
-            f"the payload of event {row[1][:12]} (seq {row[0]}) does not match its digest",
-            "run `toka verify` to see what else was changed",
-        )
-    return event_json_text(
-        row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload.decode()
-    )
-
 
 def _fetch_json(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[int, str]]:
-    return [(row[0], _event_text(row)) for row in db.execute(sql, params)]
-
-
-def _stored(row: Sequence[Any]) -> StoredRow:
-    try:
-        payload: bytes | None = _decode_blob(row[9], row[10])
-        error = None
-    except (ValueError, zlib.error) as exc:
-        payload, error = None, str(exc)
-    return StoredRow(row[0], row[1], row[2], row[3], row[4], row[5], _parents(row[6]), row[7], row[8], payload, error)
+    return [(row[0], event_text(row)) for row in db.execute(sql, params)]
 
 
 def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
@@ -236,18 +185,18 @@ class SqliteStore(EventStore):
         return await self._read(_payload, digest)
 
     async def get_by_seq(self, seq: int) -> Event:
-        rows = await self._read(_fetch, _SELECT + " WHERE e.seq = ?", [seq])
+        rows = await self._read(_fetch, SELECT + " WHERE e.seq = ?", [seq])
         if not rows:
             raise NotFound(f"no event at seq {seq}", "seqs start at 1; see `toka events SESSION`")
-        return _event(rows[0])
+        return event_of(rows[0])
 
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
-        return [_event(row) for row in await self._read(_fetch, _SELECT + sql, params)]
+        return [event_of(row) for row in await self._read(_fetch, SELECT + sql, params)]
 
     async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
         sql, params = where_clause(query)
-        return await self._read(_fetch_json, _SELECT + sql, params)
+        return await self._read(_fetch_json, SELECT + sql, params)
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(_sessions, None)
@@ -263,9 +212,9 @@ class SqliteStore(EventStore):
             if to_seq is not None:
                 sql = sql.replace(" ORDER BY", " AND e.seq <= ? ORDER BY")
                 params.insert(-1, to_seq)
-            rows = await self._read(_fetch, _SELECT + sql, params)
+            rows = await self._read(_fetch, SELECT + sql, params)
             for row in rows:
-                yield _event(row)
+                yield event_of(row)
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
@@ -289,6 +238,15 @@ class SqliteStore(EventStore):
 
     async def rebuild_search_index(self) -> int:
         return await self._write(_rebuild_search)
+
+    async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
+        return await self._write(prune_session, session, before, dry_run)
+
+    async def collect_garbage(self, keep: Sequence[str] = (), dry_run: bool = False) -> Collected:
+        return await self._write(collect_garbage, list(keep), dry_run)
+
+    async def vacuum(self) -> None:
+        await self._write(lambda db: db.execute("VACUUM"))
 
     async def checkpoint(self) -> None:
         await self._write(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
@@ -364,8 +322,11 @@ def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> li
             return row[0] if row else None
 
         def by_id(event_id: str) -> Event | None:
-            row = db.execute(_SELECT + " WHERE e.id = ?", (event_id,)).fetchone()
-            return _event(row) if row else None
+            row = db.execute(SELECT + " WHERE e.id = ?", (event_id,)).fetchone()
+            if row is None:  # an event pruned away is held by the checkpoint that replaced it
+                sql = SELECT + " JOIN pruned p ON p.checkpoint = e.seq WHERE p.id = ?"
+                row = db.execute(sql, (event_id,)).fetchone()
+            return event_of(row) if row else None
 
         held = _held_keys(db, batch)
         sealer = Sealer(next_seq, head_of, lambda s, k: held.get((s, k)), by_id)
@@ -398,16 +359,24 @@ def _held_keys(db: sqlite3.Connection, batch: list[NewEvent]) -> dict[tuple[str,
             keys[new.session].append(new.key)
     held = {}
     for session, names in keys.items():
-        rows = db.execute(_SELECT + " WHERE e.session = ? AND e.key IN " + _JSON_LIST, (session, json.dumps(names)))
+        rows = db.execute(SELECT + " WHERE e.session = ? AND e.key IN " + JSON_LIST, (session, json.dumps(names)))
         for row in rows:
-            held[(session, row[8])] = _event(row)
+            held[(session, row[8])] = event_of(row)
+        # A key of an event pruned away is held by the checkpoint that replaced it.
+        pruned = db.execute(
+            "SELECT p.key, " + SELECT.removeprefix("SELECT ") + " JOIN pruned p ON p.checkpoint = e.seq"
+            " WHERE p.session = ? AND p.key IN " + JSON_LIST,
+            (session, json.dumps(names)),
+        )
+        for key, *row in pruned:
+            held[(session, key)] = event_of(row)
     return held
 
 
 def _write_blobs(db: sqlite3.Connection, sealed: list[SealedEvent]) -> None:
     # Large payloads stored already are left out before they are compressed for nothing.
     large = [item.event.digest for item in sealed if len(item.payload_bytes) >= COMPRESS_FROM]
-    sql = "SELECT digest FROM blobs WHERE digest IN " + _JSON_LIST
+    sql = "SELECT digest FROM blobs WHERE digest IN " + JSON_LIST
     stored_already = {row[0] for row in db.execute(sql, (json.dumps(large),))}
     rows = {}
     for item in sealed:
@@ -461,19 +430,7 @@ def _project(db: sqlite3.Connection, events: list[Event]) -> None:
 def _rebuild(db: sqlite3.Connection) -> int:
     db.execute("BEGIN IMMEDIATE")
     try:
-        for table in ("sessions", "session_agents", "session_kinds"):
-            db.execute(f"DELETE FROM {table}")
-        db.execute(
-            """INSERT INTO sessions
-               SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
-                      (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
-               FROM events e GROUP BY session"""
-        )
-        db.execute(
-            "INSERT INTO session_agents SELECT session, agent, count(*) FROM events"
-            " WHERE agent IS NOT NULL GROUP BY session, agent"
-        )
-        db.execute("INSERT INTO session_kinds SELECT session, kind, count(*) FROM events GROUP BY session, kind")
+        project_sessions(db)
         count: int = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
         db.execute("COMMIT")
     except BaseException:
@@ -499,12 +456,12 @@ def _rebuild_search(db: sqlite3.Connection) -> int:
     db.execute("BEGIN IMMEDIATE")
     try:
         db.execute("DELETE FROM search_text")
-        rows = db.execute(_SELECT + " ORDER BY e.seq")
+        rows = db.execute(SELECT + " ORDER BY e.seq")
         while batch := rows.fetchmany(CHUNK):
             texts = []
             for row in batch:
                 try:
-                    event = _event(row)
+                    event = event_of(row)
                 except StoreError:
                     continue  # a damaged payload is for `toka verify` to report, not for search
                 text = indexed_text(event.kind, event.payload)
@@ -558,13 +515,13 @@ def _search(db: sqlite3.Connection, text: str, sql: str, params: list[Any]) -> l
 
 def _get(db: sqlite3.Connection, event_id: str) -> Event:
     prefix = event_id.lower()
-    rows = db.execute(_SELECT + " WHERE e.id = ?", (prefix,)).fetchall()
+    rows = db.execute(SELECT + " WHERE e.id = ?", (prefix,)).fetchall()
     if not rows and prefix and all(c in "0123456789abcdef" for c in prefix):
         # Every id is lowercase hex, so the ids starting with a prefix sort between it and
         # the prefix followed by 'g': a range scan on the unique index.
-        rows = db.execute(_SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g")).fetchall()
+        rows = db.execute(SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g")).fetchall()
     by_id = {row[1]: row for row in rows}
-    return _event(by_id[resolve_prefix(event_id, list(by_id), "event")])
+    return event_of(by_id[resolve_prefix(event_id, list(by_id), "event")])
 
 
 def _payload(db: sqlite3.Connection, digest: str) -> tuple[str, dict[str, Any]]:
@@ -577,7 +534,7 @@ def _payload(db: sqlite3.Connection, digest: str) -> tuple[str, dict[str, Any]]:
     by_digest = {row[0]: row for row in rows}
     found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
     try:
-        return found[0], json.loads(_decode_blob(found[1], found[2]))
+        return found[0], json.loads(decode_blob(found[1], found[2]))
     except (ValueError, zlib.error) as exc:
         raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
 
@@ -622,13 +579,13 @@ def _sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
 def _verify(db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:
     def seq_of(event_id: str) -> int | None:
         row = db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
-        return row[0] if row else None
+        return row[0] if row else pruned_seq(db, event_id)
 
-    verifier = ChainVerifier(seq_of)
+    verifier = ChainVerifier(seq_of, lambda seq: replaced_ids(db, seq))
     where, params = ("", []) if session is None else (" WHERE e.session = ?", [session])
     total = db.execute("SELECT count(*) FROM events e" + where, params).fetchone()[0]
-    for done, row in enumerate(db.execute(_SELECT + where + " ORDER BY e.seq", params), 1):
-        verifier.check(_stored(row))
+    for done, row in enumerate(db.execute(SELECT + where + " ORDER BY e.seq", params), 1):
+        verifier.check(stored_row(row))
         if progress is not None and done % CHUNK == 0:
             progress(done, total)
     heads = db.execute("SELECT session, head FROM sessions" + where.replace("e.", ""), params)

@@ -31,6 +31,13 @@ FINAL_SCHEMA = [
         "CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL",
     ),
     ("index", "events_session_seq", "events", "CREATE INDEX events_session_seq ON events (session, seq)"),
+    ("index", "pruned_checkpoint", "pruned", "CREATE INDEX pruned_checkpoint ON pruned (checkpoint, seq)"),
+    (
+        "index",
+        "pruned_session_key",
+        "pruned",
+        "CREATE UNIQUE INDEX pruned_session_key ON pruned (session, key) WHERE key IS NOT NULL",
+    ),
     ("index", "sqlite_autoindex_blobs_1", "blobs", None),
     ("index", "sqlite_autoindex_events_1", "events", None),
     ("index", "sqlite_autoindex_toka_migrations_1", "toka_migrations", None),
@@ -48,6 +55,13 @@ FINAL_SCHEMA = [
         "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
         " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
         " digest TEXT NOT NULL, key TEXT )",
+    ),
+    (
+        "table",
+        "pruned",
+        "pruned",
+        "CREATE TABLE pruned ( id TEXT PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT NULL,"
+        " kind TEXT NOT NULL, key TEXT, checkpoint INTEGER NOT NULL ) WITHOUT ROWID",
     ),
     (
         "table",
@@ -148,6 +162,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m002_session_projections",
         "m003_blobs_by_rowid",
         "m004_search_index",
+        "m005_pruned",
     ]
 
 
@@ -251,7 +266,11 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         report = await store.verify()
 
     assert schema(db_path) == FINAL_SCHEMA
-    assert [name for _, name, _ in recorded(db_path)[0]][2:] == ["m003_blobs_by_rowid", "m004_search_index"]
+    assert [name for _, name, _ in recorded(db_path)[0]][2:] == [
+        "m003_blobs_by_rowid",
+        "m004_search_index",
+        "m005_pruned",
+    ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs
     assert after == before

@@ -1,0 +1,78 @@
+"""How the SQLite backend's rows read back: the columns it selects, and events built from them.
+
+Shared by the backend (store/sqlite.py) and its retention (store/sqlite_retention.py).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+from store.base import StoredRow
+from store.errors import IntegrityError, StoreError
+from store.events import Event, digest, event_json_text
+
+CODEC_RAW, CODEC_ZLIB = 0, 1
+
+SELECT = (
+    "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
+    " b.codec, b.data FROM events e LEFT JOIN blobs b ON b.digest = e.digest"
+)
+
+# The values of a JSON array bound as one parameter: an IN list of any length in one statement.
+JSON_LIST = "(SELECT value FROM json_each(?))"
+
+
+def parents_of(text: str) -> tuple[str, ...]:
+    return tuple(text.split(",")) if text else ()
+
+
+def decode_blob(codec: int | None, data: bytes | None) -> bytes:
+    if data is None:
+        raise ValueError("blob missing")
+    if codec == CODEC_ZLIB:
+        return zlib.decompress(data)
+    if codec == CODEC_RAW:
+        return bytes(data)
+    raise ValueError(f"unknown blob codec {codec}")
+
+
+def event_of(row: Sequence[Any]) -> Event:
+    try:
+        payload = json.loads(decode_blob(row[9], row[10]))
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(
+            f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
+            "run `toka verify` to see what else is damaged",
+        ) from None
+    return Event(row[0], row[1], row[2], row[3], row[4], row[5], parents_of(row[6]), row[7], row[8], payload)
+
+
+def event_text(row: Sequence[Any]) -> str:
+    """The event as JSON text, its payload spliced in unparsed once it matches its digest."""
+    try:
+        payload = decode_blob(row[9], row[10])
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(
+            f"event {row[1][:12]} (seq {row[0]}) has an unreadable payload: {exc}",
+            "run `toka verify` to see what else is damaged",
+        ) from None
+    if digest(payload) != row[7]:
+        raise IntegrityError(
+            f"the payload of event {row[1][:12]} (seq {row[0]}) does not match its digest",
+            "run `toka verify` to see what else was changed",
+        )
+    return event_json_text(
+        row[0], row[1], row[2], row[3], row[4], row[5], parents_of(row[6]), row[7], row[8], payload.decode()
+    )
+
+
+def stored_row(row: Sequence[Any]) -> StoredRow:
+    try:
+        payload: bytes | None = decode_blob(row[9], row[10])
+        error = None
+    except (ValueError, zlib.error) as exc:
+        payload, error = None, str(exc)
+    return StoredRow(row[0], row[1], row[2], row[3], row[4], row[5], parents_of(row[6]), row[7], row[8], payload, error)
