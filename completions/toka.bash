@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent blob compress config context daemon deps doctor events export handoff hook import integrate memory note pool recall record replay search sessions show state stats status tui usage verify watch' ;;
+        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay search sessions show state stats status tui usage verify watch' ;;
         'admin') echo 'rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -53,6 +53,7 @@ _toka_options() {
         'doctor') echo '--json -h --help' ;;
         'events') echo '-k --kind --since --until -n --limit --last -f --follow --json -h --help' ;;
         'export') echo '-o --output -h --help' ;;
+        'gc') echo '--vacuum --dry-run --json -h --help' ;;
         'handoff') echo '-h --help' ;;
         'handoff chain') echo '--json -h --help' ;;
         'handoff create') echo '--write --force --no-force --json -h --help' ;;
@@ -78,6 +79,7 @@ _toka_options() {
         'pool put') echo '--ttl --json -h --help' ;;
         'pool rm') echo '--json -h --help' ;;
         'pool stats') echo '--json -h --help' ;;
+        'prune') echo '--before --keep-days -s --session --dry-run --json -h --help' ;;
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
@@ -157,6 +159,10 @@ _toka_value() {
         'pool list|-n') echo '' ;;
         'pool list|--limit') echo '' ;;
         'pool put|--ttl') echo '' ;;
+        'prune|--before') echo '' ;;
+        'prune|--keep-days') echo '' ;;
+        'prune|-s') echo '' ;;
+        'prune|--session') echo '' ;;
         'recall|-s') echo '' ;;
         'recall|--session') echo '' ;;
         'recall|-n') echo '' ;;

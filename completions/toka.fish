@@ -1,11 +1,11 @@
 # fish completion for toka; generated from the toka command by `python -m toka_cli.gendocs`; do not edit.
 
-set -g __toka_value_options 'agent list|--trace' 'agent list|--state' 'agent spawn|-t' 'agent spawn|--type' 'agent spawn|--role' 'agent spawn|--model' 'agent spawn|--window' 'agent spawn|--warning' 'agent spawn|--critical' 'agent spawn|--policy' 'agent spawn|--session' 'agent spawn|--trace' 'agent terminate|--reason' 'agent terminate|--detail' 'agent usage|--input' 'agent usage|--output' 'agent usage|--cache-read' 'agent usage|--cache-creation' 'agent usage|--model' 'compress|--policy' 'compress|--target' 'context|--budget' 'context|--policy' 'context|-f' 'context|--format' 'daemon logs|-n' 'daemon logs|--lines' 'daemon run|--durability' 'deps add|--needs' 'deps rm|--needs' 'events|-k' 'events|--kind' 'events|--since' 'events|--until' 'events|-n' 'events|--limit' 'export|-o' 'export|--output' 'handoff create|--write' 'handoff list|--trace' 'handoff show|-f' 'handoff show|--format' 'import|-f' 'import|--format' 'integrate|--project' 'memory list|--prefix' 'memory rm|--expect-version' 'memory set|--expect-version' 'memory set|--ttl' 'note|--reason' 'note|--agent' 'pool list|-n' 'pool list|--limit' 'pool put|--ttl' 'recall|-s' 'recall|--session' 'recall|-n' 'recall|--limit' 'record|--agent' 'record|--key' 'record|--ts' 'replay|--to' 'search|-s' 'search|--session' 'search|-a' 'search|--agent' 'search|-k' 'search|--kind' 'search|--since' 'search|--until' 'search|-n' 'search|--limit' 'sessions|-n' 'sessions|--limit' 'state set|--reason' 'watch|-f' 'watch|--format'
+set -g __toka_value_options 'agent list|--trace' 'agent list|--state' 'agent spawn|-t' 'agent spawn|--type' 'agent spawn|--role' 'agent spawn|--model' 'agent spawn|--window' 'agent spawn|--warning' 'agent spawn|--critical' 'agent spawn|--policy' 'agent spawn|--session' 'agent spawn|--trace' 'agent terminate|--reason' 'agent terminate|--detail' 'agent usage|--input' 'agent usage|--output' 'agent usage|--cache-read' 'agent usage|--cache-creation' 'agent usage|--model' 'compress|--policy' 'compress|--target' 'context|--budget' 'context|--policy' 'context|-f' 'context|--format' 'daemon logs|-n' 'daemon logs|--lines' 'daemon run|--durability' 'deps add|--needs' 'deps rm|--needs' 'events|-k' 'events|--kind' 'events|--since' 'events|--until' 'events|-n' 'events|--limit' 'export|-o' 'export|--output' 'handoff create|--write' 'handoff list|--trace' 'handoff show|-f' 'handoff show|--format' 'import|-f' 'import|--format' 'integrate|--project' 'memory list|--prefix' 'memory rm|--expect-version' 'memory set|--expect-version' 'memory set|--ttl' 'note|--reason' 'note|--agent' 'pool list|-n' 'pool list|--limit' 'pool put|--ttl' 'prune|--before' 'prune|--keep-days' 'prune|-s' 'prune|--session' 'recall|-s' 'recall|--session' 'recall|-n' 'recall|--limit' 'record|--agent' 'record|--key' 'record|--ts' 'replay|--to' 'search|-s' 'search|--session' 'search|-a' 'search|--agent' 'search|-k' 'search|--kind' 'search|--since' 'search|--until' 'search|-n' 'search|--limit' 'sessions|-n' 'sessions|--limit' 'state set|--reason' 'watch|-f' 'watch|--format'
 
 function __toka_commands --description 'the subcommands of a toka command path'
     switch "$argv[1]"
         case ''
-            echo 'admin' 'agent' 'blob' 'compress' 'config' 'context' 'daemon' 'deps' 'doctor' 'events' 'export' 'handoff' 'hook' 'import' 'integrate' 'memory' 'note' 'pool' 'recall' 'record' 'replay' 'search' 'sessions' 'show' 'state' 'stats' 'status' 'tui' 'usage' 'verify' 'watch'
+            echo 'admin' 'agent' 'blob' 'compress' 'config' 'context' 'daemon' 'deps' 'doctor' 'events' 'export' 'gc' 'handoff' 'hook' 'import' 'integrate' 'memory' 'note' 'pool' 'prune' 'recall' 'record' 'replay' 'search' 'sessions' 'show' 'state' 'stats' 'status' 'tui' 'usage' 'verify' 'watch'
         case 'admin'
             echo 'rebuild'
         case 'agent'
@@ -71,6 +71,7 @@ complete -c toka -n '__toka_at \'\'' -a 'deps' -d 'Dependencies between agents o
 complete -c toka -n '__toka_at \'\'' -a 'doctor' -d 'Check that toka works here, and name the command that fixes each problem found.'
 complete -c toka -n '__toka_at \'\'' -a 'events' -d 'List a session\'s events, oldest first; with --json, one JSON object per line.'
 complete -c toka -n '__toka_at \'\'' -a 'export' -d 'Export a session as JSON lines, one event per line (the shape of docs/json.md).'
+complete -c toka -n '__toka_at \'\'' -a 'gc' -d 'Delete the payloads no event refers to any more (after `toka prune`).'
 complete -c toka -n '__toka_at \'\'' -a 'handoff' -d 'Handoff documents: build, show, list, walk a trace\'s chain, check against the...'
 complete -c toka -n '__toka_at \'\'' -a 'hook' -d 'Record one hook payload (JSON on stdin) as an event of its session.'
 complete -c toka -n '__toka_at \'\'' -a 'import' -d 'Import toka exports, Claude Code transcripts (with subagents) and Codex...'
@@ -78,6 +79,7 @@ complete -c toka -n '__toka_at \'\'' -a 'integrate' -d 'Add toka\'s hooks to Cla
 complete -c toka -n '__toka_at \'\'' -a 'memory' -d 'Durable scoped memory: global, agent:<id>, session:<name>, trace:<id>.'
 complete -c toka -n '__toka_at \'\'' -a 'note' -d 'Add a note the next handoff document lists: decisions, rejected paths,...'
 complete -c toka -n '__toka_at \'\'' -a 'pool' -d 'The memory pool: short-lived working memory in the daemon, bounded in bytes,...'
+complete -c toka -n '__toka_at \'\'' -a 'prune' -d 'Replace each session\'s events older than a cut-off by one checkpoint event.'
 complete -c toka -n '__toka_at \'\'' -a 'recall' -d 'What a session should remember about QUERY: its recent events, matches, its...'
 complete -c toka -n '__toka_at \'\'' -a 'record' -d 'Append an event (or a batch, one JSON payload per line on stdin) to a session.'
 complete -c toka -n '__toka_at \'\'' -a 'replay' -d 'The session as it stood at a point, in order: a readable transcript, or JSON...'
@@ -215,6 +217,10 @@ complete -c toka -n '__toka_at \'events\'' -l 'json' -d 'Print JSON (shapes in d
 complete -c toka -n '__toka_at \'events\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'export\'' -s 'o' -l 'output' -r -F -d 'Write here instead of stdout.'
 complete -c toka -n '__toka_at \'export\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c toka -n '__toka_at \'gc\'' -l 'vacuum' -d 'Then rewrite the database file to give the space back.'
+complete -c toka -n '__toka_at \'gc\'' -l 'dry-run' -d 'Say exactly what would go, and change nothing.'
+complete -c toka -n '__toka_at \'gc\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
+complete -c toka -n '__toka_at \'gc\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'handoff\'' -f
 complete -c toka -n '__toka_at \'handoff\'' -a 'chain' -d 'A trace: its agents by version and the handoffs between them.'
 complete -c toka -n '__toka_at \'handoff\'' -a 'create' -d 'Build the handoff document from the log as it stands, store it, and print its...'
@@ -301,6 +307,12 @@ complete -c toka -n '__toka_at \'pool rm\'' -l 'json' -d 'Print JSON (shapes in 
 complete -c toka -n '__toka_at \'pool rm\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'pool stats\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'pool stats\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c toka -n '__toka_at \'prune\'' -l 'before' -r -f -d 'Prune what is older than this: ISO-8601, or an age such as 90d.'
+complete -c toka -n '__toka_at \'prune\'' -l 'keep-days' -r -f -d 'Prune what is older than this many days.'
+complete -c toka -n '__toka_at \'prune\'' -s 's' -l 'session' -r -f -d 'Only this session (name or unique prefix).'
+complete -c toka -n '__toka_at \'prune\'' -l 'dry-run' -d 'Say exactly what would go, and change nothing.'
+complete -c toka -n '__toka_at \'prune\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
+complete -c toka -n '__toka_at \'prune\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'recall\'' -s 's' -l 'session' -r -f -d 'The session recalling (or a unique prefix).'
 complete -c toka -n '__toka_at \'recall\'' -s 'n' -l 'limit' -r -f -d 'Show at most this many.'
 complete -c toka -n '__toka_at \'recall\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'

@@ -56,8 +56,9 @@ async def context_op(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     policy = _arg(args, "policy", str) or ctx.daemon.settings.policy
     memory, pool = ctx.daemon.memory, ctx.daemon.pool
     # The same log, budget, policy and memory give the same context: kept in the pool for a while.
-    head = (await ctx.daemon.store.session(session)).last_seq
-    key = f"context/{session}/{head}/{budget}/{policy}/{memory.changes}"
+    # The first seq tells a session that was pruned since (its last seq is the same).
+    info = await ctx.daemon.store.session(session)
+    key = f"context/{session}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{memory.changes}"
     try:
         cached: dict[str, Any] = json.loads((await pool.get(key)).value)
         return cached

@@ -35,6 +35,7 @@ from daemon import (  # noqa: F401 - the ops modules register their operations
     memory_ops,
     ops,
     pool_ops,
+    retention_ops,
     search_ops,
     state_ops,
 )

@@ -247,6 +247,7 @@ class SqliteStore(EventStore):
 
     async def vacuum(self) -> None:
         await self._write(lambda db: db.execute("VACUUM"))
+        await self.checkpoint()  # VACUUM writes the whole file through the WAL
 
     async def checkpoint(self) -> None:
         await self._write(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())

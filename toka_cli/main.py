@@ -17,6 +17,7 @@ from toka_cli.commands import (
     inspect,
     memory,
     pool,
+    retention,
     search,
     sessions,
     state,
@@ -45,6 +46,7 @@ compress.register(app)
 state.register(app)
 pool.register(app)
 search.register(app)
+retention.register(app)
 doctor.register(app)
 tui.register(app)
 deps.register(app)

@@ -1,0 +1,144 @@
+"""`toka prune` and `toka gc` against a real daemon: what goes, what stays, what is skipped."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from cli_support import EXAMPLE, EXAMPLE_SESSION, invoke, toka
+
+from daemon.client import Client
+
+OLD = "2026-01-01T00:00:00Z"
+CUT = "2026-02-01T00:00:00Z"
+NEW = "2026-03-01T00:00:00Z"
+
+
+def _json(*args: str, exit_code: int = 0) -> Any:
+    result = invoke(*args, "--json")
+    assert result.exit_code == exit_code, result.stderr
+    return json.loads(result.stdout)
+
+
+def _events(session: str) -> list[dict[str, Any]]:
+    result = invoke("events", session, "--json")
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_prune_dry_run_then_prune_then_gc_on_the_example_session() -> None:
+    assert invoke("import", str(EXAMPLE)).exit_code == 0
+    events = len(_events(EXAMPLE_SESSION))
+
+    dry = _json("prune", "--keep-days", "0", "--dry-run")
+    assert dry["dry_run"] is True and dry["skipped"] == [] and dry["events"] == events
+    [planned] = dry["sessions"]
+    assert (planned["session"], planned["events"], planned["first_seq"], planned["checkpoint"]) == (
+        EXAMPLE_SESSION,
+        events,
+        1,
+        None,
+    )
+    assert sum(planned["kinds"].values()) == events
+    assert len(_events(EXAMPLE_SESSION)) == events  # a dry run changes nothing
+
+    done = _json("prune", "--keep-days", "0")
+    [pruned] = done["sessions"]
+    assert {k: v for k, v in pruned.items() if k != "checkpoint"} == {
+        k: v for k, v in planned.items() if k != "checkpoint"
+    }
+    [checkpoint] = _events(EXAMPLE_SESSION)
+    assert (checkpoint["kind"], checkpoint["id"], checkpoint["payload"]["events"]) == (
+        "checkpoint",
+        pruned["checkpoint"],
+        events,
+    )
+    assert invoke("verify").exit_code == 0
+    again = _json("import", str(EXAMPLE))
+    assert again["created"] == 0  # pruned events are not imported again
+
+    dry_gc = _json("gc", "--dry-run")
+    assert dry_gc["blobs"] >= 1 and dry_gc["dry_run"] is True and dry_gc["vacuumed"] is False
+    collected = _json("gc", "--vacuum")
+    assert (collected["blobs"], collected["bytes"]) == (dry_gc["blobs"], dry_gc["bytes"])
+    assert collected["vacuumed"] is True
+    assert _json("gc")["blobs"] == 0
+    assert invoke("verify").exit_code == 0
+
+
+def test_only_old_events_and_only_the_named_session_go() -> None:
+    with Client() as client:
+        for session in ("a", "b"):
+            for ts in (OLD, OLD, NEW):
+                client.record(session, "message", {"text": f"{session} at {ts}"}, ts=ts)
+    result = _json("prune", "--before", CUT, "--session", "a")
+    assert [(s["session"], s["events"]) for s in result["sessions"]] == [("a", 2)]
+    assert [e["kind"] for e in _events("a")] == ["checkpoint", "message"]
+    assert len(_events("b")) == 3
+    assert _json("prune", "--before", CUT, "--session", "a")["sessions"] == []  # nothing old is left
+
+
+def test_toka_state_and_live_spawned_agents_are_skipped_with_the_reason() -> None:
+    assert invoke("memory", "set", "global", "theme", '"dark"').exit_code == 0
+    agent = _json("agent", "spawn", "--type", "frontend")
+    result = _json("prune", "--keep-days", "0")
+    reasons = {s["session"]: s["reason"] for s in result["skipped"]}
+    assert "its projections need every event" in reasons["toka.memory"]
+    assert f"agent {agent['id']} is {agent['state']}" in reasons[agent["session"]]
+    assert _json("memory", "get", "global", "theme")["value"] == "dark"
+
+    assert invoke("agent", "terminate", agent["id"], "--reason", "TASK_COMPLETED").exit_code == 0
+    after = _json("prune", "--keep-days", "0")
+    assert agent["session"] in [s["session"] for s in after["sessions"]]
+
+
+def test_gc_keeps_payloads_a_compression_summary_cites() -> None:
+    big = {"text": "x" * 5000}
+    with Client() as client:
+        cited = client.call("events.get", id=client.record("work", "tool.result", big, ts=OLD)["id"])
+        client.record("work", "message", {"text": "later"}, ts=NEW)
+        elided = [{"digest": cited["digest"], "size": 5012, "kind": "tool.result", "seq": cited["seq"]}]
+        client.record("summaries", "compression", {"summary": "[blob ...]", "elided": elided}, ts=NEW)
+    _json("prune", "--before", CUT, "--session", "work")
+
+    collected = _json("gc")
+
+    assert collected["cited"] == 1 and collected["blobs"] == 0
+    shown = toka("blob", "show", cited["digest"])
+    assert shown.returncode == 0 and "xxxx" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give one of --before DATE or --keep-days N"),
+        (("--before", CUT, "--keep-days", "3"), "give one of --before DATE or --keep-days N"),
+        (("--before", "last tuesday"), "cannot read 'last tuesday' as a time"),
+        (("--keep-days", "-1"), "Invalid value"),
+    ],
+)
+def test_prune_without_one_cut_off_is_a_usage_error(args: tuple[str, ...], message: str) -> None:
+    result = invoke("prune", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_prune_of_an_unknown_session_is_not_found() -> None:
+    result = invoke("prune", "--keep-days", "1", "--session", "nobody")
+    assert result.exit_code == 3
+    assert "nobody" in result.stderr
+
+
+def test_prune_and_gc_print_for_people() -> None:
+    with Client() as client:
+        client.record("talk", "message", {"text": "old"}, ts=OLD)
+    dry = invoke("prune", "--before", CUT, "--dry-run")
+    assert dry.exit_code == 0 and "would prune 1 events in 1 session" in dry.stdout
+    assert "talk" in dry.stdout and "2026-01-01 00:00:00" in dry.stdout
+    done = invoke("prune", "--before", CUT)
+    assert "pruned 1 events in 1 session" in done.stdout and "toka gc" in done.stdout
+    nothing = invoke("prune", "--before", CUT)
+    assert "nothing older than 2026-02-01 00:00:00 to prune" in nothing.stdout
+    collected = invoke("gc")
+    assert collected.exit_code == 0 and "deleted 1 payloads" in collected.stdout
