@@ -145,9 +145,7 @@ def project_sessions(db: sqlite3.Connection, session: str | None = None) -> None
 def replaced_ids(db: sqlite3.Connection, checkpoint_seq: int) -> list[str]:
     """The ids a checkpoint replaced, in seq order; an earlier checkpoint folded into it comes
     after the event whose seq it took."""
-    rows = db.execute(
-        "SELECT id FROM pruned WHERE checkpoint = ? ORDER BY seq, kind = ?", (checkpoint_seq, CHECKPOINT)
-    )
+    rows = db.execute("SELECT id FROM pruned WHERE checkpoint = ? ORDER BY seq, kind = ?", (checkpoint_seq, CHECKPOINT))
     return [row[0] for row in rows]
 
 
