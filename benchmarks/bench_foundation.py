@@ -398,6 +398,17 @@ def _echo_server(path: str, ready: Any) -> None:
     asyncio.run(main())
 
 
+def start_echo_server(path: str) -> mp.process.BaseProcess:
+    """The reference server: an asyncio Unix-socket echo server in its own (spawned) process,
+    ready when this returns. Terminate and join it when done."""
+    ctx = mp.get_context("spawn")
+    ready = ctx.Event()
+    server = ctx.Process(target=_echo_server, args=(path, ready), daemon=True)
+    server.start()
+    ready.wait(30)
+    return server
+
+
 def bench_latency(work: Path, sizes: Sizes) -> dict[str, list[float]]:
     """Sequential single-event appends through the daemon, and the two parts of their
     reference: a round trip of the same request line through an asyncio echo server in its own
@@ -412,11 +423,7 @@ def bench_latency(work: Path, sizes: Sizes) -> dict[str, list[float]]:
     raw_rows = sealed_rows("latency", 0, total, 1_001)
 
     echo_path = str(work / "echo.sock")
-    ctx = mp.get_context("spawn")
-    ready = ctx.Event()
-    server = ctx.Process(target=_echo_server, args=(echo_path, ready), daemon=True)
-    server.start()
-    ready.wait(30)
+    server = start_echo_server(echo_path)
     home = Home(work, "latency")
     db = raw_schema(work / "raw-commit.db")
     raw_insert(db, sealed_rows("warmup", 0, 1_000, 1), BATCH)

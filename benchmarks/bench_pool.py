@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import shutil
 import socket
 import statistics
@@ -30,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_foundation import DaemonProcess, Home, _echo_server, log, machine  # noqa: E402
+from bench_foundation import DaemonProcess, Home, log, machine, start_echo_server  # noqa: E402
 
 from daemon.protocol import request  # noqa: E402
 
@@ -49,11 +48,7 @@ def timed(fn: Callable[[int], None], start: int, count: int) -> float:
 def run(per_round: int, rounds: int, keys: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="tkpool", dir="/tmp"))
     echo_path = str(work / "echo.sock")
-    ctx = mp.get_context("spawn")
-    ready = ctx.Event()
-    server = ctx.Process(target=_echo_server, args=(echo_path, ready), daemon=True)
-    server.start()
-    ready.wait(30)
+    server = start_echo_server(echo_path)
     rates: dict[str, list[float]] = {"echo": [], "put": [], "get": []}
     puts = [request(n, "pool.put", {"key": f"bench/{n:06d}", "value": VALUE, "ttl": None}) for n in range(keys)]
     gets = [request(n, "pool.get", {"key": f"bench/{n:06d}"}) for n in range(keys)]

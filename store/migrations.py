@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from store.errors import SchemaTooNew, StoreError
+from store.rows import transaction
 from store.search import indexed_text
 
 
@@ -189,17 +190,12 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     for number, step in enumerate(MIGRATIONS, 1):
         if step.__name__ in done:
             continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(db):
             step(db)
             db.execute(
                 "INSERT INTO toka_migrations (seq, name, applied_at) VALUES (?, ?, ?)",
                 (number, step.__name__, datetime.now(UTC).isoformat()),
             )
             db.execute(f"PRAGMA user_version = {number}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         ran.append(step.__name__)
     return ran

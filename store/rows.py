@@ -1,13 +1,15 @@
-"""How the SQLite backend's rows read back: the columns it selects, and events built from them.
-
-Shared by the backend (store/sqlite.py) and its retention (store/sqlite_retention.py).
+"""What the SQLite backend's modules share: the columns they select, events built from them,
+and transactions. Used by the backend (store/sqlite.py), its retention (store/sqlite_retention.py)
+and its migrations.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from store.base import StoredRow
@@ -76,3 +78,18 @@ def stored_row(row: Sequence[Any]) -> StoredRow:
     except (ValueError, zlib.error) as exc:
         payload, error = None, str(exc)
     return StoredRow(row[0], row[1], row[2], row[3], row[4], row[5], parents_of(row[6]), row[7], row[8], payload, error)
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection, write: bool = True) -> Iterator[None]:
+    """One transaction: committed when the block ends, rolled back when it raises. A write
+    transaction takes the write lock at once (BEGIN IMMEDIATE), so that it cannot fail half-way
+    on a lock another connection holds."""
+    db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -50,6 +50,7 @@ from store.rows import (
     event_of,
     event_text,
     stored_row,
+    transaction,
 )
 from store.search import ELLIPSIS, MARK_END, MARK_START, SNIPPET_TOKENS, SearchHit, SearchQuery, indexed_text
 from store.sqlite_retention import collect_garbage, project_sessions, prune_session, pruned_seq, replaced_ids
@@ -314,8 +315,7 @@ def _fetch(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]
 def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> list[AppendResult]:
     if catch_up:
         _wal_checkpoint(db, "PASSIVE")
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(db):
         next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
 
         def head_of(session: str) -> str | None:
@@ -343,11 +343,6 @@ def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> li
             )
             _index(db, [s.event for s in sealer.sealed])
             _project(db, [s.event for s in sealer.sealed])
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
     return results
 
 
@@ -429,14 +424,9 @@ def _project(db: sqlite3.Connection, events: list[Event]) -> None:
 
 
 def _rebuild(db: sqlite3.Connection) -> int:
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(db):
         project_sessions(db)
         count: int = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return count
 
 
@@ -454,8 +444,7 @@ def _index(db: sqlite3.Connection, events: list[Event]) -> None:
 
 
 def _rebuild_search(db: sqlite3.Connection) -> int:
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(db):
         db.execute("DELETE FROM search_text")
         rows = db.execute(SELECT + " ORDER BY e.seq")
         while batch := rows.fetchmany(CHUNK):
@@ -472,10 +461,6 @@ def _rebuild_search(db: sqlite3.Connection) -> int:
         # FTS5 reads its external content table afresh: the index then holds exactly search_text.
         db.execute("INSERT INTO search_index (search_index) VALUES ('rebuild')")
         count: int = db.execute("SELECT count(*) FROM search_text").fetchone()[0]
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return count
 
 

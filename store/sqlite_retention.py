@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from store.events import canonical_json, digest, format_ts, header_id, parse_ts
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
-from store.rows import CODEC_RAW, JSON_LIST, SELECT, event_of
+from store.rows import CODEC_RAW, JSON_LIST, SELECT, event_of, transaction
 
 # Rows of a session read per step while looking for the end of its prefix.
 _PAGE = 1000
@@ -32,15 +32,8 @@ class _Row(NamedTuple):
 def prune_session(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> Pruned | None:
     """Replace the events of ``session`` older than ``before`` (UTC microseconds) by a checkpoint;
     None when there is nothing to prune."""
-    db.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
-    try:
-        pruned = _prune(db, session, before, dry_run)
-        db.execute("ROLLBACK" if dry_run or pruned is None else "COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    return pruned
+    with transaction(db, write=not dry_run):
+        return _prune(db, session, before, dry_run)
 
 
 def _prune(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> Pruned | None:
@@ -162,17 +155,11 @@ def collect_garbage(db: sqlite3.Connection, keep: list[str], dry_run: bool) -> C
     """Delete the payloads that no event refers to, except the digests in ``keep``."""
     # NOT IN a subquery is materialised once; events has no index on digest to probe.
     unreferenced = " FROM blobs WHERE digest NOT IN (SELECT digest FROM events) AND digest NOT IN " + JSON_LIST
-    db.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
-    try:
+    with transaction(db, write=not dry_run):
         found = db.execute(
             "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0)" + unreferenced,
             (json.dumps(keep),),
         ).fetchone()
         if not dry_run:
             db.execute("DELETE" + unreferenced, (json.dumps(keep),))
-        db.execute("ROLLBACK" if dry_run else "COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
     return Collected(*found)
