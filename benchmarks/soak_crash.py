@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from soak_support import run_soak
+
+TEST = "tests/daemon/test_daemon_crash.py::test_sigkill_during_appends_loses_no_acknowledged_event"
 
 
 def main() -> None:
@@ -27,21 +23,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--writers", type=int, default=8)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "soak.json"
-        env = os.environ | {
-            "TOKA_CRASH_ROUNDS": str(args.rounds),
-            "TOKA_CRASH_WRITERS": str(args.writers),
-            "TOKA_CRASH_REPORT": str(report),
-        }
-        started = time.monotonic()
-        test = "tests/daemon/test_daemon_crash.py::test_sigkill_during_appends_loses_no_acknowledged_event"
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", test], cwd=ROOT, env=env)
-        elapsed = time.monotonic() - started
-        if result.returncode != 0:
-            raise SystemExit(f"the soak failed after {elapsed:.0f} s: see the test output above")
-        figures = json.loads(report.read_text()) | {"seconds": round(elapsed, 1)}
-    print(json.dumps(figures))
+    env = {"TOKA_CRASH_ROUNDS": str(args.rounds), "TOKA_CRASH_WRITERS": str(args.writers)}
+    print(json.dumps(run_soak(TEST, env, "TOKA_CRASH_REPORT")))
 
 
 if __name__ == "__main__":

@@ -77,6 +77,17 @@ def _ts_arg(args: dict[str, Any], name: str) -> int | None:
         raise UsageError(f"argument {name!r}: {exc.message}", exc.hint) from None
 
 
+# Seqs are SQLite INTEGERs: a number past them names no event and cannot even be compared.
+MAX_SEQ = 2**63 - 1
+
+
+def _seq_arg(args: dict[str, Any], name: str) -> int | None:
+    value: int | None = _arg(args, name, int)
+    if value is not None and not 0 <= value <= MAX_SEQ:
+        raise UsageError(f"argument {name!r} must be a seq, from 0 to {MAX_SEQ}")
+    return value
+
+
 def _kinds(args: dict[str, Any]) -> tuple[str, ...]:
     kinds = _arg(args, "kinds", list, [])
     if not all(isinstance(k, str) for k in kinds):
@@ -174,7 +185,7 @@ async def events_append(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 @op("events.get")
 async def events_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     store = ctx.daemon.store
-    seq = _arg(args, "seq", int)
+    seq = _seq_arg(args, "seq")
     if seq is not None:
         return (await store.get_by_seq(seq)).to_json()
     event_id = _required(args, "id", str)
@@ -195,8 +206,8 @@ def _query(args: dict[str, Any], session: str | None) -> EventQuery:
         kinds=_kinds(args),
         since=_ts_arg(args, "since"),
         until=_ts_arg(args, "until"),
-        after_seq=_arg(args, "after_seq", int),
-        before_seq=_arg(args, "before_seq", int),
+        after_seq=_seq_arg(args, "after_seq"),
+        before_seq=_seq_arg(args, "before_seq"),
         limit=min(limit, MAX_PAGE),
         order=order,
     )
@@ -245,7 +256,7 @@ async def events_subscribe(ctx: Context, args: dict[str, Any]) -> None:
     """Stream events as they commit; with ``after_seq``, first those already committed after it."""
     session = await _session_name(ctx, args, required=False, may_be_new=True)
     kinds = _kinds(args)
-    after_seq = _arg(args, "after_seq", int)
+    after_seq = _seq_arg(args, "after_seq")
     daemon = ctx.daemon
     # Subscribe before reading the backlog, then skip what the backlog already sent: no gap.
     subscription = daemon.hub.subscribe(session, kinds)

@@ -75,10 +75,12 @@ def format_ts(ts_us: int) -> str:
     return f"{_day(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}Z"
 
 
-def _in_range(ts_us: int, value: object) -> int:
+def _in_range(ts_us: int | float, value: object) -> int:
+    """``ts_us`` as an int, once it is within the years 1 to 9999 (checked first: a float as large
+    as 1e308 cannot even become an int)."""
     if not _MIN_TS_US <= ts_us <= _MAX_TS_US:
         raise InvalidEvent(f"ts {value!r} is outside the years 1 to 9999", "give epoch seconds, not ms or ns")
-    return ts_us
+    return int(round(ts_us))
 
 
 def parse_ts(value: str | int | float) -> int:
@@ -88,7 +90,7 @@ def parse_ts(value: str | int | float) -> int:
     if isinstance(value, (int, float)):
         if value != value or value in (float("inf"), float("-inf")):
             raise InvalidEvent(f"ts {value!r} is not a time")
-        return _in_range(int(round(value * 1_000_000)), value)
+        return _in_range(value * 1_000_000, value)
     try:
         moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:

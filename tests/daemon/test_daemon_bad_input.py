@@ -56,6 +56,27 @@ BAD_LINES = [
         id="query-after-seq-bool",
     ),
     pytest.param(
+        b'{"id": 3, "op": "events.get", "args": {"seq": 9223372036854775808}}\n',
+        3,
+        "bad_request",
+        "'seq' must be a seq",
+        id="get-seq-past-sqlite-integers",
+    ),
+    pytest.param(
+        b'{"id": 3, "op": "events.query", "args": {"after_seq": -18446744073709551616}}\n',
+        3,
+        "bad_request",
+        "'after_seq' must be a seq",
+        id="query-after-seq-past-sqlite-integers",
+    ),
+    pytest.param(
+        b'{"id": 3, "op": "events.query", "args": {"since": 1e308}}\n',
+        3,
+        "bad_request",
+        "outside the years 1 to 9999",
+        id="query-since-1e308-seconds",
+    ),
+    pytest.param(
         b'{"id": 3, "op": "events.query", "args": {"kinds": "tool.call"}}\n',
         3,
         "bad_request",

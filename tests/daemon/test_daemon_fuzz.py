@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,95 @@ def test_half_lines_and_vanishing_clients_leak_nothing(daemon: Spawned) -> None:
         sock.close()
     _alive(daemon)
     assert _fds(daemon) <= before + 2  # what the answers in flight still hold, at most
+
+
+# The long form: a seeded mix of everything above, many times over, on one daemon, with its
+# descriptors and resident memory taken after a warm-up and at the end.
+# benchmarks/soak_fuzz.py runs it at length; the suite runs it short.
+ROUNDS = int(os.environ.get("TOKA_FUZZ_ROUNDS", "1000"))
+# Resident memory the daemon may gain after the warm-up: the log's projections grow with what
+# the fuzzing appends for real (agents, memory keys, pool entries), a leak grows without bound.
+RSS_BOUND_BYTES = 64 * 1024 * 1024
+_ODD_TEXT = ["", "\x00", "\u202e", "\ud7ff", "\ufeff", "e\u0301", "🧪" * 50, "\U0010ffff", "a" * 10_000, "\\u0000"]
+
+
+def _rss(daemon: Spawned) -> int:
+    for line in Path(f"/proc/{daemon.process.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc")
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    pick = rng.randrange(9 if depth < 3 else 6)
+    if pick == 0:
+        return None
+    if pick == 1:
+        return rng.choice([True, False])
+    if pick == 2:
+        return rng.choice([0, -1, 1, 2**31, 2**63, -(2**64), rng.randrange(-1000, 1000)])
+    if pick == 3:
+        return rng.choice([0.5, -1e308, 1e-308, 3.0])
+    if pick in (4, 5):
+        return rng.choice(_ODD_TEXT + ["x" * rng.randrange(40), "toka.memory", "global", "main"])
+    if pick == 6:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {rng.choice(FIELDS): _random_value(rng, depth + 1) for _ in range(rng.randrange(4))}
+
+
+def _random_line(rng: random.Random, ops: list[str]) -> bytes:
+    """One request line: bytes, a known op with fields of any type, or an odd event."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b" ")
+    if kind == 1:
+        args = {rng.choice(FIELDS): _random_value(rng) for _ in range(rng.randrange(5))}
+        return json.dumps({"id": 1, "op": rng.choice(ops), "args": args}).encode()
+    if kind == 2:
+        event = {"session": "fuzz-soak", "kind": "message", "payload": {"text": rng.choice(_ODD_TEXT)}}
+        return json.dumps({"id": 1, "op": "events.append", "events": [event]}).encode()
+    nested = rng.randrange(100, 3000)
+    return b'{"id": 1, "op": "status", "args": ' + b"[" * nested + b"]" * nested + b"}"
+
+
+def _vanish(daemon: Spawned, rng: random.Random) -> None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(daemon.paths.socket))
+    if rng.random() < 0.5:
+        sock.sendall(b'{"id": 1, "op": "events.qu')
+    else:
+        sock.sendall(b'{"id": 1, "op": "events.query", "args": {"limit": 5000}}\n')
+    sock.close()
+
+
+def test_a_long_fuzz_leaks_no_descriptors_and_no_memory_beyond_a_bound(daemon: Spawned) -> None:
+    rng = random.Random(int(os.environ.get("TOKA_FUZZ_SEED", "20261122")))
+    ops = sorted(set(OPS) - SKIPPED)
+    connection = Connection(daemon.paths.socket)
+    answered = 0
+    warm_up = max(ROUNDS // 4, 1)
+    try:
+        for round_ in range(ROUNDS):
+            if round_ == warm_up:
+                fds_after_warm_up, rss_after_warm_up = _fds(daemon), _rss(daemon)
+            if rng.random() < 0.1:
+                _vanish(daemon, rng)
+                continue
+            _clean(connection.ask(_random_line(rng, ops)))
+            answered += 1
+    finally:
+        connection.close()
+    _alive(daemon)
+    fds, rss = _fds(daemon), _rss(daemon)
+    figures = {
+        "rounds": ROUNDS,
+        "answered": answered,
+        "fds_after_warm_up": fds_after_warm_up,
+        "fds_at_end": fds,
+        "rss_after_warm_up": rss_after_warm_up,
+        "rss_at_end": rss,
+    }
+    if report := os.environ.get("TOKA_FUZZ_REPORT"):
+        Path(report).write_text(json.dumps(figures))
+    assert fds <= fds_after_warm_up + 2, figures
+    assert rss - rss_after_warm_up <= RSS_BOUND_BYTES, figures
