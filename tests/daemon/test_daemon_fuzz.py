@@ -45,11 +45,14 @@ class Connection:
         self.reader = self.sock.makefile("rb")
 
     def ask(self, line: bytes) -> dict[str, Any]:
+        """The answer to ``line``, past the progress lines a request with ``progress`` gets first."""
         self.sock.sendall(line + b"\n")
-        answer = self.reader.readline()
-        assert answer, "the daemon closed the connection"
-        message: dict[str, Any] = json.loads(answer)
-        return message
+        while True:
+            answer = self.reader.readline()
+            assert answer, "the daemon closed the connection"
+            message: dict[str, Any] = json.loads(answer)
+            if "ok" in message or set(message) != {"id", "progress"}:
+                return message
 
     def close(self) -> None:
         self.reader.close()
@@ -144,7 +147,10 @@ def test_half_lines_and_vanishing_clients_leak_nothing(daemon: Spawned) -> None:
 # The long form: a seeded mix of everything above, many times over, on one daemon, with its
 # descriptors and resident memory taken after a warm-up and at the end.
 # benchmarks/soak_fuzz.py runs it at length; the suite runs it short.
+# Read here: the autouse toka_home fixture clears TOKA_* variables before each test runs.
 ROUNDS = int(os.environ.get("TOKA_FUZZ_ROUNDS", "1000"))
+SEED = int(os.environ.get("TOKA_FUZZ_SEED", "20261122"))
+REPORT = os.environ.get("TOKA_FUZZ_REPORT")  # where to write the figures, when asked
 # Resident memory the daemon may gain after the warm-up: the log's projections grow with what
 # the fuzzing appends for real (agents, memory keys, pool entries), a leak grows without bound.
 RSS_BOUND_BYTES = 64 * 1024 * 1024
@@ -201,7 +207,7 @@ def _vanish(daemon: Spawned, rng: random.Random) -> None:
 
 
 def test_a_long_fuzz_leaks_no_descriptors_and_no_memory_beyond_a_bound(daemon: Spawned) -> None:
-    rng = random.Random(int(os.environ.get("TOKA_FUZZ_SEED", "20261122")))
+    rng = random.Random(SEED)
     ops = sorted(set(OPS) - SKIPPED)
     connection = Connection(daemon.paths.socket)
     answered = 0
@@ -227,7 +233,7 @@ def test_a_long_fuzz_leaks_no_descriptors_and_no_memory_beyond_a_bound(daemon: S
         "rss_after_warm_up": rss_after_warm_up,
         "rss_at_end": rss,
     }
-    if report := os.environ.get("TOKA_FUZZ_REPORT"):
-        Path(report).write_text(json.dumps(figures))
+    if REPORT:
+        Path(REPORT).write_text(json.dumps(figures))
     assert fds <= fds_after_warm_up + 2, figures
     assert rss - rss_after_warm_up <= RSS_BOUND_BYTES, figures
