@@ -325,3 +325,11 @@ def test_out_of_range_timestamps_are_invalid_events(daemon: Spawned, ts: Any) ->
         with pytest.raises(InvalidEvent, match="ts"):
             client.record("s", "message", {}, ts=ts)
         assert client.call("status")["events"] == 0
+
+
+def test_a_line_of_whitespace_is_skipped_unanswered(daemon: Spawned) -> None:
+    with RawConnection(daemon.paths) as conn:
+        conn.send(b" \t \r\n\n")
+        conn.send_request(7, "hello")
+        answer = conn.read()
+    assert answer["id"] == 7 and answer["ok"] is True
