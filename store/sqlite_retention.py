@@ -38,10 +38,11 @@ def prune_session(db: sqlite3.Connection, session: str, before: int, dry_run: bo
 
 def _prune(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> Pruned | None:
     rows = _old_prefix(db, session, before)
+    folded = bool(rows) and rows[0].kind == CHECKPOINT  # the session was pruned before
     earlier: dict[str, Any] = {}
-    if rows and rows[0].kind == CHECKPOINT:
+    if folded:
         earlier = event_of(db.execute(SELECT + " WHERE e.seq = ?", (rows[0].seq,)).fetchone()).payload
-    new = rows[1:] if earlier else rows
+    new = rows[1:] if folded else rows
     if not new:
         return None
     last = new[-1]
@@ -58,7 +59,7 @@ def _prune(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> 
     )
     if dry_run:
         return pruned
-    if earlier:
+    if folded:
         db.execute("UPDATE pruned SET checkpoint = ? WHERE checkpoint = ?", (last.seq, rows[0].seq))
     db.executemany(
         "INSERT INTO pruned VALUES (?, ?, ?, ?, ?, ?)",

@@ -193,3 +193,20 @@ async def test_the_memory_backend_refuses_to_prune() -> None:
         await store.prune("s", _at(1))
     with pytest.raises(UsageError, match="no payloads to collect"):
         await store.collect_garbage()
+
+
+async def test_events_chained_onto_a_checkpoint_can_be_pruned_in_turn(sqlite_store: SqliteStore) -> None:
+    await _session(sqlite_store, hours=3)
+    first = await sqlite_store.prune("s", _at(100))
+    assert first is not None
+    later = [NewEvent("s", "message", {"text": f"later {n}"}, None, _at(200 + n)) for n in range(3)]
+    written = [r.event for r in await sqlite_store.append(later)]
+    assert written[0].parents == (first.checkpoint,)
+
+    second = await sqlite_store.prune("s", _at(202))
+
+    assert second is not None and (second.events, second.first_seq) == (2, 1)
+    left = await _events(sqlite_store)
+    assert [e.kind for e in left] == [CHECKPOINT, "message"] and left[1].id == written[2].id
+    assert left[0].payload["events"] == 5 and left[0].payload["head"] == written[1].id
+    assert (await sqlite_store.verify()).ok
