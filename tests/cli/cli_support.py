@@ -36,6 +36,13 @@ def invoke(*args: str, input: str | bytes | None = None, env: Mapping[str, str |
     return CliRunner().invoke(app, list(args), input=input, env=env)
 
 
+def invoke_json(*args: str, exit_code: int = 0, input: str | None = None) -> Any:
+    """Run ``toka ARGS --json`` through Typer's runner, check its exit code, parse its stdout."""
+    result = invoke(*args, "--json", input=input)
+    assert result.exit_code == exit_code, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
 def toka(
     *args: str,
     input: str | None = None,

@@ -3,30 +3,23 @@ critical point, manual transitions, and the errors that store nothing."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from cli_support import assert_error, invoke
+from cli_support import assert_error, invoke, invoke_json
 
 from daemon.client import Client
 
 
-def _json(*args: str, exit_code: int = 0) -> Any:
-    result = invoke(*args, "--json")
-    assert result.exit_code == exit_code, result.stderr
-    return json.loads(result.stdout)
-
-
 def _spawn(*args: str) -> dict[str, Any]:
-    agent: dict[str, Any] = _json("agent", "spawn", "--model", "claude-sonnet-4-5", *args)
+    agent: dict[str, Any] = invoke_json("agent", "spawn", "--model", "claude-sonnet-4-5", *args)
     return agent
 
 
 def _usage(agent: str, context: int, exit_code: int = 0) -> dict[str, Any]:
     """One call whose prompt is ``context`` tokens (100 input, the rest read from the cache)."""
     return dict(
-        _json("agent", "usage", agent, "--input", "100", "--cache-read", str(context - 100), exit_code=exit_code)
+        invoke_json("agent", "usage", agent, "--input", "100", "--cache-read", str(context - 100), exit_code=exit_code)
     )
 
 
@@ -70,7 +63,7 @@ def test_thresholds_and_window_are_per_agent() -> None:
     agent = _spawn("--type", "tiny", "--window", "10000", "--warning", "50", "--critical", "60")["id"]
     shown = _usage(agent, 5_500)
     assert (shown["state"], shown["context_window"], shown["window_source"]) == ("WARNING", 10_000, "agent")
-    usage = _json("usage", agent)
+    usage = invoke_json("usage", agent)
     assert usage["thresholds"] == {"warning_pct": 50.0, "critical_pct": 60.0, "compress_pct": 75.0}
     assert usage["tokens_until"]["critical"] == 500 and usage["headroom_tokens"] == 4_500
 
@@ -88,8 +81,8 @@ def test_at_critical_the_handoff_policy_hands_the_work_to_a_successor() -> None:
     assert (ended["state"], ended["reason"]) == ("TERMINATED", "CONTEXT_WINDOW_EXHAUSTED")
     changes = [e["payload"]["to"] for e in _events(agent, "lifecycle")]
     assert changes == ["WARNING", "CRITICAL", "HANDOFF_PENDING", "HANDOFF_COMPLETE", "TERMINATED"]
-    [handoff] = _json("handoff", "list", "--trace", "pay")["handoffs"]
-    successor = _json("agent", "show", handoff["successor"])
+    [handoff] = invoke_json("handoff", "list", "--trace", "pay")["handoffs"]
+    successor = invoke_json("agent", "show", handoff["successor"])
     assert successor["id"].startswith("billing-v2-") and successor["session"] != agent
     assert (successor["trace"], successor["predecessor"], successor["version"]) == ("pay", agent, 2)
     with Client() as client:
@@ -98,7 +91,7 @@ def test_at_critical_the_handoff_policy_hands_the_work_to_a_successor() -> None:
     prompt = first["payload"]["continuation"]
     for expected in ("Build the billing API", "Use Postgres", "SQLite", "Write the invoice endpoint"):
         assert expected in prompt
-    assert _json("handoff", "verify", handoff["id"])["ok"] is True
+    assert invoke_json("handoff", "verify", handoff["id"])["ok"] is True
 
 
 def test_the_sixth_handoff_of_a_trace_is_refused_and_the_agent_goes_to_error() -> None:
@@ -112,16 +105,16 @@ def test_the_sixth_handoff_of_a_trace_is_refused_and_the_agent_goes_to_error() -
     assert "handoff refused" in refused["detail"] and "lifecycle.max_handoffs" in refused["detail"]
     shown = invoke("agent", "show", agent)
     assert "handoff refused" in shown.stdout
-    assert len(_json("handoff", "list", "--trace", "long")["handoffs"]) == 5
+    assert len(invoke_json("handoff", "list", "--trace", "long")["handoffs"]) == 5
 
 
 def test_pause_resume_and_terminate() -> None:
     agent = _spawn("--type", "worker")["id"]
     _usage(agent, 160_000)
-    assert _json("agent", "pause", agent)["state"] == "PAUSED"
+    assert invoke_json("agent", "pause", agent)["state"] == "PAUSED"
     assert _usage(agent, 190_000)["state"] == "PAUSED"  # usage is recorded, the state stays
-    assert _json("agent", "resume", agent)["state"] == "CRITICAL"  # what its fill calls for
-    ended = _json("agent", "terminate", agent, "--reason", "task_completed")
+    assert invoke_json("agent", "resume", agent)["state"] == "CRITICAL"  # what its fill calls for
+    ended = invoke_json("agent", "terminate", agent, "--reason", "task_completed")
     assert (ended["state"], ended["reason"]) == ("TERMINATED", "TASK_COMPLETED")
 
 
@@ -164,8 +157,8 @@ def test_agent_list_puts_agents_at_risk_first() -> None:
     risky = _spawn("--type", "risky")["id"]
     _usage(calm, 20_000)
     _usage(risky, 185_000)
-    listed = [a["id"] for a in _json("agent", "list")["agents"]]
+    listed = [a["id"] for a in invoke_json("agent", "list")["agents"]]
     assert listed.index(risky) < listed.index(calm)
-    status = _json("status")
+    status = invoke_json("status")
     assert status["agents_at_risk"][0]["id"] == risky
-    assert [a["id"] for a in _json("usage")["agents"]][0] == risky
+    assert [a["id"] for a in invoke_json("usage")["agents"]][0] == risky

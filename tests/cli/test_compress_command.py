@@ -8,10 +8,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke
+from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke, invoke_json
 from transcripts import shared_or_skip
 
 from daemon.client import Client
@@ -20,12 +19,6 @@ from daemon.transfer import import_files
 
 LARGEST = "marot__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 LARGEST_SESSION = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
-
-
-def _json(*args: str, exit_code: int = 0) -> Any:
-    result = invoke(*args, "--json")
-    assert result.exit_code == exit_code, result.stderr
-    return json.loads(result.stdout)
 
 
 def _config(text: str) -> None:
@@ -51,27 +44,27 @@ def largest() -> str:
 @pytest.mark.parametrize("policy", ["fifo", "window", "summarize", "importance"])
 def test_each_policy_reaches_its_target_and_changes_no_event(largest: str, policy: str) -> None:
     before = _counts(largest)
-    result = _json("compress", largest, "--policy", policy, "--target", "37.5")
+    result = invoke_json("compress", largest, "--policy", policy, "--target", "37.5")
     assert result["stored"] is True and result["policy"] == policy
     assert result["target_tokens"] == 75_000  # 37.5% of claude-opus-4-6's 200k
     assert result["tokens_after"] <= result["target_tokens"] < result["tokens_before"]
     assert result["first_seq"] is not None and result["events_in_range"] > 0
     assert _counts(largest) == (before[0], 1)
-    assert _json("verify", largest)["ok"] is True
+    assert invoke_json("verify", largest)["ok"] is True
     if policy in ("summarize", "importance"):
         assert "Original request" in result["summary"] and "Files changed" in result["summary"]
 
 
 def test_dry_run_stores_nothing(largest: str) -> None:
     before = _counts(largest)
-    result = _json("compress", largest, "--dry-run")
+    result = invoke_json("compress", largest, "--dry-run")
     assert (result["stored"], result["id"]) == (False, None)
     assert result["tokens_after"] < result["tokens_before"]
     assert _counts(largest) == before
 
 
 def test_the_rate_limits_hold_and_force_overrides_them(largest: str) -> None:
-    assert _json("compress", largest)["stored"] is True
+    assert invoke_json("compress", largest)["stored"] is True
     again = invoke("compress", largest)
     assert again.exit_code == 6
     assert_error(again.stderr, contains="compression.min_interval_s")
@@ -81,7 +74,7 @@ def test_the_rate_limits_hold_and_force_overrides_them(largest: str) -> None:
     too_few = invoke("compress", largest)
     assert too_few.exit_code == 6
     assert_error(too_few.stderr, contains="compression.min_messages")
-    assert _json("compress", largest, "--force", "--target", "5")["stored"] is True
+    assert invoke_json("compress", largest, "--force", "--target", "5")["stored"] is True
 
 
 def test_the_agents_state_follows_its_compressed_size() -> None:
@@ -90,7 +83,7 @@ def test_the_agents_state_follows_its_compressed_size() -> None:
         for i in range(30):
             client.record(agent, "message", {"role": "user" if i % 2 else "assistant", "text": f"step {i} " * 600})
         assert client.report_usage(agent, input_tokens=100, cache_read_tokens=18_500)["state"] == "CRITICAL"
-    result = _json("compress", agent, "--policy", "summarize")
+    result = invoke_json("compress", agent, "--policy", "summarize")
     assert result["stored"] is True
     with Client() as client:
         shown = client.call("agents.get", agent=agent)
@@ -126,7 +119,7 @@ def test_a_failing_external_summarizer_falls_back_and_says_why(largest: str, com
     summarizer = f'{sys.executable} -c "{command}"'
     _config(f"[compression]\nsummarizer = '{summarizer}'\nsummarizer_timeout = 1.0\n")
     assert invoke("daemon", "restart").exit_code == 0
-    result = _json("compress", largest, "--dry-run")
+    result = invoke_json("compress", largest, "--dry-run")
     used = result["summarizer"]
     assert used["kind"] == "extractive" and reason in used["fallback"]["reason"]
     assert "Original request" in result["summary"]
@@ -136,7 +129,7 @@ def test_a_working_external_summarizer_is_used(largest: str) -> None:
     summarizer = f"{sys.executable} -c \"import sys; print('SUMMARY: ' + sys.stdin.read()[:300])\""
     _config(f"[compression]\nsummarizer = '''{summarizer}'''\n")
     assert invoke("daemon", "restart").exit_code == 0
-    result = _json("compress", largest, "--dry-run")
+    result = invoke_json("compress", largest, "--dry-run")
     assert result["summarizer"]["kind"] == "external" and result["summarizer"]["fallback"] is None
     assert result["summary"].startswith("SUMMARY: ")
 
@@ -157,7 +150,7 @@ def test_context_fits_the_budget_and_says_what_it_left_out(largest: str) -> None
 
 
 def test_context_after_a_compression_starts_with_its_summary(largest: str) -> None:
-    stored = _json("compress", largest, "--policy", "summarize")
+    stored = invoke_json("compress", largest, "--policy", "summarize")
     document = json.loads(invoke("context", largest, "--format", "json").stdout)
     assert document["compressions"] == [stored["id"]]
     assert document["messages"][0]["content"].startswith(f"[summary of events {stored['first_seq']}-")
@@ -165,11 +158,11 @@ def test_context_after_a_compression_starts_with_its_summary(largest: str) -> No
 
 
 def test_blob_show_brings_an_elided_payload_back(largest: str) -> None:
-    result = _json("compress", largest, "--dry-run", "--policy", "summarize")
+    result = invoke_json("compress", largest, "--dry-run", "--policy", "summarize")
     assert result["elided"], "the largest fixture has payloads over 2 KiB"
     elided = result["elided"][0]
     assert f"[blob {elided['digest']} {elided['size']}]" in result["summary"]
-    shown = _json("blob", "show", elided["digest"][:16])
+    shown = invoke_json("blob", "show", elided["digest"][:16])
     assert shown["digest"] == elided["digest"]
     with Client() as client:
         event = client.call("events.get", seq=elided["seq"])
@@ -195,7 +188,7 @@ def test_errors(args: tuple[str, ...], code: int, message: str) -> None:
 
 def test_a_small_session_has_nothing_to_compress(tmp_path: Path) -> None:
     import_example()
-    result = _json("compress", EXAMPLE_SESSION, "--force")
+    result = invoke_json("compress", EXAMPLE_SESSION, "--force")
     assert (result["stored"], result["first_seq"], result["tokens_saved"]) == (False, None, 0)
     assert "nothing to compress" in invoke("compress", EXAMPLE_SESSION, "--force").stderr
 

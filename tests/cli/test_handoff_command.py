@@ -8,23 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke
+from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke, invoke_json
 
 from daemon.client import Client
 from daemon.paths import resolve_paths
-
-
-def _json(*args: str) -> Any:
-    result = invoke(*args, "--json")
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 @pytest.fixture
 def handoff() -> dict[str, Any]:
     import_example()
     assert invoke("note", EXAMPLE_SESSION, "assumption", "The auth service recovers within a minute").exit_code == 0
-    created: dict[str, Any] = _json("handoff", "create", EXAMPLE_SESSION)
+    created: dict[str, Any] = invoke_json("handoff", "create", EXAMPLE_SESSION)
     return created
 
 
@@ -49,7 +43,7 @@ def test_show_prints_markdown_prompt_or_json(handoff: dict[str, Any]) -> None:
 
 
 def test_list_chain_and_stats(handoff: dict[str, Any]) -> None:
-    [row] = _json("handoff", "list")["handoffs"]
+    [row] = invoke_json("handoff", "list")["handoffs"]
     assert (row["id"], row["trace"], row["successor"], row["reason"], row["active"]) == (
         handoff["id"],
         EXAMPLE_SESSION,
@@ -57,18 +51,18 @@ def test_list_chain_and_stats(handoff: dict[str, Any]) -> None:
         None,
         True,
     )
-    second = _json("handoff", "create", EXAMPLE_SESSION)  # the log grew? same document, same event
+    second = invoke_json("handoff", "create", EXAMPLE_SESSION)  # the log grew? same document, same event
     assert second["id"] == handoff["id"]
-    chain = _json("handoff", "chain", EXAMPLE_SESSION)
+    chain = invoke_json("handoff", "chain", EXAMPLE_SESSION)
     assert [h["id"] for h in chain["handoffs"]] == [handoff["id"]]
-    stats = _json("handoff", "stats")
+    stats = invoke_json("handoff", "stats")
     assert (stats["handoffs"], stats["traces"], stats["by_reason"]) == (1, 1, {"manual": 1})
     assert stats["average_fill_pct"] == row["fill_pct"]
 
 
 def test_verify_passes_for_an_intact_handoff_while_the_log_moves_on(handoff: dict[str, Any]) -> None:
     assert invoke("record", EXAMPLE_SESSION, "message", '{"role": "user", "text": "one more thing"}').exit_code == 0
-    report = _json("handoff", "verify", handoff["id"])
+    report = invoke_json("handoff", "verify", handoff["id"])
     assert (report["ok"], report["digest"], report["rebuilt"]) == (True, report["digest"], report["digest"])
     result = invoke("handoff", "verify", handoff["id"])
     assert result.exit_code == 0 and result.stdout.startswith("ok: handoff")
@@ -98,7 +92,7 @@ def test_write_refuses_to_overwrite_without_force(handoff: dict[str, Any], tmp_p
 def test_markdown_goes_to_the_data_dir_when_the_config_asks() -> None:
     resolve_paths().config_file.write_text("[handoff]\nsave_markdown = true\n")
     import_example()
-    created = _json("handoff", "create", EXAMPLE_SESSION)
+    created = invoke_json("handoff", "create", EXAMPLE_SESSION)
     saved = resolve_paths().handoffs / EXAMPLE_SESSION / f"{created['id'][:16]}.md"
     assert saved.read_text() == created["markdown"]
 
@@ -162,9 +156,9 @@ def test_the_client_writes_notes() -> None:
 def test_personal_data_and_secrets_are_redacted_from_handoffs() -> None:
     with Client() as client:
         client.record("r", "message", {"role": "user", "text": "Mail bob@example.com, key sk-ant-api03-" + "a" * 40})
-    created = _json("handoff", "create", "r")
+    created = invoke_json("handoff", "create", "r")
     text = json.dumps(created)
     assert "bob@example.com" not in text and "sk-ant-api03" not in text
     assert "[redacted:email]" in created["markdown"] and "[redacted:api_key]" in created["prompt"]
     assert created["document"]["original_request"]["text"].startswith("Mail [redacted:email]")
-    assert _json("handoff", "verify", created["id"])["ok"] is True  # the digest is the redacted document's
+    assert invoke_json("handoff", "verify", created["id"])["ok"] is True  # the digest is the redacted document's

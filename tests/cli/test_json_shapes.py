@@ -17,6 +17,7 @@ from cli_support import (
     EXAMPLE_SESSION,
     home,
     invoke,
+    invoke_json,
     json_lines,
     normalise,
     volatile,
@@ -48,14 +49,8 @@ EXAMPLE_SESSION_JSON = {
 }
 
 
-def _json(*args: str, exit_code: int = 0) -> object:
-    result = invoke(*args, "--json")
-    assert result.exit_code == exit_code, (result.stdout, result.stderr)
-    return json.loads(result.stdout)
-
-
 def test_sessions_json(example: str) -> None:
-    raw = _json("sessions")
+    raw = invoke_json("sessions")
     assert raw["sessions"][0]["first_ts"] == "2026-03-14T09:30:00.123456Z"
     assert raw["sessions"][0]["last_ts"] == "2026-03-14T09:32:40.723456Z"
     assert raw["sessions"][0]["head"] == json.loads(EXAMPLE.read_text().splitlines()[-1])["id"]
@@ -63,12 +58,12 @@ def test_sessions_json(example: str) -> None:
 
 
 def test_sessions_json_empty_log() -> None:
-    assert _json("sessions") == {"sessions": []}
+    assert invoke_json("sessions") == {"sessions": []}
 
 
 def test_show_json(example: str) -> None:
-    raw = _json("show", "fix")  # a unique prefix names the session
-    assert raw == _json("sessions")["sessions"][0]
+    raw = invoke_json("show", "fix")  # a unique prefix names the session
+    assert raw == invoke_json("sessions")["sessions"][0]
     assert normalise(raw) == EXAMPLE_SESSION_JSON
 
 
@@ -150,7 +145,7 @@ def test_replay_json_is_event_lines(example: str) -> None:
 
 
 def test_status_json(example: str) -> None:
-    raw = _json("status")
+    raw = invoke_json("status")
     assert raw["pid"] == int((home() / "run" / "toka.pid").read_text())
     assert raw["uptime_s"] >= 0
     document = volatile(raw, pid=int, uptime_s=(int, float), commits=int)  # type: ignore[arg-type]
@@ -173,8 +168,8 @@ def test_status_json(example: str) -> None:
 
 
 def test_verify_json_ok(example: str) -> None:
-    assert _json("verify") == {"ok": True, "session": None, "events": 23, "problem_count": 0, "problems": []}
-    assert _json("verify", "fix") == {
+    assert invoke_json("verify") == {"ok": True, "session": None, "events": 23, "problem_count": 0, "problems": []}
+    assert invoke_json("verify", "fix") == {
         "ok": True,
         "session": EXAMPLE_SESSION,
         "events": 23,
@@ -184,7 +179,7 @@ def test_verify_json_ok(example: str) -> None:
 
 
 def test_stats_json(example: str) -> None:
-    raw = _json("stats")
+    raw = invoke_json("stats")
     assert raw["disk_bytes"] > 0
     # The payload sizes are those of the example's canonical JSON: fixed by its content.
     assert volatile(raw, disk_bytes=int) == {
@@ -203,7 +198,7 @@ def test_stats_json_counts_a_repeated_payload_once() -> None:
     payload = '{"text": "the same tool output"}'
     for _ in range(4):
         assert invoke("record", "s", "tool.result", payload).exit_code == 0
-    raw = _json("stats")
+    raw = invoke_json("stats")
     size = len(b'{"text":"the same tool output"}')
     assert volatile(raw, disk_bytes=int) == {
         "events": 4,
@@ -218,9 +213,9 @@ def test_stats_json_counts_a_repeated_payload_once() -> None:
 
 
 def test_record_json() -> None:
-    raw = _json("record", "s", "message", '{"text": "hi"}', "--key", "k")
+    raw = invoke_json("record", "s", "message", '{"text": "hi"}', "--key", "k")
     assert normalise(raw) == {"events": [{"seq": 1, "id": "<id>", "created": True}]}
-    again = _json("record", "s", "message", '{"text": "hi"}', "--key", "k")
+    again = invoke_json("record", "s", "message", '{"text": "hi"}', "--key", "k")
     assert again == {"events": [{"seq": 1, "id": raw["events"][0]["id"], "created": False}]}
 
 
@@ -233,7 +228,7 @@ def test_record_json_batch() -> None:
 
 
 def test_import_json(toka_home: Path) -> None:
-    assert _json("import", str(EXAMPLE)) == {
+    assert invoke_json("import", str(EXAMPLE)) == {
         "files": 1,
         "formats": {"toka": 1},
         "events": 23,
@@ -252,7 +247,7 @@ def test_import_json_with_bad_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "not json\n"
         '{"session": "s", "kind": "message", "payload": {"n": 2}}\n'
     )
-    raw = _json("import", "x.jsonl", exit_code=1)
+    raw = invoke_json("import", "x.jsonl", exit_code=1)
     assert raw == {
         "files": 1,
         "formats": {"toka": 1},
@@ -275,16 +270,16 @@ def _daemon_state(raw: dict[str, object]) -> dict[str, object]:
 
 def test_daemon_status_json_running() -> None:
     assert invoke("status").exit_code == 0  # starts it
-    assert _daemon_state(_json("daemon", "status")) == {
+    assert _daemon_state(invoke_json("daemon", "status")) == {
         "state": "running",
         "detail": "<detail>",
         "server": {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": "<pid>"},
     }
-    assert _daemon_state(_json("daemon", "start")) == _daemon_state(_json("daemon", "status"))
+    assert _daemon_state(invoke_json("daemon", "start")) == _daemon_state(invoke_json("daemon", "status"))
 
 
 def test_daemon_status_json_stopped() -> None:
-    assert _json("daemon", "status", exit_code=4) == {
+    assert invoke_json("daemon", "status", exit_code=4) == {
         "state": "unreachable",
         "detail": "the toka daemon is not running",
         "server": None,
@@ -294,12 +289,12 @@ def test_daemon_status_json_stopped() -> None:
 def test_daemon_stop_json() -> None:
     assert invoke("status").exit_code == 0
     pid = int((home() / "run" / "toka.pid").read_text())
-    assert _json("daemon", "stop") == {"stopped": True, "pid": pid}
-    assert _json("daemon", "stop") == {"stopped": False, "pid": None}
+    assert invoke_json("daemon", "stop") == {"stopped": True, "pid": pid}
+    assert invoke_json("daemon", "stop") == {"stopped": False, "pid": None}
 
 
 def test_config_show_json(toka_home: Path) -> None:
-    raw = _json("config", "show")
+    raw = invoke_json("config", "show")
     for row in raw["settings"]:
         assert isinstance(row["help"], str) and row["help"]
         row["help"] = "<help>"
@@ -334,8 +329,9 @@ def test_config_show_json(toka_home: Path) -> None:
 
 def test_config_get_json(toka_home: Path) -> None:
     # Not in docs/json.md yet; pinned here so that it does not drift before it is documented.
-    assert _json("config", "get", "durability") == {"key": "store.durability", "value": "normal", "source": "default"}
+    expected = {"key": "store.durability", "value": "normal", "source": "default"}
+    assert invoke_json("config", "get", "durability") == expected
 
 
 def test_admin_rebuild_json(example: str) -> None:
-    assert _json("admin", "rebuild") == {"sessions": 1, "search_events": 20}  # the usage events carry no text
+    assert invoke_json("admin", "rebuild") == {"sessions": 1, "search_events": 20}  # the usage events carry no text

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
-from cli_support import assert_error, invoke
+from cli_support import assert_error, invoke, invoke_json
 
 from daemon.client import Client
 
 
-def _json(*args: str, input: str | None = None) -> Any:
-    result = invoke(*args, "--json", input=input)
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 def test_set_get_list_history_and_rm() -> None:
-    assert _json("memory", "set", "session:s", "plan", '{"step": 1}', "--pin")["version"] == 1
+    assert invoke_json("memory", "set", "session:s", "plan", '{"step": 1}', "--pin")["version"] == 1
     assert invoke("memory", "get", "session:s", "plan").stdout == '{"step": 1}\n'
-    second = _json("memory", "set", "session:s", "plan", "-", "--expect-version", "1", input='{"step": 2}')
+    second = invoke_json("memory", "set", "session:s", "plan", "-", "--expect-version", "1", input='{"step": 2}')
     assert (second["version"], second["pinned"]) == (2, True)  # the pin stays unless --unpin
-    listed = _json("memory", "list", "session:s")["entries"]
+    listed = invoke_json("memory", "list", "session:s")["entries"]
     assert [(e["key"], e["value"], e["pinned"]) for e in listed] == [("plan", {"step": 2}, True)]
-    changes = _json("memory", "history", "session:s", "plan")["changes"]
+    changes = invoke_json("memory", "history", "session:s", "plan")["changes"]
     assert [c["value"] for c in changes] == [{"step": 1}, {"step": 2}]
-    assert _json("memory", "rm", "session:s", "plan") == {
+    assert invoke_json("memory", "rm", "session:s", "plan") == {
         "scope": "session:s",
         "key": "plan",
         "version": 3,

@@ -6,19 +6,13 @@ import json
 from typing import Any
 
 import pytest
-from cli_support import EXAMPLE, EXAMPLE_SESSION, invoke, toka
+from cli_support import EXAMPLE, EXAMPLE_SESSION, invoke, invoke_json, toka
 
 from daemon.client import Client
 
 OLD = "2026-01-01T00:00:00Z"
 CUT = "2026-02-01T00:00:00Z"
 NEW = "2026-03-01T00:00:00Z"
-
-
-def _json(*args: str, exit_code: int = 0) -> Any:
-    result = invoke(*args, "--json")
-    assert result.exit_code == exit_code, result.stderr
-    return json.loads(result.stdout)
 
 
 def _events(session: str) -> list[dict[str, Any]]:
@@ -31,7 +25,7 @@ def test_prune_dry_run_then_prune_then_gc_on_the_example_session() -> None:
     assert invoke("import", str(EXAMPLE)).exit_code == 0
     events = len(_events(EXAMPLE_SESSION))
 
-    dry = _json("prune", "--keep-days", "0", "--dry-run")
+    dry = invoke_json("prune", "--keep-days", "0", "--dry-run")
     assert dry["dry_run"] is True and dry["skipped"] == [] and dry["events"] == events
     [planned] = dry["sessions"]
     assert (planned["session"], planned["events"], planned["first_seq"], planned["checkpoint"]) == (
@@ -43,7 +37,7 @@ def test_prune_dry_run_then_prune_then_gc_on_the_example_session() -> None:
     assert sum(planned["kinds"].values()) == events
     assert len(_events(EXAMPLE_SESSION)) == events  # a dry run changes nothing
 
-    done = _json("prune", "--keep-days", "0")
+    done = invoke_json("prune", "--keep-days", "0")
     [pruned] = done["sessions"]
     assert {k: v for k, v in pruned.items() if k != "checkpoint"} == {
         k: v for k, v in planned.items() if k != "checkpoint"
@@ -55,15 +49,15 @@ def test_prune_dry_run_then_prune_then_gc_on_the_example_session() -> None:
         events,
     )
     assert invoke("verify").exit_code == 0
-    again = _json("import", str(EXAMPLE))
+    again = invoke_json("import", str(EXAMPLE))
     assert again["created"] == 0  # pruned events are not imported again
 
-    dry_gc = _json("gc", "--dry-run")
+    dry_gc = invoke_json("gc", "--dry-run")
     assert dry_gc["blobs"] >= 1 and dry_gc["dry_run"] is True and dry_gc["vacuumed"] is False
-    collected = _json("gc", "--vacuum")
+    collected = invoke_json("gc", "--vacuum")
     assert (collected["blobs"], collected["bytes"]) == (dry_gc["blobs"], dry_gc["bytes"])
     assert collected["vacuumed"] is True
-    assert _json("gc")["blobs"] == 0
+    assert invoke_json("gc")["blobs"] == 0
     assert invoke("verify").exit_code == 0
 
 
@@ -72,24 +66,24 @@ def test_only_old_events_and_only_the_named_session_go() -> None:
         for session in ("a", "b"):
             for ts in (OLD, OLD, NEW):
                 client.record(session, "message", {"text": f"{session} at {ts}"}, ts=ts)
-    result = _json("prune", "--before", CUT, "--session", "a")
+    result = invoke_json("prune", "--before", CUT, "--session", "a")
     assert [(s["session"], s["events"]) for s in result["sessions"]] == [("a", 2)]
     assert [e["kind"] for e in _events("a")] == ["checkpoint", "message"]
     assert len(_events("b")) == 3
-    assert _json("prune", "--before", CUT, "--session", "a")["sessions"] == []  # nothing old is left
+    assert invoke_json("prune", "--before", CUT, "--session", "a")["sessions"] == []  # nothing old is left
 
 
 def test_toka_state_and_live_spawned_agents_are_skipped_with_the_reason() -> None:
     assert invoke("memory", "set", "global", "theme", '"dark"').exit_code == 0
-    agent = _json("agent", "spawn", "--type", "frontend")
-    result = _json("prune", "--keep-days", "0")
+    agent = invoke_json("agent", "spawn", "--type", "frontend")
+    result = invoke_json("prune", "--keep-days", "0")
     reasons = {s["session"]: s["reason"] for s in result["skipped"]}
     assert "its projections need every event" in reasons["toka.memory"]
     assert f"agent {agent['id']} is {agent['state']}" in reasons[agent["session"]]
-    assert _json("memory", "get", "global", "theme")["value"] == "dark"
+    assert invoke_json("memory", "get", "global", "theme")["value"] == "dark"
 
     assert invoke("agent", "terminate", agent["id"], "--reason", "TASK_COMPLETED").exit_code == 0
-    after = _json("prune", "--keep-days", "0")
+    after = invoke_json("prune", "--keep-days", "0")
     assert agent["session"] in [s["session"] for s in after["sessions"]]
 
 
@@ -100,9 +94,9 @@ def test_gc_keeps_payloads_a_compression_summary_cites() -> None:
         client.record("work", "message", {"text": "later"}, ts=NEW)
         elided = [{"digest": cited["digest"], "size": 5012, "kind": "tool.result", "seq": cited["seq"]}]
         client.record("summaries", "compression", {"summary": "[blob ...]", "elided": elided}, ts=NEW)
-    _json("prune", "--before", CUT, "--session", "work")
+    invoke_json("prune", "--before", CUT, "--session", "work")
 
-    collected = _json("gc")
+    collected = invoke_json("gc")
 
     assert collected["cited"] == 1 and collected["blobs"] == 0
     shown = toka("blob", "show", cited["digest"])
