@@ -10,25 +10,13 @@ from typing import Any
 from daemon.agent_ops import agent_or_session
 from daemon.compression import Compress
 from daemon.context import assemble
-from daemon.ops import Context, _arg, _required, _session_name, op
+from daemon.ops import Context, _arg, _progress, _required, _session_name, op
 from store.errors import NotFound, TokaError
 
 # A context's budget when the request names none: a 200k window less what the model answers.
 DEFAULT_BUDGET = 100_000
 # How long an assembled context stays in the pool for a repeated request.
 CONTEXT_TTL_S = 300.0
-
-
-def _progress(ctx: Context, args: dict[str, Any]) -> Any:
-    """A progress callback sending ``{id, progress: {done, total}}`` lines, when asked for."""
-    if not _arg(args, "progress", bool, False):
-        return None
-    loop = asyncio.get_running_loop()
-
-    def progress(done: int, total: int) -> None:
-        loop.create_task(ctx.send({"id": ctx.request_id, "progress": {"done": done, "total": total}}))
-
-    return progress
 
 
 @op("compress")

@@ -326,18 +326,22 @@ async def sessions_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     return await _session_json(store, info, ctx.daemon.settings.windows)
 
 
+def _progress(ctx: Context, args: dict[str, Any]) -> Callable[[int, int], None] | None:
+    """A progress callback sending ``{id, progress: {done, total}}`` lines, when asked for."""
+    if not _arg(args, "progress", bool, False):
+        return None
+    loop = asyncio.get_running_loop()
+
+    def progress(done: int, total: int) -> None:
+        loop.create_task(ctx.send({"id": ctx.request_id, "progress": {"done": done, "total": total}}))
+
+    return progress
+
+
 @op("verify")
 async def verify(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     session = await _session_name(ctx, args, required=False)
-    progress = None
-    if _arg(args, "progress", bool, False):
-        loop = asyncio.get_running_loop()
-
-        def progress(done: int, total: int) -> None:
-            message = {"id": ctx.request_id, "progress": {"done": done, "total": total}}
-            loop.create_task(ctx.send(message))
-
-    report = await ctx.daemon.store.verify(session, progress)
+    report = await ctx.daemon.store.verify(session, _progress(ctx, args))
     await asyncio.sleep(0)  # let the last progress line go out before the answer
     return verify_json(report)
 

@@ -14,9 +14,10 @@ as ``[blob <digest> <size>]``, so ``toka blob get`` still finds them.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from daemon.ops import Context, _arg, _session_name, _ts_arg, op
+from daemon.ops import Context, _arg, _progress, _session_name, _ts_arg, op
 from store.base import EventQuery
 from store.errors import UsageError
 from store.events import format_ts
@@ -45,14 +46,16 @@ async def log_prune(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     store = ctx.daemon.store
     sessions = [named] if named is not None else [info.session for info in await store.sessions()]
     pruned, skipped = [], []
-    for session in sorted(sessions):
+    progress = _progress(ctx, args)
+    for number, session in enumerate(sorted(sessions), 1):
         reason = await _skipped(ctx, session)
         if reason is not None:
             skipped.append({"session": session, "reason": reason})
-            continue
-        done = await store.prune(session, before, dry_run)
-        if done is not None:
+        elif (done := await store.prune(session, before, dry_run)) is not None:
             pruned.append(done.to_json())
+        if progress is not None:
+            progress(number, len(sessions))
+    await asyncio.sleep(0)  # let the last progress line go out before the answer
     return {
         "before": format_ts(before),
         "dry_run": dry_run,

@@ -136,3 +136,13 @@ def test_prune_and_gc_print_for_people() -> None:
     assert "nothing older than 2026-02-01 00:00:00 to prune" in nothing.stdout
     collected = invoke("gc")
     assert collected.exit_code == 0 and "deleted 1 payloads" in collected.stdout
+
+
+def test_prune_reports_its_progress_session_by_session() -> None:
+    seen: list[tuple[int, int]] = []
+    with Client() as client:
+        for session in ("a", "b", "c"):
+            client.record(session, "message", {"text": "old"}, ts=OLD)
+        result = client.call("log.prune", lambda done, total: seen.append((done, total)), before=CUT, dry_run=True)
+    assert [s["session"] for s in result["sessions"]] == ["a", "b", "c"]
+    assert seen == [(1, 3), (2, 3), (3, 3)]

@@ -9,7 +9,7 @@ import typer
 from daemon.client import Client
 from store.errors import UsageError
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, note, print_json, progress
 from toka_cli.render import short_ts, size, table, top, when
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say exactly what would go, and change nothing.")]
@@ -37,8 +37,8 @@ def prune(
     if (before is None) == (keep_days is None):
         raise UsageError("give one of --before DATE or --keep-days N", "e.g. toka prune --keep-days 30 --dry-run")
     cutoff = when(before if before is not None else f"{keep_days}d")
-    with Client() as client:
-        result = client.call("log.prune", before=cutoff, session=session, dry_run=dry_run)
+    with Client() as client, progress("pruning sessions") as update:
+        result = client.call("log.prune", update, before=cutoff, session=session, dry_run=dry_run)
     if json_:
         print_json(result)
         return
