@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from daemon.lifecycle import Agent
 from daemon.ops import Context, _arg, _progress, _session_name, _ts_arg, op
 from store.base import EventQuery
 from store.errors import UsageError
@@ -26,13 +27,12 @@ SYSTEM_PREFIX = "toka."
 COMPRESSION = "compression"
 
 
-async def _skipped(ctx: Context, session: str) -> str | None:
-    """Why ``session`` is not pruned, or None."""
+def _skipped(session: str, live: dict[str, Agent]) -> str | None:
+    """Why ``session`` is not pruned, or None; ``live``: the live spawned agents by session."""
     if session.startswith(SYSTEM_PREFIX):
         return "toka's own state: its projections need every event"
-    for agent in ctx.daemon.lifecycle.agents:
-        if agent.spawned and agent.session == session and agent.state != "TERMINATED":
-            return f"agent {agent.id} is {agent.state}; its spawn holds its settings (terminate it first)"
+    if (agent := live.get(session)) is not None:
+        return f"agent {agent.id} is {agent.state}; its spawn holds its settings (terminate it first)"
     return None
 
 
@@ -45,10 +45,11 @@ async def log_prune(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     named = await _session_name(ctx, args, required=False)
     store = ctx.daemon.store
     sessions = [named] if named is not None else [info.session for info in await store.sessions()]
+    live = {a.session: a for a in ctx.daemon.lifecycle.agents if a.spawned and a.state != "TERMINATED"}
     pruned, skipped = [], []
     progress = _progress(ctx, args)
     for number, session in enumerate(sorted(sessions), 1):
-        reason = await _skipped(ctx, session)
+        reason = _skipped(session, live)
         if reason is not None:
             skipped.append({"session": session, "reason": reason})
         elif (done := await store.prune(session, before, dry_run)) is not None:
