@@ -24,7 +24,7 @@ def answers(paths: Paths) -> bool:
     from daemon.client import connect_socket
 
     try:
-        sock = connect_socket(paths, timeout=2.0)
+        sock = connect_socket(paths.socket, timeout=2.0)
     except DaemonUnavailable:
         return False
     try:

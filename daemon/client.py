@@ -8,11 +8,12 @@ same :class:`~store.errors.TokaError` subclasses the daemon raised.
 
 from __future__ import annotations
 
+import os
 import socket
 from collections import namedtuple
 from collections.abc import Callable, Iterator
 
-from daemon.paths import Paths, resolve_paths
+from daemon.paths import Paths, check_socket_length, resolve_paths
 from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.errors import DaemonUnavailable, ProtocolError
@@ -28,22 +29,22 @@ class DaemonNotRunning(DaemonUnavailable):
     """Nothing listens on the socket: the case autostart fixes."""
 
 
-def connect_socket(paths: Paths, timeout: float | None) -> socket.socket:
-    """A connected socket, or DaemonUnavailable saying why not."""
-    paths.check_socket_length()
+def connect_socket(path: str | os.PathLike[str], timeout: float | None) -> socket.socket:
+    """A connected socket to the daemon listening at ``path``, or DaemonUnavailable saying why not."""
+    check_socket_length(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
-        sock.connect(str(paths.socket))
+        sock.connect(os.fspath(path))
     except (FileNotFoundError, NotADirectoryError, ConnectionRefusedError):
         sock.close()
         raise DaemonNotRunning("the toka daemon is not running", "start it with `toka daemon start`") from None
     except PermissionError:
         sock.close()
-        raise DaemonUnavailable(f"permission denied on {paths.socket}", "the daemon belongs to another user") from None
+        raise DaemonUnavailable(f"permission denied on {path}", "the daemon belongs to another user") from None
     except OSError as exc:
         sock.close()
-        raise DaemonUnavailable(f"cannot reach the daemon at {paths.socket}: {exc.strerror}") from None
+        raise DaemonUnavailable(f"cannot reach the daemon at {path}: {exc.strerror}") from None
     return sock
 
 
@@ -54,14 +55,14 @@ class Client:
         self.paths = paths or resolve_paths()
         self._timeout = timeout
         try:
-            self._sock = connect_socket(self.paths, timeout)
+            self._sock = connect_socket(self.paths.socket, timeout)
         except DaemonNotRunning:
             if not autostart:
                 raise
             from daemon.autostart import start_daemon
 
             start_daemon(self.paths)
-            self._sock = connect_socket(self.paths, timeout)
+            self._sock = connect_socket(self.paths.socket, timeout)
         self._reader = self._sock.makefile("rb")
         self._next_id = 0
         self.server = self.call("hello")
@@ -128,7 +129,7 @@ class Client:
     def _stream(self, op: str, args: dict[str, Any], timeout: float | None) -> Iterator[dict[str, Any]]:
         """Every message of a streaming request, on a connection of its own: this client stays
         usable for calls meanwhile, and a caller that stops reading simply hangs up."""
-        sock = connect_socket(self.paths, timeout)
+        sock = connect_socket(self.paths.socket, timeout)
         try:
             with sock.makefile("rb") as reader:
                 sock.sendall(request(1, op, args))
@@ -203,7 +204,7 @@ def probe(paths: Paths | None = None, timeout: float = 2.0) -> Probe:
     """Is a daemon answering, and is it of this toka? Never starts one."""
     paths = paths or resolve_paths()
     try:
-        sock = connect_socket(paths, timeout)
+        sock = connect_socket(paths.socket, timeout)
     except DaemonUnavailable as exc:
         return Probe("unreachable", exc.message)
     try:

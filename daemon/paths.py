@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import sys
 from collections import namedtuple
-from pathlib import Path
 
 from store.errors import ConfigError
 
 TYPE_CHECKING = False  # typing itself costs a hook run about 3 ms
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import NamedTuple
 
     class _Dirs(NamedTuple):
@@ -28,6 +28,8 @@ else:
 APP = "toka"
 # sockaddr_un.sun_path holds 108 bytes on Linux (104 on macOS and the BSDs), NUL included.
 MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
+SOCKET_NAME = "toka.sock"  # in the runtime dir
+SPOOL_NAME = "hooks.spool.jsonl"  # in the data dir
 
 
 # A named tuple, not a frozen dataclass: the same immutable record, without importing
@@ -48,7 +50,7 @@ class Paths(_Dirs):
     @property
     def spool(self) -> Path:
         """Hook events recorded while the daemon was down, one JSON line each (daemon/spool.py)."""
-        return self.data_dir / "hooks.spool.jsonl"
+        return self.data_dir / SPOOL_NAME
 
     def cursors(self, watcher: str) -> Path:
         """How far ``watcher`` (``daemon``, or ``cli`` for `toka watch`) has read each watched
@@ -66,7 +68,7 @@ class Paths(_Dirs):
 
     @property
     def socket(self) -> Path:
-        return self.runtime_dir / "toka.sock"
+        return self.runtime_dir / SOCKET_NAME
 
     @property
     def pidfile(self) -> Path:
@@ -77,12 +79,7 @@ class Paths(_Dirs):
         return self.runtime_dir / "start.lock"
 
     def check_socket_length(self) -> None:
-        length = len(os.fsencode(self.socket))
-        if length > MAX_SOCKET_PATH:
-            raise ConfigError(
-                f"the socket path {self.socket} is {length} bytes, longer than the {MAX_SOCKET_PATH} this OS allows",
-                "set TOKA_HOME to a shorter path, e.g. TOKA_HOME=/tmp/toka",
-            )
+        check_socket_length(self.socket)
 
     def ensure_runtime_dir(self) -> None:
         """Create the runtime dir as 0700: the socket inside answers its owner only."""
@@ -90,21 +87,50 @@ class Paths(_Dirs):
         os.chmod(self.runtime_dir, 0o700)
 
 
+def check_socket_length(socket: str | os.PathLike[str]) -> None:
+    length = len(os.fsencode(socket))
+    if length > MAX_SOCKET_PATH:
+        raise ConfigError(
+            f"the socket path {socket} is {length} bytes, longer than the {MAX_SOCKET_PATH} this OS allows",
+            "set TOKA_HOME to a shorter path, e.g. TOKA_HOME=/tmp/toka",
+        )
+
+
 def resolve_paths() -> Paths:
+    from pathlib import Path
+
+    return Paths(*(Path(folder) for folder in _dirs()))
+
+
+class HookFiles(namedtuple("HookFiles", ["socket", "spool"])):
+    """The two files a hook run needs, as strings: resolving them loads no pathlib, which costs a
+    hook run (a process per tool call of an agent) about 3 ms of its start-up."""
+
+    __slots__ = ()
+
+
+def hook_files() -> HookFiles:
+    data, _, runtime = _dirs()
+    return HookFiles(os.path.join(runtime, SOCKET_NAME), os.path.join(data, SPOOL_NAME))
+
+
+def _dirs() -> tuple[str, str, str]:
+    """The data, config and runtime dirs, as absolute paths."""
     home = os.environ.get("TOKA_HOME")
     if home:
-        root = Path(home).expanduser().absolute()
-        return Paths(root, root, root / "run")
+        root = os.path.abspath(os.path.expanduser(home))
+        return root, root, os.path.join(root, "run")
     import warnings
 
     import platformdirs
 
-    data = Path(platformdirs.user_data_dir(APP, appauthor=False))
-    config = Path(platformdirs.user_config_dir(APP, appauthor=False))
+    data = platformdirs.user_data_dir(APP, appauthor=False)
+    config = platformdirs.user_config_dir(APP, appauthor=False)
     with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: handled below, no need to warn
         warnings.simplefilter("ignore")
-        runtime = Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+        runtime = platformdirs.user_runtime_dir(APP, appauthor=False)
     # Containers and root shells often have no /run/user/<uid>; fall back to the data dir.
-    if not runtime.parent.is_dir() or not os.access(runtime.parent, os.W_OK):
-        runtime = data / "run"
-    return Paths(data, config, runtime)
+    parent = os.path.dirname(runtime)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        runtime = os.path.join(data, "run")
+    return data, config, runtime

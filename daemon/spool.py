@@ -49,12 +49,12 @@ def rejected_path(paths: Paths) -> Path:
     return paths.spool.with_name(paths.spool.name + ".rejected")
 
 
-def append_to_spool(paths: Paths, line: bytes) -> None:
-    """Append one line (one event as JSON) to the spool, whole, safe beside concurrent hooks."""
+def append_to_spool(path: str | os.PathLike[str], line: bytes) -> None:
+    """Append one line (one event as JSON) to the spool at ``path`` (``Paths.spool``), whole,
+    safe beside concurrent hooks."""
     if not line.endswith(b"\n"):
         line += b"\n"
-    path = paths.spool
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:

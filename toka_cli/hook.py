@@ -26,7 +26,7 @@ import sys
 import time
 
 from daemon.client import DaemonNotRunning, connect_socket
-from daemon.paths import Paths, resolve_paths
+from daemon.paths import hook_files
 from daemon.protocol import decode, request, result_of
 from daemon.spool import append_to_spool
 from store.errors import Busy, DaemonUnavailable, ProtocolError, TokaError
@@ -104,8 +104,8 @@ def headroom_line(figures: dict[str, Any]) -> str | None:
 class _Connection:
     """One socket to the daemon, one request at a time."""
 
-    def __init__(self, paths: Paths) -> None:
-        self._sock = connect_socket(paths, ANSWER_TIMEOUT_S)
+    def __init__(self, socket: str) -> None:
+        self._sock = connect_socket(socket, ANSWER_TIMEOUT_S)
         self._reader = self._sock.makefile("rb")
         self._next_id = 0
 
@@ -135,26 +135,26 @@ def record_hook(agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, hea
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
         return 0
-    paths = resolve_paths()
+    files = hook_files()
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
     try:
-        connection = _Connection(paths)
+        connection = _Connection(files.socket)
     except DaemonNotRunning:
-        append_to_spool(paths, line)
+        append_to_spool(files.spool, line)
         return 0
     except TokaError as exc:  # permission denied, socket path too long: worth a word
-        append_to_spool(paths, line)
+        append_to_spool(files.spool, line)
         _note(stderr, f"spooled: {exc.message}")
         return 0
     try:
         try:
             connection.call("events.append", events=[event])
         except (DaemonUnavailable, Busy) as exc:
-            append_to_spool(paths, line)
+            append_to_spool(files.spool, line)
             _note(stderr, f"spooled: {exc.message}")
             return 0
         except ProtocolError as exc:
-            append_to_spool(paths, line)
+            append_to_spool(files.spool, line)
             _note(stderr, f"spooled: {exc.message} (run `toka daemon restart`)")
             return 0
         except TokaError as exc:  # the daemon refused this event: spooling it would not help

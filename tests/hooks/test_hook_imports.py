@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,20 @@ def test_hook_is_in_the_help_and_its_help_comes_from_the_app() -> None:
     assert listing.returncode == 0 and " hook " in listing.stdout and " integrate " in listing.stdout
     own = subprocess.run([str(TOKA), "hook", "claude-code", "--help"], capture_output=True, text=True, timeout=60)
     assert own.returncode == 0 and "--headroom" in own.stdout
+
+
+def test_recording_loads_no_pathlib(daemon: object) -> None:
+    # Run without site (-S) and from the source tree: an editable install's import finder loads
+    # pathlib into every process of its venv, so the hook's own imports show only this way.
+    root = Path(__file__).resolve().parents[2]
+    check = CHECK.replace(repr(HEAVY), repr(("pathlib",)))
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", check],
+        input=PAYLOAD,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert result.stderr.strip() == "0 []"
+    assert not resolve_paths().spool.exists()  # it went to the daemon

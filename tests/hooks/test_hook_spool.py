@@ -103,7 +103,7 @@ def test_a_line_that_is_no_event_is_set_aside_not_dropped(toka_home: Path) -> No
     paths.data_dir.mkdir(parents=True, exist_ok=True)
     paths.spool.write_bytes(b'{"half a line')  # a hook killed mid-write
     assert run_hook(json.dumps({"session_id": "s", "hook_event_name": "Stop"})).returncode == 0
-    append_to_spool(paths, b"[1, 2]")
+    append_to_spool(paths.spool, b"[1, 2]")
     assert len(paths.spool.read_bytes().splitlines()) == 3
     assert len(_log_keys(paths)) == 1
     assert rejected_path(paths).read_bytes() == b'{"half a line\n[1, 2]\n'
