@@ -142,6 +142,19 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[rank - 1]
 
 
+def spread(values: list[float], unit: str) -> dict[str, float]:
+    """Count, median, p95, mean and max of timings in seconds, in ``unit`` ("ms" or "us"),
+    keyed as ``p50_ms`` and so on."""
+    scale = {"ms": 1e3, "us": 1e6}[unit]
+    return {
+        "n": len(values),
+        f"p50_{unit}": round(statistics.median(values) * scale, 1),
+        f"p95_{unit}": round(percentile(values, 95) * scale, 1),
+        f"mean_{unit}": round(statistics.fmean(values) * scale, 1),
+        f"max_{unit}": round(max(values) * scale, 1),
+    }
+
+
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 

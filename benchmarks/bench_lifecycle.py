@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench_foundation import DaemonProcess, Home, machine, percentile
+from bench_foundation import DaemonProcess, Home, machine, spread
 
 from daemon.client import Client
 
@@ -76,15 +75,7 @@ def main() -> None:
         finally:
             daemon.stop()
 
-    def figures(values: list[float]) -> dict[str, float]:
-        return {
-            "n": len(values),
-            "p50_us": round(statistics.median(values) * 1e6, 1),
-            "p95_us": round(percentile(values, 95) * 1e6, 1),
-            "mean_us": round(statistics.fmean(values) * 1e6, 1),
-        }
-
-    result: dict[str, Any] = {"machine": machine(), **{name: figures(v) for name, v in times.items()}}
+    result: dict[str, Any] = {"machine": machine(), **{name: spread(v, "us") for name, v in times.items()}}
     plain = result["plain"]["p50_us"]
     result["usage_ratio_p50"] = round(result["usage"]["p50_us"] / plain, 2)
     result["crossing_ratio_p50"] = round(result["crossing"]["p50_us"] / plain, 2)

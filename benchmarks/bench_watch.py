@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from bench_foundation import DaemonProcess, Home, machine, percentile
+from bench_foundation import DaemonProcess, Home, machine, spread
 
 from daemon.client import Client
 from daemon.importers.formats import PARSERS
@@ -126,22 +125,14 @@ def main() -> None:
         finally:
             daemon.stop()
 
-    def summary(values: list[float]) -> dict[str, float]:
-        return {
-            "n": len(values),
-            "p50_ms": round(statistics.median(values) * 1000, 1),
-            "p95_ms": round(percentile(values, 95) * 1000, 1),
-            "max_ms": round(max(values) * 1000, 1),
-        }
-
     result = {
         "machine": machine(),
         "source": source,
         "lines": len(lines),
         "pace_ms": args.pace_ms,
         "client_round_trip_ms": round(round_trip * 1000, 3),
-        "line_to_subscriber": summary(to_event),
-        "line_to_usage": summary(to_usage),
+        "line_to_subscriber": spread(to_event, "ms"),
+        "line_to_usage": spread(to_usage, "ms"),
         "target_ms": TARGET_S * 1000,
         "met": max(to_event + to_usage) <= TARGET_S,
     }

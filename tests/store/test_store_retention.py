@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store.base import EventQuery
-from store.errors import UsageError
+from store.errors import NotFound, UsageError
 from store.events import Event, NewEvent
 from store.memory import MemoryStore
 from store.retention import CHECKPOINT, replaced_digest
@@ -180,7 +180,7 @@ async def test_gc_deletes_the_payloads_no_event_refers_to(sqlite_store: SqliteSt
     assert done == dry
     assert (await sqlite_store.collect_garbage([kept])).blobs == 0
     assert (await sqlite_store.payload(kept))[1] == written[1].payload
-    with pytest.raises(Exception, match="no payload"):
+    with pytest.raises(NotFound, match="no payload"):
         await sqlite_store.payload(written[0].digest)
     await sqlite_store.vacuum()
     assert (await sqlite_store.verify()).ok
