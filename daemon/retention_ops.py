@@ -9,7 +9,7 @@ a checkpoint. Some sessions are left alone and reported as skipped, with the rea
 - a session with a live agent spawned by ``toka agent spawn``: its spawn holds its settings.
 
 ``log.gc`` deletes the payloads no event refers to, but keeps those a compression summary cites
-as ``[blob <digest> <size>]``, so ``toka blob get`` still finds them.
+as ``[blob <digest> <size>]``, so ``toka blob show`` still finds them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from daemon.compression import COMPRESSION
 from daemon.lifecycle import Agent
 from daemon.ops import Context, _arg, _progress, _session_name, _ts_arg, op
 from store.base import EventQuery
@@ -24,7 +25,6 @@ from store.errors import UsageError
 from store.events import format_ts
 
 SYSTEM_PREFIX = "toka."
-COMPRESSION = "compression"
 
 
 def _skipped(session: str, live: dict[str, Agent]) -> str | None:
@@ -76,7 +76,7 @@ async def log_gc(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
         for elided in event.payload.get("elided") or ():
             if isinstance(elided, dict) and isinstance(elided.get("digest"), str):
                 cited.add(elided["digest"])
-    disk_before = (await store.stats()).disk_bytes
+    disk_before = await store.disk_bytes()
     collected = await store.collect_garbage(sorted(cited), dry_run)
     if vacuum and not dry_run:
         await store.vacuum()
@@ -86,5 +86,5 @@ async def log_gc(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
         "cited": len(cited),
         "vacuumed": vacuum and not dry_run,
         "disk_bytes_before": disk_before,
-        "disk_bytes_after": (await store.stats()).disk_bytes,
+        "disk_bytes_after": await store.disk_bytes(),
     }

@@ -238,7 +238,7 @@ class ChainVerifier:
         if expected != row.id:
             self._problem(row, "id", "header fields do not hash to the event id")
         if row.kind == CHECKPOINT and row.payload_bytes is not None:
-            self._check_checkpoint(row)
+            self._check_checkpoint(row, row.payload_bytes)
         for parent in row.parents:
             last = self._last.get(row.session)
             if (last is not None and last[0] == parent) or self._heads.get(row.session) == parent:
@@ -250,9 +250,9 @@ class ChainVerifier:
                 self._problem(row, "chain", f"parent {parent[:12]} comes after the event")
         self._last[row.session] = (row.id, row.seq)
 
-    def _check_checkpoint(self, row: StoredRow) -> None:
+    def _check_checkpoint(self, row: StoredRow, payload_bytes: bytes) -> None:
         try:
-            payload = json.loads(row.payload_bytes or b"")
+            payload = json.loads(payload_bytes)
             head, replaces = payload["head"], payload["replaces"]
         except (ValueError, TypeError, KeyError):
             self._problem(row, "payload", "a checkpoint without the head and digest of what it replaced")
@@ -377,6 +377,11 @@ class EventStore(abc.ABC):
             f"the log at {self.location} has no payloads to collect: only the SQLite backend keeps history",
             "run the daemon on its SQLite log (without --memory)",
         )
+
+    async def disk_bytes(self) -> int:
+        """What the log takes on disk (0 where it keeps nothing there): ``stats().disk_bytes``
+        without counting the log."""
+        return 0
 
     async def vacuum(self) -> None:
         """Give the space freed by prune and gc back to the file system."""

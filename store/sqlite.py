@@ -230,6 +230,9 @@ class SqliteStore(EventStore):
     async def stats(self) -> Stats:
         return await self._read(_stats, self.path)
 
+    async def disk_bytes(self) -> int:
+        return _disk_bytes(self.path)
+
     async def rebuild_projections(self) -> int:
         return await self._write(_rebuild)
 
@@ -589,5 +592,9 @@ def _stats(db: sqlite3.Connection, path: Path) -> Stats:
     blobs, blob_bytes, stored_bytes = db.execute(
         "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
     ).fetchone()
-    disk = sum(os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f))
-    return Stats(events, sessions, blobs, payload_bytes, blob_bytes, stored_bytes, disk)
+    return Stats(events, sessions, blobs, payload_bytes, blob_bytes, stored_bytes, _disk_bytes(path))
+
+
+def _disk_bytes(path: Path) -> int:
+    """The database file and its WAL and shared-memory files, in bytes."""
+    return sum(os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f))

@@ -57,6 +57,7 @@ def test_prune_dry_run_then_prune_then_gc_on_the_example_session() -> None:
     collected = invoke_json("gc", "--vacuum")
     assert (collected["blobs"], collected["bytes"]) == (dry_gc["blobs"], dry_gc["bytes"])
     assert collected["vacuumed"] is True
+    assert 0 < collected["disk_bytes_after"] <= collected["disk_bytes_before"]
     assert invoke_json("gc")["blobs"] == 0
     assert invoke("verify").exit_code == 0
 
