@@ -67,6 +67,10 @@ READ_CHUNK = 256 * 1024
 # 12 µs of a request that otherwise costs a few tens. Below the threshold the buffer comes from
 # the heap; a 4 MiB request line then takes 64 reads instead of 16, which costs nothing to see.
 RECV_SIZE = 64 * 1024
+# Connections the kernel queues before accept() (asyncio's default is 100). Every hook of every
+# agent connects once per tool call; a burst past the queue would meet EAGAIN. The kernel caps
+# it at net.core.somaxconn.
+ACCEPT_BACKLOG = 1024
 
 
 class LineTooLong(Exception):
@@ -221,7 +225,7 @@ class Daemon:
             await ingest_spool(self.paths, self.committer)
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._client, path=sock_path)
+            self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
         finally:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)

@@ -52,6 +52,8 @@ USAGE = "usage: toka hook claude-code [--headroom] < payload.json"
 # How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case
 # where the daemon committed after all). Claude Code's own hook timeout is 60 s.
 ANSWER_TIMEOUT_S = 5.0
+# A full accept queue is retried this long before the payload goes to the spool.
+BACKLOG_RETRY_S = 0.25
 # Context fill from which the agent is told compaction is near (DESIGN.md's WARNING threshold).
 WARNING_PCT = 75.0
 
@@ -105,7 +107,7 @@ class _Connection:
     """One socket to the daemon, one request at a time."""
 
     def __init__(self, socket: str) -> None:
-        self._sock = connect_socket(socket, ANSWER_TIMEOUT_S)
+        self._sock = connect_socket(socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
         self._reader = self._sock.makefile("rb")
         self._next_id = 0
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from daemon_support import (
+    PATIENCE,
     RawConnection,
     Spawned,
     Spawner,
@@ -194,3 +195,81 @@ def test_daemon_refuses_a_client_of_another_uid_even_past_the_file_modes(
     assert (status["events"], status["clients"]) == (0, 1)
     with RawConnection(daemon.paths) as conn:  # the owner is still served
         assert conn.call(1, "hello")["ok"] is True
+
+
+def full_listener(path: Path) -> tuple[socket.socket, list[socket.socket]]:
+    """A listening socket that accepts nothing, with its accept queue filled until connect() says EAGAIN."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    queued = []
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            sock.connect(str(path))
+        except BlockingIOError:
+            sock.close()
+            return listener, queued
+        queued.append(sock)
+
+
+def test_a_full_accept_queue_is_retried_then_reported_as_overloaded(tmp_path: Path) -> None:
+    from daemon.client import connect_socket
+
+    listener, queued = full_listener(tmp_path / "s")
+    try:
+        with pytest.raises(DaemonUnavailable, match="queue stayed full for 0.05 s") as raised:
+            connect_socket(tmp_path / "s", timeout=5, backlog_retry=0.05)
+        assert type(raised.value) is DaemonUnavailable  # not DaemonNotRunning: autostart would not help
+    finally:
+        for sock in [listener, *queued]:
+            sock.close()
+
+
+def test_a_client_meeting_a_full_queue_gets_in_once_it_drains(tmp_path: Path) -> None:
+    """connect() retries EAGAIN while the daemon works through its queue, instead of giving up at once."""
+    import threading
+
+    from daemon.client import connect_socket
+
+    listener, queued = full_listener(tmp_path / "s")
+    accepted: list[socket.socket] = []
+    listener.settimeout(PATIENCE)
+
+    def drain() -> None:
+        while len(accepted) < len(queued) + 1:
+            accepted.append(listener.accept()[0])
+
+    drainer = threading.Thread(target=drain)
+    drainer.start()
+    try:
+        connect_socket(tmp_path / "s", timeout=5, backlog_retry=PATIENCE).close()
+        drainer.join(PATIENCE)
+        assert len(accepted) == len(queued) + 1
+    finally:
+        for sock in [listener, *queued, *accepted]:
+            sock.close()
+
+
+def test_the_daemon_queues_a_burst_of_connections_past_asyncios_default(daemon: Spawned) -> None:
+    """200 clients connecting while the daemon accepts nothing (asyncio's default queue holds 100)
+    are all queued, and all answered once it runs again."""
+    import signal
+
+    from daemon.client import connect_socket
+
+    daemon.process.send_signal(signal.SIGSTOP)
+    try:
+        socks = [connect_socket(daemon.paths.socket, timeout=PATIENCE, backlog_retry=0) for _ in range(200)]
+    finally:
+        daemon.process.send_signal(signal.SIGCONT)
+    try:
+        for n, sock in enumerate(socks):
+            sock.sendall(json.dumps({"id": n, "op": "hello", "args": {}}).encode() + b"\n")
+        for n, sock in enumerate(socks):
+            with sock.makefile("rb") as reader:
+                assert json.loads(reader.readline())["id"] == n
+    finally:
+        for sock in socks:
+            sock.close()
