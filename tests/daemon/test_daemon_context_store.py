@@ -9,15 +9,18 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 from typing import Any
 
 import pytest
-from daemon_support import PATIENCE, Spawned, Spawner
+from daemon_support import PATIENCE, Spawned, Spawner, wait_for
 
 from daemon.client import Client
 from store.errors import Conflict, NotFound, UsageError
 
 WRITERS = 16
+# Long enough that a loaded machine still reads the entry before it expires.
+TTL_S = 3.0
 TRIES = 40
 
 
@@ -70,12 +73,13 @@ def test_versions_scopes_and_deletion(daemon: Spawned) -> None:
 
 def test_an_entry_expires_after_its_ttl(daemon: Spawned) -> None:
     with daemon.client() as client:
-        client.call("memory.set", scope="global", key="short", value=1, ttl=0.3)
+        short = client.call("memory.set", scope="global", key="short", value=1, ttl=TTL_S)
         client.call("memory.set", scope="global", key="none", value=1, ttl=0)
         assert client.call("memory.get", scope="global", key="short")["value"] == 1
         with pytest.raises(NotFound, match="expired"):
             client.call("memory.get", scope="global", key="none")
-        time.sleep(0.4)
+        expiry = datetime.fromisoformat(short["expires_ts"]).timestamp()
+        time.sleep(max(0.0, expiry - time.time()) + 0.01)  # what is awaited is the clock passing the expiry
         with pytest.raises(NotFound, match="expired"):
             client.call("memory.get", scope="global", key="short")
         assert client.call("memory.list", scope="global")["entries"] == []
@@ -134,8 +138,8 @@ def test_watch_streams_the_changes_of_a_scope(daemon: Spawned) -> None:
         [toka, "memory", "watch", "session:w", "--json"], stdout=subprocess.PIPE, text=True, env=os.environ.copy()
     )
     try:
-        time.sleep(0.5)  # let it subscribe
         with daemon.client() as client:
+            wait_for(lambda: client.call("status")["subscribers"] == 1, "the watcher to subscribe")
             client.call("memory.set", scope="session:other", key="k", value=0)
             client.call("memory.set", scope="session:w", key="k", value=1)
         assert watcher.stdout is not None

@@ -36,23 +36,26 @@ class OverviewScreen(TokaScreen):
         self._agents_stale = False
         self._sessions_stale = False
         self.pool: dict[str, Any] = {}
+        # Held here rather than queried: a timer or a worker may still run while the screen
+        # is being taken down, when its children can no longer be found.
+        self.status_line = Static("connecting to the daemon…", id="status")
+        self.agents: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        self.agents.add_columns("agent", "fill", "state", "window", "model")
+        self.sessions: DataTable[Any] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        self.sessions.add_columns("session", "fill", "events", "last event", "model")
+        self.recent: DataTable[Any] = DataTable(id="recent", cursor_type="row", show_header=False)
+        self.recent.add_columns("time", "kind", "session", "what")
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield from self.compose_banner()
-        yield Static("connecting to the daemon…", id="status")
+        yield self.status_line
         yield Label("Agents", classes="section")
-        agents: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
-        agents.add_columns("agent", "fill", "state", "window", "model")
-        yield agents
+        yield self.agents
         yield Label("Sessions", classes="section")
-        sessions: DataTable[Any] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        sessions.add_columns("session", "fill", "events", "last event", "model")
-        yield sessions
+        yield self.sessions
         yield Label("Recent lifecycle", classes="section")
-        recent: DataTable[Any] = DataTable(id="recent", cursor_type="row", show_header=False)
-        recent.add_columns("time", "kind", "session", "what")
-        yield recent
+        yield self.recent
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -102,10 +105,10 @@ class OverviewScreen(TokaScreen):
         line.append(f" · clients {status.get('clients', 0)} · ")
         line.append(pool_text, style={"warning": "yellow", "critical": "bold red"}.get(pool.get("level", ""), ""))
         line.append(f" · {self.toka.events_per_second():.1f} ev/s")
-        self.query_one("#status", Static).update(line)
+        self.status_line.update(line)
 
     def _show_agents(self, agents: list[dict[str, Any]]) -> None:
-        table: DataTable[Any] = self.query_one("#agents", DataTable)
+        table = self.agents
         keep = table.cursor_row
         table.clear()
         for agent in agents:
@@ -122,7 +125,7 @@ class OverviewScreen(TokaScreen):
             table.move_cursor(row=min(keep, table.row_count - 1))
 
     def _show_sessions(self, sessions: list[dict[str, Any]]) -> None:
-        table: DataTable[Any] = self.query_one("#sessions", DataTable)
+        table = self.sessions
         keep = table.cursor_row
         table.clear()
         for session in sessions:
@@ -139,13 +142,12 @@ class OverviewScreen(TokaScreen):
             table.move_cursor(row=min(keep, table.row_count - 1))
 
     def _show_recent(self) -> None:
-        table: DataTable[Any] = self.query_one("#recent", DataTable)
+        table = self.recent
         table.clear()
         for event in list(self.toka.recent)[:RECENT_ROWS]:
             table.add_row(short_ts(event["ts"])[11:], event["kind"], event["session"], gist(event["payload"], 60))
 
-    def _selected(self, table_id: str) -> str | None:
-        table: DataTable[Any] = self.query_one(f"#{table_id}", DataTable)
+    def _selected(self, table: DataTable[Any]) -> str | None:
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
@@ -153,13 +155,13 @@ class OverviewScreen(TokaScreen):
 
     def _target_session(self) -> str | None:
         """The session an action is for: the sessions table's cursor."""
-        session = self._selected("sessions")
+        session = self._selected(self.sessions)
         if session is None:
             self.notify("no session selected", severity="warning")
         return session
 
     def _target_agent(self) -> str | None:
-        agent = self._selected("agents")
+        agent = self._selected(self.agents)
         if agent is None:
             self.notify("no agent selected", severity="warning")
         return agent
@@ -169,7 +171,7 @@ class OverviewScreen(TokaScreen):
             self._open(str(event.row_key.value))
 
     def action_open_session(self) -> None:
-        session = self._selected("sessions")
+        session = self._selected(self.sessions)
         if session is not None:
             self._open(session)
 

@@ -73,17 +73,22 @@ class SessionScreen(TokaScreen):
         self.more = False
         self.curve: list[float] = []
         self.replay_to: int | None = None  # the seq the session is shown as it stood at
+        # Held here rather than queried: a worker's answer may arrive while the screen is
+        # being taken down, when its children can no longer be found.
+        self.title_line = Static(session, id="session-title")
+        self.fill_curve = Sparkline([], id="fill-curve")
+        self.timeline: DataTable[Any] = DataTable(id="timeline", cursor_type="row")
+        self.timeline.add_columns(" ", "seq", "time", "agent", "kind", "gist")
+        self.payload = Static("", id="payload")
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield from self.compose_banner()
-        yield Static(self.session, id="session-title")
-        yield Sparkline([], id="fill-curve")
-        timeline: DataTable[Any] = DataTable(id="timeline", cursor_type="row")
-        timeline.add_columns(" ", "seq", "time", "agent", "kind", "gist")
-        yield timeline
+        yield self.title_line
+        yield self.fill_curve
+        yield self.timeline
         with VerticalScroll(id="payload-box"):
-            yield Static("", id="payload")
+            yield self.payload
         yield Footer(compact=True)
 
     def reload(self) -> None:
@@ -119,7 +124,7 @@ class SessionScreen(TokaScreen):
             return
         points = [context_tokens(e["payload"]) for e in reversed(usage["events"]) if e.get("agent") in (None, "main")]
         self.curve = [float(p) for p in points if p is not None]
-        self.query_one("#fill-curve", Sparkline).data = self.curve
+        self.fill_curve.data = self.curve
         self._show_title(summary)
 
     def _replayed(self, summary: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +152,7 @@ class SessionScreen(TokaScreen):
         title.append_text(fill_gauge(pct, fill_style(pct)))
         if summary.get("model"):
             title.append(f" · {summary['model']}")
-        self.query_one("#session-title", Static).update(title)
+        self.title_line.update(title)
 
     def _row(self, event: dict[str, Any]) -> tuple[Any, ...]:
         payload = event["payload"]
@@ -170,7 +175,7 @@ class SessionScreen(TokaScreen):
         )
 
     def _show_timeline(self, focus: int | None = None) -> None:
-        table: DataTable[Any] = self.query_one("#timeline", DataTable)
+        table = self.timeline
         table.clear()
         self.calls = {}
         for seq in sorted(self.events):
@@ -188,7 +193,7 @@ class SessionScreen(TokaScreen):
             return
         if event["seq"] in self.events:
             return
-        table: DataTable[Any] = self.query_one("#timeline", DataTable)
+        table = self.timeline
         following = table.cursor_row >= table.row_count - 1
         self.events[event["seq"]] = event
         table.add_row(*self._row(event), key=str(event["seq"]))
@@ -196,14 +201,14 @@ class SessionScreen(TokaScreen):
             table.move_cursor(row=table.row_count - 1)
         if event["kind"] == "usage" and (tokens := context_tokens(event["payload"])) is not None:
             self.curve.append(float(tokens))
-            self.query_one("#fill-curve", Sparkline).data = list(self.curve[-CURVE_POINTS:])
+            self.fill_curve.data = list(self.curve[-CURVE_POINTS:])
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is None:
             return
         shown = self.events.get(int(event.row_key.value))
         if shown is not None:
-            self.query_one("#payload", Static).update(payload_view(shown))
+            self.payload.update(payload_view(shown))
 
     def action_older(self) -> None:
         if not self.events:
@@ -237,7 +242,7 @@ class SessionScreen(TokaScreen):
         self._load()
 
     def action_replay(self) -> None:
-        table: DataTable[Any] = self.query_one("#timeline", DataTable)
+        table = self.timeline
         if not table.row_count:
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
