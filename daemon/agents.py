@@ -33,7 +33,7 @@ from daemon.lifecycle import (
     check_transition,
     fill_state,
 )
-from daemon.usage import SESSION_START, Thresholds, UsageFigures
+from daemon.usage import FIGURE_KINDS, Thresholds, UsageFigures
 from store.base import AppendResult, EventQuery, EventStore
 from store.errors import Conflict, UsageError
 from store.events import Event, NewEvent, digest, fit_name, format_ts, parse_new_event
@@ -69,7 +69,7 @@ class Lifecycle:
         for event in events:
             if event.kind in (SPAWN, LIFECYCLE, HANDOFF):
                 self.agents.apply(event)
-            elif event.kind in ("usage", SESSION_START, COMPRESSION):
+            elif event.kind in FIGURE_KINDS or event.kind == COMPRESSION:
                 self._queue.append(event)
                 self._wake.set()
 

@@ -94,7 +94,7 @@ class Settings:
     windows: dict[str, int] = _setting(
         {},
         "models",
-        'context windows by model name prefix, over the built-in table (e.g. {"my-model" = 32000})',
+        'context windows by model name prefix, over the model table (e.g. {"my-model" = 32000})',
         env="TOKA_MODEL_WINDOWS",
     )
     capacity_bytes: int = _setting(

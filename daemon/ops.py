@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from daemon.protocol import error_message
-from daemon.usage import SESSION_START, latest_context
+from daemon.usage import latest_context
 from daemon.version import PROTOCOL_VERSION, VERSION
 from daemon.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery, EventStore, SessionInfo
@@ -307,7 +307,7 @@ async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str,
         meta = first[0].payload if first else None
     fill = None
     if "usage" in info.kinds:
-        context = await latest_context(store, info.session, declared=SESSION_START in info.kinds)
+        context = await latest_context(store, info.session, kinds=info.kinds)
         if context.context_tokens is not None:
             fill = context.to_json(context.window(overrides=windows))
     return session_json(info, meta, fill)

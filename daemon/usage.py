@@ -14,17 +14,22 @@ replaying the log gives the same figures.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.models import LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
+from daemon.models import DEFAULT_WINDOW, LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
 from store.base import EventQuery, EventStore
 from store.events import Event, NewEvent, format_ts
 
 MAIN_AGENT = "main"
 # Claude Code's SessionStart hook names the model as the user chose it, `[1m]` suffix included.
 SESSION_START = "hook.session_start"
+# Claude Code's own compaction (daemon/importers/claude_code.py): ``pre_tokens`` is the context it
+# compacted at, which bounds the window the agent ran with.
+COMPACTION = "compaction"
+# The kinds a session's figures are folded from.
+FIGURE_KINDS = ("usage", SESSION_START, COMPACTION)
 # Usage events read per step back from a session's end in ``latest_context``: the latest
 # main-chain response is nearly always among the last few (subagents interleave a handful).
 _RECENT = 64
@@ -79,6 +84,7 @@ class UsageFigures:
     declared_model: str | None = None  # from Claude Code's SessionStart hook
     context_tokens: int | None = None
     reported_window: int | None = None
+    compacted_at: int | None = None  # the context of the latest automatic compaction
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -95,6 +101,10 @@ class UsageFigures:
                 self.declared_model = payload["model"]
             return
         if self.agent is not None and (event.agent or MAIN_AGENT) != self.agent:
+            return
+        if event.kind == COMPACTION:
+            if payload.get("trigger") == "auto" and (self.agent is not None or event.agent in (None, MAIN_AGENT)):
+                self.compacted_at = _count(payload, "pre_tokens") or self.compacted_at
             return
         if payload.get("revision") is True:
             # More output of a response counted before, found once the response went on after
@@ -131,7 +141,8 @@ class UsageFigures:
     def window(self, explicit: int | None = None, overrides: Mapping[str, int] | None = None) -> tuple[int, str]:
         """The context window and where it came from: ``agent`` (its own setting), ``reported``
         (with the usage, as Codex does), ``model`` (a ``[1m]`` model), ``config``, ``table``,
-        ``observed`` (a prompt larger than the table's window was seen: 1M), or ``default``
+        ``observed`` (a prompt larger than the table's window was seen: 1M), ``compaction`` (the
+        agent compacted itself below 200k: it ran with 200k, not the table's 1M), or ``default``
         (assumed)."""
         if explicit:
             return explicit, "agent"
@@ -145,6 +156,10 @@ class UsageFigures:
             # A prompt larger than the window it was said to fit: the model ran as its 1M variant
             # (the API reports the model without Claude Code's `[1m]`).
             return LONG_WINDOW, "observed"
+        if source == "table" and self.compacted_at and largest <= DEFAULT_WINDOW < window:
+            # The table gives a model's largest window; Claude Code runs some 1M-capable models
+            # at 200k unless asked for `[1m]`, and compacts them at about 83% of that.
+            return DEFAULT_WINDOW, "compaction"
         return window, source
 
     def fill_pct(self, window: int) -> float | None:
@@ -195,13 +210,13 @@ async def session_usage(store: EventStore, session: str, agent: str | None = Non
     """The figures of one session (a full name), or of one agent of it, reading its usage
     events page by page."""
     figures = UsageFigures(session, agent)
-    async for event in store.scan(EventQuery(session=session, kinds=("usage", SESSION_START))):
+    async for event in store.scan(EventQuery(session=session, kinds=FIGURE_KINDS)):
         figures.add(event)
     return figures
 
 
 async def latest_context(
-    store: EventStore, session: str, agent: str | None = None, declared: bool = True
+    store: EventStore, session: str, agent: str | None = None, kinds: Collection[str] | None = None
 ) -> UsageFigures:
     """The context figures (model, context tokens, window) of one session, or of one agent of
     it, cheaply.
@@ -210,13 +225,17 @@ async def latest_context(
     response is among them, and folds those in order with :meth:`UsageFigures.add`: the same
     model, fill and window as :func:`session_usage` gives, at a cost that does not grow with the
     session. The cumulative counts cover the events read only; use ``session_usage`` for them.
-    ``declared``: look for the model a SessionStart hook named (False when the caller knows the
-    session has none: one query less).
+    ``kinds``: the kinds the session holds, when the caller knows them: the model a SessionStart
+    hook named and the latest compaction are looked up only where there are some (a query each).
     """
     figures = UsageFigures(session, agent)
-    query = EventQuery(session=session, kinds=(SESSION_START,), order="desc", limit=1)
-    for event in await store.query(query) if declared else []:
-        figures.add(event)
+    # The latest SessionStart; the latest compaction, whose summary record (kind compaction too)
+    # follows its boundary (the record with the trigger): hence two.
+    for kind, limit in ((SESSION_START, 1), (COMPACTION, 2)):
+        if kinds is not None and kind not in kinds:
+            continue
+        for event in reversed(await store.query(EventQuery(session=session, kinds=(kind,), order="desc", limit=limit))):
+            figures.add(event)
     before: int | None = None
     while True:
         page = await store.query(

@@ -89,7 +89,7 @@ def test_a_session_recorded_by_hand_has_nulls() -> None:
 
 
 def test_the_latest_main_prompt_is_found_behind_many_subagent_calls() -> None:
-    main = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_creation_tokens": 0, "cache_read_tokens": 30_000}
+    main = {"model": "claude-sonnet-4-5", "input_tokens": 10, "cache_creation_tokens": 0, "cache_read_tokens": 30_000}
     assert invoke("record", "s", "usage", json.dumps(main), "--agent", "main").exit_code == 0
     sub = {"model": "claude-haiku-4-5", "input_tokens": 99_000, "output_tokens": 1}
     lines = "".join(json.dumps(sub) + "\n" for _ in range(200))  # several pages read backwards
@@ -99,7 +99,7 @@ def test_the_latest_main_prompt_is_found_behind_many_subagent_calls() -> None:
     assert overview(session) == {
         "source": None,
         "project": None,
-        "model": "claude-opus-4-6",
+        "model": "claude-sonnet-4-5",
         "context_tokens": 30_010,
         "context_window": 200_000,
         "fill_pct": 15.0,

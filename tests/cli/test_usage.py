@@ -11,6 +11,7 @@ from cli_support import invoke
 from transcripts import TRANSCRIPTS, shared_or_skip
 
 from daemon.client import Client
+from daemon.transfer import import_files
 
 
 def record(session: str, payload: dict[str, Any], agent: str = "main", kind: str = "usage") -> None:
@@ -26,7 +27,7 @@ def usage_json(session: str) -> dict[str, Any]:
 
 
 def anthropic(i: int, cc: int, cr: int, out: int, **extra: Any) -> dict[str, Any]:
-    return {"model": "claude-opus-4-6", "input_tokens": i, "cache_creation_tokens": cc,
+    return {"model": "claude-sonnet-4-5", "input_tokens": i, "cache_creation_tokens": cc,
             "cache_read_tokens": cr, "output_tokens": out, **extra}  # fmt: skip
 
 
@@ -38,7 +39,7 @@ def test_fill_is_the_latest_main_prompt_and_totals_are_every_call() -> None:
     context = 5 + 200 + 1000
     assert usage_json("s") == {
         "session": "s",
-        "model": "claude-opus-4-6",
+        "model": "claude-sonnet-4-5",
         "context_tokens": context,
         "context_window": 200_000,
         "window_source": "table",
@@ -94,6 +95,55 @@ def test_a_reported_window_and_openai_counts() -> None:
 def test_a_one_million_window_model() -> None:
     record("m", anthropic(1, 0, 300_000, 1, model="claude-opus-4-8[1m]"))
     assert usage_json("m")["fill_pct"] == 30.0
+
+
+def test_claude_codes_default_model_reads_against_its_one_million_window() -> None:
+    """180k tokens on claude-opus-5-5 (Claude Code's default, 1M) is 18%: ACTIVE, not CRITICAL."""
+    record("d", anthropic(10, 0, 180_000, 5, model="claude-opus-5-5"))
+    figures = usage_json("d")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (1_000_000, "table", 18.0)
+    assert figures["state"] == "ACTIVE"
+
+
+def test_a_dated_model_name_finds_its_window_in_the_table() -> None:
+    record("o", anthropic(10, 0, 150_000, 5, model="claude-opus-4-1-20250805"))
+    figures = usage_json("o")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (200_000, "table", 75.0)
+    assert figures["state"] == "WARNING"
+
+
+def test_an_automatic_compaction_below_200k_means_the_model_ran_at_200k() -> None:
+    """The table gives claude-opus-4-6 1M, its largest window; a Claude Code session that compacted
+    itself at 167k ran it at 200k (no `[1m]`), so 150k there is 75%, not 15%."""
+    record("c", anthropic(10, 0, 167_000, 5, model="claude-opus-4-6"))
+    assert usage_json("c")["window_source"] == "table"
+    record("c", {"trigger": "auto", "pre_tokens": 167_010}, kind="compaction")
+    record("c", anthropic(10, 0, 150_000, 5, model="claude-opus-4-6"))
+    figures = usage_json("c")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (200_000, "compaction", 75.0)
+    assert figures["state"] == "WARNING"
+
+
+def test_a_subagents_compaction_says_nothing_of_the_main_window() -> None:
+    record("c", anthropic(10, 0, 150_000, 5, model="claude-opus-4-6"))
+    record("c", {"trigger": "auto", "pre_tokens": 160_000}, kind="compaction", agent="explorer")
+    assert usage_json("c")["context_window"] == 1_000_000
+
+
+def test_real_sessions_read_against_the_window_they_ran_with() -> None:
+    """On the fixtures: claude-opus-4-8 reached 298k (1M); the claude-opus-4-6 sessions that Claude
+    Code compacted at about 167k ran at 200k; claude-sonnet-4-5 is 200k in the table."""
+    folder = shared_or_skip("fixtures", "transcripts", "claude")
+    with Client() as client:
+        import_files(client, [folder])
+        sessions = {s["session"]: s for s in client.call("sessions.list")["sessions"]}
+    windows = {
+        "4f65f198-0c0c-47a2-b6ab-5f2e30ae5cbe": 1_000_000,
+        "8463c716-a2ea-4c14-9efa-87158ebd9f20": 200_000,
+        "fa812bfe-b295-4cca-9c2f-fdf01028cb46": 200_000,
+        "196820da-1026-4b6f-a513-a6aae42da1a6": 200_000,
+    }
+    assert {name: sessions[name]["context_window"] for name in windows} == windows
 
 
 def test_no_usage_yet_and_unknown_session() -> None:
@@ -158,7 +208,7 @@ def test_figures_of_each_claude_code_fixture_match_the_raw_file(name: str) -> No
 
 def test_session_starts_model_with_the_1m_suffix_sets_the_window() -> None:
     """Claude Code's SessionStart hook names the model as chosen (`[1m]`); usage names it bare."""
-    record("h", {"session_id": "h", "hook_event_name": "SessionStart", "model": "claude-opus-4-6[1m]"},
+    record("h", {"session_id": "h", "hook_event_name": "SessionStart", "model": "claude-sonnet-4-5[1m]"},
            kind="hook.session_start")  # fmt: skip
     record("h", anthropic(10, 0, 250_000, 5))
     figures = usage_json("h")

@@ -1,6 +1,7 @@
 """Lifecycle on real transcripts: imported Claude Code sessions move their main agent to WARNING
-and CRITICAL at the first response whose context crosses 75% and 90% of the window, as the raw
-JSON says; a restarted daemon rebuilds the same states and figures from the log."""
+and CRITICAL at the first response whose context crosses 75% and 90% of the model's window (as
+genai-prices gives it, read here directly), as the raw JSON says; a restarted daemon rebuilds
+the same states and figures from the log."""
 
 from __future__ import annotations
 
@@ -14,15 +15,25 @@ from transcripts import TRANSCRIPTS, shared_or_skip
 
 from daemon.transfer import import_files
 
-WINDOW = 200_000
+DEFAULT_WINDOW = 200_000
 
 
-def _main_chain_prompts(path: Path) -> dict[str, list[tuple[str, int]]]:
-    """By session: (message id, prompt tokens) of each main-chain response, in file order, read
-    from the raw lines: one entry per message id and request id, synthetic and error records
-    left out."""
+def _window(model: str) -> int:
+    """The model's window by genai-prices' own lookup (toka reads a table generated from it)."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        return get_snapshot().find_provider_model(model, None, None, None)[1].context_window or DEFAULT_WINDOW
+    except LookupError:
+        return DEFAULT_WINDOW
+
+
+def _main_chain_prompts(path: Path) -> dict[str, list[tuple[str, int, int]]]:
+    """By session: (message id, prompt tokens, window of its model) of each main-chain response,
+    in file order, read from the raw lines: one entry per message id and request id, synthetic
+    and error records left out."""
     seen: set[tuple[str, str]] = set()
-    prompts: dict[str, list[tuple[str, int]]] = {}
+    prompts: dict[str, list[tuple[str, int, int]]] = {}
     for line in path.read_bytes().splitlines():
         try:
             record = json.loads(line)
@@ -41,7 +52,7 @@ def _main_chain_prompts(path: Path) -> dict[str, list[tuple[str, int]]]:
         prompt = sum(
             usage.get(name) or 0 for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
-        prompts.setdefault(record["sessionId"], []).append((message["id"], prompt))
+        prompts.setdefault(record["sessionId"], []).append((message["id"], prompt, _window(message["model"])))
     return prompts
 
 
@@ -52,8 +63,9 @@ def _main_transcripts() -> list[Path]:
     return sorted(p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
 
 
-def _first_over(prompts: list[tuple[str, int]], pct: float) -> str | None:
-    return next((mid for mid, prompt in prompts if 100 * prompt / WINDOW >= pct), None)
+def _first_over(prompts: list[tuple[str, int, int]], pct: float) -> str | None:
+    """The first response over ``pct`` of the window of the model that answered it."""
+    return next((mid for mid, prompt, window in prompts if 100 * prompt / window >= pct), None)
 
 
 def _first_change_to(changes: list[dict[str, Any]], states: tuple[str, ...]) -> dict[str, Any] | None:
@@ -64,8 +76,8 @@ def _first_change_to(changes: list[dict[str, Any]], states: tuple[str, ...]) -> 
 def test_imported_sessions_cross_thresholds_at_the_first_response_over_them(daemon: Spawned, path: Path) -> None:
     shared_or_skip("fixtures", "transcripts", "claude")
     by_session = _main_chain_prompts(path)
-    if not by_session or max(p for prompts in by_session.values() for _, p in prompts) > WINDOW:
-        pytest.skip("no main-chain usage within a 200k window in this transcript")
+    if not by_session or any(p > w for prompts in by_session.values() for _, p, w in prompts):
+        pytest.skip("no main-chain usage, or a prompt larger than its model's window, in this transcript")
     with daemon.client() as client:
         import_files(client, [path])
         for session, prompts in by_session.items():
