@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+import pytest
 import watch_support
 from cli_support import TOKA, assert_error, invoke
 
@@ -53,6 +54,7 @@ def _transcript(tmp_path: Path) -> Path:
     return folder / f"{watch_support.SESSION}.jsonl"
 
 
+@pytest.mark.slow
 def test_each_new_event_is_printed_as_json_once_as_lines_are_written(tmp_path: Path) -> None:
     target = _transcript(tmp_path)
     lines = watch_support.lines()
@@ -162,6 +164,7 @@ def test_status_shows_what_the_daemon_watches(tmp_path: Path) -> None:
     assert "watch" in result.stdout and "events ingested" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_daemon_that_dies_is_started_again_and_nothing_is_lost(tmp_path: Path) -> None:
     target = _transcript(tmp_path)
     lines = watch_support.lines()

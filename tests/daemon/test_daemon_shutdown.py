@@ -81,6 +81,7 @@ def test_new_requests_during_shutdown_get_a_clean_answer_or_none(paths: Paths, s
     assert restarted.status()["sessions"] == 1  # only the backlog's session, nothing from "late"
 
 
+@pytest.mark.slow
 def test_in_flight_append_finishes_or_fails_cleanly(paths: Paths, spawn: Spawner) -> None:
     """SIGTERM right behind a large append: acknowledged means stored, refused means not stored."""
     outcomes = set()

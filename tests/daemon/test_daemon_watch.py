@@ -89,6 +89,7 @@ def test_a_transcript_written_line_by_line_lands_once_through_restarts(spawn: Sp
     assert usage["calls"] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["claude/marot__tool_heavy.jsonl", "codex/jazzyalex__stage0_codex_small.jsonl"])
 def test_a_real_transcript_written_line_by_line_lands_once(spawn: Spawner, tmp_path: Path, name: str) -> None:
     source = shared_or_skip("fixtures", "transcripts", *name.split("/"))

@@ -54,6 +54,7 @@ def test_one_payload_of_every_fixture_through_the_real_command(daemon: object) -
     assert not resolve_paths().spool.exists()
 
 
+@pytest.mark.slow
 def test_every_fixture_payload_lands_once_even_when_replayed(daemon: object) -> None:
     expected: Counter[str] = Counter()
     seen: set[tuple[str, bytes]] = set()

@@ -197,6 +197,7 @@ def _fixtures() -> list[Path]:
     return sorted(p for p in TRANSCRIPTS.rglob("*.jsonl") if "hooks" not in p.parts)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("settle_at_once")
 @pytest.mark.parametrize("source", _fixtures() or [TRANSCRIPTS / "claude"], ids=lambda p: p.name[:48])
 def test_every_fixture_followed_line_by_line_matches_its_import(

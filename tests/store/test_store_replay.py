@@ -5,6 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from store.base import CHUNK, EventQuery, EventStore
 from store.events import Event, NewEvent
 from store.sqlite import SqliteStore
@@ -98,6 +100,7 @@ async def _holding_peak(store: SqliteStore, session: str) -> int:
     return peak
 
 
+@pytest.mark.slow
 async def test_replay_memory_stays_flat_as_the_session_grows(db_path: Path) -> None:
     store = await SqliteStore.open(db_path)
     try:
