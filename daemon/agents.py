@@ -33,7 +33,7 @@ from daemon.lifecycle import (
     check_transition,
     fill_state,
 )
-from daemon.usage import FIGURE_KINDS, Thresholds, UsageFigures
+from daemon.usage import FIGURE_KINDS, STATUSLINE, Thresholds, UsageFigures
 from store.base import AppendResult, EventQuery, EventStore
 from store.errors import Conflict, UsageError
 from store.events import Event, NewEvent, digest, fit_name, format_ts, parse_new_event
@@ -127,7 +127,8 @@ class Lifecycle:
             figures.context_tokens = event.payload["tokens_after"]
         else:
             figures.add(event)
-            if event.kind != "usage" or event.payload.get("revision") is True:
+            # A response's usage moves the fill; a status line may move the window under it.
+            if event.kind not in ("usage", STATUSLINE) or event.payload.get("revision") is True:
                 return
         context = figures.context_tokens
         if context is None:

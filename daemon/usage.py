@@ -28,8 +28,11 @@ SESSION_START = "hook.session_start"
 # Claude Code's own compaction (daemon/importers/claude_code.py): ``pre_tokens`` is the context it
 # compacted at, which bounds the window the agent ran with.
 COMPACTION = "compaction"
+# Claude Code's status line input, as `toka hook claude-code --statusline` records it: its
+# ``context_window.context_window_size`` is the window the agent itself works with.
+STATUSLINE = "statusline"
 # The kinds a session's figures are folded from.
-FIGURE_KINDS = ("usage", SESSION_START, COMPACTION)
+FIGURE_KINDS = ("usage", SESSION_START, COMPACTION, STATUSLINE)
 # Usage events read per step back from a session's end in ``latest_context``: the latest
 # main-chain response is nearly always among the last few (subagents interleave a handful).
 _RECENT = 64
@@ -102,6 +105,11 @@ class UsageFigures:
             return
         if self.agent is not None and (event.agent or MAIN_AGENT) != self.agent:
             return
+        if event.kind == STATUSLINE:
+            window = payload.get("context_window")
+            if isinstance(window, dict) and _count(window, "context_window_size"):
+                self.reported_window = _count(window, "context_window_size")
+            return
         if event.kind == COMPACTION:
             if payload.get("trigger") == "auto" and (self.agent is not None or event.agent in (None, MAIN_AGENT)):
                 self.compacted_at = _count(payload, "pre_tokens") or self.compacted_at
@@ -140,10 +148,10 @@ class UsageFigures:
 
     def window(self, explicit: int | None = None, overrides: Mapping[str, int] | None = None) -> tuple[int, str]:
         """The context window and where it came from: ``agent`` (its own setting), ``reported``
-        (with the usage, as Codex does), ``model`` (a ``[1m]`` model), ``config``, ``table``,
-        ``observed`` (a prompt larger than the table's window was seen: 1M), ``compaction`` (the
-        agent compacted itself below 200k: it ran with 200k, not the table's 1M), or ``default``
-        (assumed)."""
+        (by the agent: with the usage, as Codex does, or in Claude Code's status line),
+        ``model`` (a ``[1m]`` model), ``config``, ``table``, ``observed`` (a prompt larger than
+        the table's window was seen: 1M), ``compaction`` (the agent compacted itself below 200k:
+        it ran with 200k, not the table's 1M), or ``default`` (assumed)."""
         if explicit:
             return explicit, "agent"
         if self.reported_window:
@@ -229,9 +237,9 @@ async def latest_context(
     hook named and the latest compaction are looked up only where there are some (a query each).
     """
     figures = UsageFigures(session, agent)
-    # The latest SessionStart; the latest compaction, whose summary record (kind compaction too)
-    # follows its boundary (the record with the trigger): hence two.
-    for kind, limit in ((SESSION_START, 1), (COMPACTION, 2)):
+    # The latest SessionStart and status line; the latest compaction, whose summary record (kind
+    # compaction too) follows its boundary (the record with the trigger): hence two.
+    for kind, limit in ((SESSION_START, 1), (COMPACTION, 2), (STATUSLINE, 1)):
         if kinds is not None and kind not in kinds:
             continue
         for event in reversed(await store.query(EventQuery(session=session, kinds=(kind,), order="desc", limit=limit))):

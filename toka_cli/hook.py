@@ -13,8 +13,11 @@ call about 200 ms while the daemon is down, and the spool lands in the log when 
 
 Whatever happens the hook exits 0 and prints nothing on stdout (Claude Code reads stdout as
 context or control on some events, and exit 2 would block the tool call); problems are one
-line on stderr. ``--headroom`` is the one exception to the silence: on UserPromptSubmit it
-prints the context fill, which Claude Code adds to the agent's context.
+line on stderr. Two options break the silence: with ``--headroom``, on UserPromptSubmit it
+prints the context fill, which Claude Code adds to the agent's context; with ``--statusline`` it
+is Claude Code's status line command: the input is recorded as a ``statusline`` event (its
+``context_window_size`` is the agent's own window, which toka then uses) and it prints one line
+for the status bar, whatever happens.
 """
 
 from __future__ import annotations
@@ -48,7 +51,10 @@ else:
             from hashlib import sha256
 
 AGENTS = ("claude-code",)
-USAGE = "usage: toka hook claude-code [--headroom] < payload.json"
+USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json"
+# The kind of a status line input (Claude Code's statusLine command; daemon/usage.py reads its
+# context_window.context_window_size as the agent's own window).
+STATUSLINE = "statusline"
 # How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case
 # where the daemon committed after all). Claude Code's own hook timeout is 60 s.
 ANSWER_TIMEOUT_S = 5.0
@@ -70,8 +76,9 @@ def event_kind(name: object) -> str:
     return "hook." + (re.sub(r"[^a-z0-9_-]+", "_", snake).strip("_") or "unknown")
 
 
-def hook_event(raw: bytes) -> dict[str, Any]:
-    """The event a payload becomes; ValueError saying why when it is no hook payload."""
+def hook_event(raw: bytes, kind: str | None = None) -> dict[str, Any]:
+    """The event a payload becomes (of ``kind``, else named by its ``hook_event_name``);
+    ValueError saying why when it is no hook payload."""
     if not raw.strip():
         raise ValueError("empty stdin, expected one hook payload (a JSON object)")
     try:
@@ -85,10 +92,10 @@ def hook_event(raw: bytes) -> dict[str, Any]:
         raise ValueError("the payload has no session_id")
     return {
         "session": session,
-        "kind": event_kind(payload.get("hook_event_name")),
+        "kind": kind or event_kind(payload.get("hook_event_name")),
         "agent": "main",
         "ts": time.time(),  # when the hook ran, also for an event spooled and ingested later
-        "key": "hook:" + sha256(raw).hexdigest(),
+        "key": f"{kind or 'hook'}:" + sha256(raw).hexdigest(),
         "payload": payload,
     }
 
@@ -127,51 +134,84 @@ class _Connection:
         self._sock.close()
 
 
-def record_hook(agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False) -> int:
-    """Record one payload of ``agent``'s hook; the exit code (0 unless the command line is wrong)."""
+def status_line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
+    """What ``--statusline`` prints: toka's figures when the daemon answered, else the agent's
+    own percentage from the payload, marked as such."""
+    line = headroom_line(figures) if figures else None
+    if line:
+        state = figures.get("state") if figures else None
+        return f"toka · {line}" + (f" · {state}" if state not in (None, "ACTIVE") else "")
+    window = payload.get("context_window") if isinstance(payload, dict) else None
+    used = window.get("used_percentage") if isinstance(window, dict) else None
+    if isinstance(used, (int, float)) and not isinstance(used, bool):
+        return f"toka · context {round(used)}% (Claude Code's figure; toka has none yet)"
+    return "toka · no figures yet"
+
+
+def record_hook(
+    agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False, statusline: bool = False
+) -> int:
+    """Record one payload of ``agent``'s hook, or with ``statusline`` one status line input
+    (kind ``statusline``: it carries the agent's own context window), and print the status
+    line; the exit code (0 unless the command line is wrong)."""
     if agent not in AGENTS:
         _note(stderr, f"unknown agent {agent!r} (known: {', '.join(AGENTS)})")
         return 1  # not 2: Claude Code blocks the tool call on exit 2
+    figures: dict[str, Any] | None = None
     try:
-        event = hook_event(raw)
+        event = hook_event(raw, STATUSLINE if statusline else None)
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
+        if statusline:
+            stdout.write(status_line(None, None) + "\n")
         return 0
+    try:
+        figures = _record(event, headroom, statusline, stderr)
+    finally:
+        if statusline:
+            stdout.write(status_line(figures, event["payload"]) + "\n")
+        elif figures is not None and (text := headroom_line(figures)):
+            stdout.write(text + "\n")
+    return 0
+
+
+def _record(event: dict[str, Any], headroom: bool, statusline: bool, stderr: IO[str]) -> dict[str, Any] | None:
+    """Append ``event`` (or spool it); the session's usage figures when they are wanted and
+    the daemon gave them."""
     files = hook_files()
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
     try:
         connection = _Connection(files.socket)
     except DaemonNotRunning:
         append_to_spool(files.spool, line)
-        return 0
+        return None
     except TokaError as exc:  # permission denied, socket path too long: worth a word
         append_to_spool(files.spool, line)
         _note(stderr, f"spooled: {exc.message}")
-        return 0
+        return None
     try:
         try:
             connection.call("events.append", events=[event])
         except (DaemonUnavailable, Busy) as exc:
             append_to_spool(files.spool, line)
             _note(stderr, f"spooled: {exc.message}")
-            return 0
+            return None
         except ProtocolError as exc:
             append_to_spool(files.spool, line)
             _note(stderr, f"spooled: {exc.message} (run `toka daemon restart`)")
-            return 0
+            return None
         except TokaError as exc:  # the daemon refused this event: spooling it would not help
             _note(stderr, f"nothing recorded: {exc.message}")
-            return 0
-        if headroom and event["kind"] == "hook.user_prompt_submit":
+            return None
+        if statusline or (headroom and event["kind"] == "hook.user_prompt_submit"):
             try:
-                text = headroom_line(connection.call("usage", session=event["session"]))
+                figures: dict[str, Any] = connection.call("usage", session=event["session"])
+                return figures
             except TokaError:
-                text = None
-            if text:
-                stdout.write(text + "\n")
+                return None
+        return None
     finally:
         connection.close()
-    return 0
 
 
 def main(args: list[str]) -> int:
@@ -179,14 +219,17 @@ def main(args: list[str]) -> int:
     stderr = sys.stderr
     options = [a for a in args if a.startswith("-")]
     agents = [a for a in args if not a.startswith("-")]
-    if len(agents) != 1 or set(options) - {"--headroom"}:
+    if len(agents) != 1 or set(options) - {"--headroom", "--statusline"}:
         _note(stderr, USAGE)
         return 1
     if sys.stdin is not None and sys.stdin.isatty():  # run by hand: say what it wants rather than wait for end of input
         _note(stderr, "expects one hook payload on stdin; " + USAGE)
         return 1
     try:
-        return record_hook(agents[0], sys.stdin.buffer.read(), sys.stdout, stderr, headroom="--headroom" in options)
+        raw = sys.stdin.buffer.read()
+        return record_hook(
+            agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options, statusline="--statusline" in options
+        )
     except Exception as exc:  # a bug must not break the agent; TOKA_DEBUG=1 shows it
         if os.environ.get("TOKA_DEBUG") == "1":
             raise

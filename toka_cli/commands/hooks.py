@@ -26,13 +26,22 @@ def hook(
     headroom: Annotated[
         bool, typer.Option("--headroom", help="On UserPromptSubmit, print the context fill for the agent.")
     ] = False,
+    statusline: Annotated[
+        bool,
+        typer.Option(
+            "--statusline",
+            help="Be Claude Code's status line command: record its input (the agent's own context window) "
+            "and print toka's figures in one line.",
+        ),
+    ] = False,
 ) -> None:
     """Record one hook payload (JSON on stdin) as an event of its session.
 
     Prints nothing and exits 0 whatever happens, so the agent is never blocked; when the daemon
     is not running the event waits in a spool that the daemon ingests when it next starts.
     """
-    raise typer.Exit(record_hook(agent, sys.stdin.buffer.read(), sys.stdout, sys.stderr, headroom=headroom))
+    raw = sys.stdin.buffer.read()
+    raise typer.Exit(record_hook(agent, raw, sys.stdout, sys.stderr, headroom=headroom, statusline=statusline))
 
 
 def integrate(
