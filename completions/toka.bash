@@ -61,7 +61,7 @@ _toka_options() {
         'handoff show') echo '-f --format -h --help' ;;
         'handoff stats') echo '--json -h --help' ;;
         'handoff verify') echo '--json -h --help' ;;
-        'hook') echo '--headroom -h --help' ;;
+        'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '-f --format --json -h --help' ;;
         'integrate') echo '--project --uninstall --dry-run --json -h --help' ;;
         'memory') echo '-h --help' ;;

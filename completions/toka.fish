@@ -246,6 +246,7 @@ complete -c toka -n '__toka_at \'handoff stats\'' -s 'h' -l 'help' -d 'Show this
 complete -c toka -n '__toka_at \'handoff verify\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'handoff verify\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'hook\'' -l 'headroom' -d 'On UserPromptSubmit, print the context fill for the agent.'
+complete -c toka -n '__toka_at \'hook\'' -l 'statusline' -d 'Be Claude Code\'s status line command: record its input (the agent\'s own context window) and print toka\'s figures in one line.'
 complete -c toka -n '__toka_at \'hook\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'import\'' -s 'f' -l 'format' -r -f -d 'auto (detected per file), toka, claude-code or codex.'
 complete -c toka -n '__toka_at \'import\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
