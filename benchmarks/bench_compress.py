@@ -12,7 +12,7 @@ transcript imported beforehand), in the same run on the same machine. Measured a
   separates the cost of the estimator from that of the compression (the summary, which is new,
   is still estimated).
 
-The estimator is ``daemon.tokens.event_tokens`` when that module exists, else (and with
+The estimator is ``daemon.compress.tokens.event_tokens`` when that module exists, else (and with
 ``--simple``) a quarter of the length of the payload's JSON. Target: ``compress()`` at most 2× R.
 The events are converted from the client's dicts to ``store.events.Event`` before the clock
 starts (the daemon holds them so). Run ``python benchmarks/bench_compress.py`` (a few seconds;
@@ -36,8 +36,8 @@ from bench_foundation import DaemonProcess, Home, machine
 from bench_handoff import as_event
 
 from daemon.compress import compress
-from daemon.importers.formats import PARSERS, detect
-from daemon.importers.lines import ParseStats
+from daemon.ingest.formats import PARSERS, detect
+from daemon.ingest.lines import ParseStats
 from store.events import Event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,10 +51,10 @@ def estimator(simple: bool) -> tuple[str, Callable[[Event], int]]:
     if simple:
         return "len(payload JSON) // 4", lambda event: len(json.dumps(event.payload)) // 4
     try:
-        from daemon.tokens import event_tokens
+        from daemon.compress.tokens import event_tokens
     except ImportError:
         return "len(payload JSON) // 4", lambda event: len(json.dumps(event.payload)) // 4
-    return "daemon.tokens.event_tokens", event_tokens
+    return "daemon.compress.tokens.event_tokens", event_tokens
 
 
 def largest_transcript() -> Path:

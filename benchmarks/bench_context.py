@@ -20,8 +20,8 @@ from typing import Any
 
 from bench_foundation import DaemonProcess, Home, machine
 
-from daemon.client import Client
-from daemon.transfer import import_files
+from daemon.client.sync import Client
+from daemon.client.transfer import import_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = (

@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.autostart import answers
-from daemon.client import Client
+from daemon.client.autostart import answers
+from daemon.client.sync import Client
 from daemon.paths import Paths
 from daemon.protocol import request
 from store.events import NewEvent, canonical_json, digest, header_id, now_us

@@ -4,7 +4,7 @@ Every figure is a ratio against a reference measured in the same run on the same
 ``json.loads`` of each line of the same file (read as bytes, line by line), which is the least any
 importer of JSON lines must do. Measured per format:
 
-- the parser alone (``daemon.importers.formats.PARSERS``, no daemon): events/s and MB/s;
+- the parser alone (``daemon.ingest.formats.PARSERS``, no daemon): events/s and MB/s;
 - the whole ``toka import FILE --json`` (the real command, a child process) into a real daemon
   with a fresh TOKA_HOME: parse, batches of 1000 events over the socket, hashing, SQLite commits;
 - what bounds it: the parsed events appended straight to a ``SqliteStore`` in this process, 1000
@@ -45,8 +45,8 @@ from typing import Any
 
 from bench_foundation import DaemonProcess, Home, Row, machine, table
 
-from daemon.importers.formats import PARSERS
-from daemon.importers.lines import ParseStats
+from daemon.ingest.formats import PARSERS
+from daemon.ingest.lines import ParseStats
 from store.events import parse_new_event
 from store.sqlite import SqliteStore, _prepare_writer
 

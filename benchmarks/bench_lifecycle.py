@@ -23,7 +23,7 @@ from typing import Any
 
 from bench_foundation import DaemonProcess, Home, machine, spread
 
-from daemon.client import Client
+from daemon.client.sync import Client
 
 TARGET = 1.2
 

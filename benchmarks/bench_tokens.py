@@ -1,4 +1,4 @@
-"""Token estimation benchmark: daemon.tokens' estimates against the usage Claude Code recorded.
+"""Token estimation benchmark: daemon.compress.tokens' estimates against the usage Claude Code recorded.
 
 A Claude Code transcript records, for each response of the model, the size of the prompt it was
 given (``context_tokens`` of the ``usage`` event: input + cache creation + cache read). Between two
@@ -39,9 +39,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from daemon.importers.formats import PARSERS, detect, expand
-from daemon.importers.lines import ParseStats
-from daemon.tokens import CharsEstimator, Estimator, estimator, payload_tokens
+from daemon.compress.tokens import CharsEstimator, Estimator, estimator, payload_tokens
+from daemon.ingest.formats import PARSERS, detect, expand
+from daemon.ingest.lines import ParseStats
 
 HERE = Path(__file__).resolve()
 FIXTURES = HERE.parents[2] / "shared" / "fixtures" / "transcripts" / "claude"

@@ -8,7 +8,7 @@ reference measured in the same run.
   user would, against ``python -c "import textual.app"``. Target: ≤ 2×.
 - open a session: a log with one session of N events (default 100,000) appended through the
   daemon in batches; the session screen is pushed under the pilot and timed until its timeline
-  shows rows, against reading the latest 100 events back through ``daemon.client.Client``.
+  shows rows, against reading the latest 100 events back through ``daemon.client.sync.Client``.
   Target: ≤ 3×.
 """
 
@@ -93,7 +93,7 @@ def first_frame(rounds: int, env: dict[str, str]) -> dict[str, float]:
 
 
 def fill_session(events: int) -> None:
-    from daemon.client import Client
+    from daemon.client.sync import Client
 
     with Client() as client:
         for start in range(0, events, BATCH):
@@ -112,7 +112,7 @@ def fill_session(events: int) -> None:
 def open_session(rounds: int) -> dict[str, float]:
     from textual.widgets import DataTable
 
-    from daemon.client import Client
+    from daemon.client.sync import Client
     from toka_cli.tui.app import TokaApp
     from toka_cli.tui.screens.session import PAGE, SessionScreen
 
@@ -156,7 +156,7 @@ def main() -> None:
     home = tempfile.mkdtemp(prefix="tkbt", dir="/tmp")
     os.environ["TOKA_HOME"] = home
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    from daemon.client import Client
+    from daemon.client.sync import Client
 
     results: dict[str, Any] = {"first_frame": first_frame(options.rounds, env)}
     try:

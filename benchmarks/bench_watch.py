@@ -23,9 +23,9 @@ from pathlib import Path
 
 from bench_foundation import DaemonProcess, Home, machine, spread
 
-from daemon.client import Client
-from daemon.importers.formats import PARSERS
-from daemon.importers.lines import ParseStats
+from daemon.client.sync import Client
+from daemon.ingest.formats import PARSERS
+from daemon.ingest.lines import ParseStats
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE_FIXTURES = ROOT.parent / "shared" / "fixtures" / "transcripts" / "claude"

@@ -8,7 +8,7 @@ prints the top functions of each thread by own time.
 
     python benchmarks/profile_daemon.py batched|concurrent|sequential|replay|import [--top 25]
 
-``import`` runs ``toka import``'s own code (daemon.transfer) over the largest Claude Code fixture,
+``import`` runs ``toka import``'s own code (daemon.client.transfer) over the largest Claude Code fixture,
 replicated as bench_import.py does (``--events`` is then the number of copies).
 
 Profiling slows Python code down by 1.5-3x, so read the shares, not the absolute times.
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def serve(out_dir: str) -> None:
     """Runs in the daemon process: the daemon, profiled on every thread that does its work."""
     import store.sqlite as sqlite_backend
-    from daemon.server import main
+    from daemon.server.process import main
 
     profiles: dict[int, tuple[str, cProfile.Profile]] = {}
     lock = threading.Lock()
@@ -127,7 +127,7 @@ def drive(workload: str, top: int, events: int) -> None:
             elif workload == "replay":
                 print(bench.replay_in_child("daemon", home.root, "big"), file=sys.stderr)
             elif workload == "import":
-                from daemon.transfer import import_files
+                from daemon.client.transfer import import_files
 
                 with daemon.client() as client:
                     events = import_files(client, [transcript], "claude-code").events

@@ -1,5 +1,5 @@
 """``python -m daemon``: run the daemon in the foreground (what autostart spawns)."""
 
-from daemon.server import main
+from daemon.server.process import main
 
 main()

@@ -18,7 +18,7 @@ from typing import Any
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
-# The memory pool's defaults (daemon/pool.py): room for the working notes of many agents, small
+# The memory pool's defaults (daemon/memory/pool.py): room for the working notes of many agents, small
 # next to the machine; expired entries linger at most the sweep interval before they are dropped.
 DEFAULT_CAPACITY = 64 * 1024 * 1024
 DEFAULT_SWEEP_S = 5.0

@@ -49,12 +49,12 @@ class Paths(_Dirs):
 
     @property
     def spool(self) -> Path:
-        """Hook events recorded while the daemon was down, one JSON line each (daemon/spool.py)."""
+        """Hook events recorded while the daemon was down, one JSON line each (daemon/ingest/spool.py)."""
         return self.data_dir / SPOOL_NAME
 
     def cursors(self, watcher: str) -> Path:
         """How far ``watcher`` (``daemon``, or ``cli`` for `toka watch`) has read each watched
-        file, one small JSON file each (daemon/tail.py)."""
+        file, one small JSON file each (daemon/ingest/tail.py)."""
         return self.data_dir / "watch" / watcher
 
     @property

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.autostart import answers
-from daemon.client import Client
+from daemon.client.autostart import answers
+from daemon.client.sync import Client
 from daemon.paths import Paths
 
 # How long a test waits for something that takes milliseconds when all is well.

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from daemon.client import Client, probe
+from daemon.client.sync import Client, probe
 from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError

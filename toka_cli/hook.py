@@ -8,7 +8,7 @@ The payload (stdin) becomes one event of its session: kind ``hook.<event in snak
 agent ``main``, the whole payload as the event's payload, and key ``hook:<sha256 of stdin>``, so
 a retried hook is recorded once. It takes one round trip (no ``hello``: the append's own answer
 says whether the daemon understood). When the daemon is not running the event goes to the spool
-(daemon/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
+(daemon/ingest/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
 call about 200 ms while the daemon is down, and the spool lands in the log when it next starts.
 
 Whatever happens the hook exits 0 and prints nothing on stdout (Claude Code reads stdout as
@@ -28,10 +28,10 @@ import re
 import sys
 import time
 
-from daemon.client import DaemonNotRunning, connect_socket
+from daemon.client.sync import DaemonNotRunning, connect_socket
+from daemon.ingest.spool import append_to_spool
 from daemon.paths import hook_files
 from daemon.protocol import decode, request, result_of
-from daemon.spool import append_to_spool
 from store.errors import Busy, DaemonUnavailable, ProtocolError, TokaError
 
 # typing costs a hook about 4 ms to import, so it is read by type checkers only.
@@ -52,7 +52,7 @@ else:
 
 AGENTS = ("claude-code",)
 USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json"
-# The kind of a status line input (Claude Code's statusLine command; daemon/usage.py reads its
+# The kind of a status line input (Claude Code's statusLine command; daemon/agents/usage.py reads its
 # context_window.context_window_size as the agent's own window).
 STATUSLINE = "statusline"
 # How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case

@@ -678,7 +678,7 @@ class HandoffBuilder:
 
     def finish(self, subject: Subject, usage: Mapping[str, Any] | None = None) -> Handoff:
         """The document for ``subject``; ``usage`` is the session's usage figures
-        (``daemon.usage.UsageFigures.to_json()``), or None when there are none."""
+        (``daemon.agents.usage.UsageFigures.to_json()``), or None when there are none."""
 
         def cite(event: Event | None, limit: int) -> Request | None:
             if event is None:

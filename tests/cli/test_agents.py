@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from cli_support import assert_error, invoke, invoke_json
 
-from daemon.client import Client
+from daemon.client.sync import Client
 
 
 def _spawn(*args: str) -> dict[str, Any]:

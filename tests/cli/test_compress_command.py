@@ -13,9 +13,9 @@ import pytest
 from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke, invoke_json
 from transcripts import shared_or_skip
 
-from daemon.client import Client
+from daemon.client.sync import Client
+from daemon.client.transfer import import_files
 from daemon.paths import resolve_paths
-from daemon.transfer import import_files
 
 LARGEST = "marot__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 LARGEST_SESSION = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"

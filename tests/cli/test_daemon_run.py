@@ -12,8 +12,8 @@ from pathlib import Path
 from cli_support import ROOT, TOKA
 from daemons import PATIENCE
 
-from daemon.autostart import answers
-from daemon.client import Client
+from daemon.client.autostart import answers
+from daemon.client.sync import Client
 from daemon.paths import resolve_paths
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke, invoke_json
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from daemon.paths import resolve_paths
 
 

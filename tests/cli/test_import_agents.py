@@ -10,7 +10,7 @@ import pytest
 from cli_support import EXAMPLE, invoke
 from transcripts import TRANSCRIPTS, shared_or_skip
 
-from daemon.importers.formats import detect
+from daemon.ingest.formats import detect
 
 
 def import_json(*args: str, exit_code: int = 0) -> dict:  # type: ignore[type-arg]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from daemon.client import Client
-from daemon.transfer import IMPORT_BATCH, import_files
+from daemon.client.sync import Client
+from daemon.client.transfer import IMPORT_BATCH, import_files
 
 
 def test_progress_moves_within_a_multi_batch_file_and_ends_at_the_total(tmp_path: Path) -> None:

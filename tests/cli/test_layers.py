@@ -30,7 +30,7 @@ def _loaded_after(statement: str, candidates: list[str]) -> list[str]:
 
 def test_store_and_daemon_load_no_ui() -> None:
     loaded = _loaded_after(
-        "import store, daemon, store.sqlite, store.memory, daemon.server, daemon.client",
+        "import store, daemon, store.sqlite, store.ephemeral, daemon.server.process, daemon.client.sync",
         ["textual", "typer", "rich", "toka_cli", "click"],
     )
     assert loaded == []
@@ -38,7 +38,7 @@ def test_store_and_daemon_load_no_ui() -> None:
 
 def test_the_client_loads_no_asyncio_database_or_hashing() -> None:
     loaded = _loaded_after(
-        "import daemon.client",
+        "import daemon.client.sync",
         ["asyncio", "aiosqlite", "blake3", "sqlite3", "textual", "typer", "rich", "toka_cli", "store.sqlite"],
     )
     assert loaded == []
@@ -57,7 +57,7 @@ def test_cli_start_up_leaves_rich_for_human_output() -> None:
 
 def imported_modules(source: str, module: str) -> set[str]:
     """Top-level names of every module that ``source`` (the module ``module``) imports."""
-    package = module.split(".")[:-1]  # "daemon.client" and "daemon.__init__" live in "daemon"
+    package = module.split(".")[:-1]  # "daemon.client.sync" and "daemon.__init__" live in "daemon"
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):

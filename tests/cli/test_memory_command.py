@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cli_support import assert_error, invoke, invoke_json
 
-from daemon.client import Client
+from daemon.client.sync import Client
 
 
 def test_set_get_list_history_and_rm() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from cli_support import EXAMPLE, EXAMPLE_SESSION, invoke, invoke_json, toka
 
-from daemon.client import Client
+from daemon.client.sync import Client
 
 OLD = "2026-01-01T00:00:00Z"
 CUT = "2026-02-01T00:00:00Z"

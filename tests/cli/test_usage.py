@@ -10,8 +10,8 @@ import pytest
 from cli_support import invoke
 from transcripts import TRANSCRIPTS, shared_or_skip
 
-from daemon.client import Client
-from daemon.transfer import import_files
+from daemon.client.sync import Client
+from daemon.client.transfer import import_files
 
 
 def record(session: str, payload: dict[str, Any], agent: str = "main", kind: str = "usage") -> None:

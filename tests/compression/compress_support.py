@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from store.base import EventQuery
+from store.ephemeral import EphemeralStore
 from store.events import Event, parse_new_event
-from store.memory import MemoryStore
 
 SESSION = "fix-login-timeout"
 
@@ -26,7 +26,7 @@ def stored(dicts: list[dict[str, Any]]) -> list[Event]:
     """Event dicts (the shape ``events.append`` takes) appended to a store and read back in order."""
 
     async def load() -> list[Event]:
-        store = MemoryStore()
+        store = EphemeralStore()
         await store.append([parse_new_event(d) for d in dicts])
         return await store.query(EventQuery())
 

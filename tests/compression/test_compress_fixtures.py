@@ -14,8 +14,8 @@ from compress_support import estimate, stored
 from transcripts import raw_records, shared_or_skip
 
 from daemon.compress import POLICIES, Compression, compress
-from daemon.importers.formats import PARSERS, detect, expand
-from daemon.importers.lines import ParseStats
+from daemon.ingest.formats import PARSERS, detect, expand
+from daemon.ingest.lines import ParseStats
 from store.events import Event
 
 CLAUDE = [

@@ -1,4 +1,4 @@
-"""daemon.tokens: the heuristic's properties, the estimator choice, and its error on real usage."""
+"""daemon.compress.tokens: the heuristic's properties, the estimator choice, and its error on real usage."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from transcripts import shared_or_skip
 
-from daemon.tokens import MESSAGE_OVERHEAD, TOOL_OVERHEAD, estimator, event_tokens, payload_tokens
+from daemon.compress.tokens import MESSAGE_OVERHEAD, TOOL_OVERHEAD, estimator, event_tokens, payload_tokens
 from store.events import Event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

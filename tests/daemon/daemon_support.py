@@ -20,7 +20,7 @@ from typing import Any, Self
 
 from daemons import PATIENCE, Spawned, Spawner, daemon_command, spawn_daemon  # noqa: F401 - re-exported
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from daemon.paths import Paths
 
 

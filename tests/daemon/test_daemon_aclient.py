@@ -9,8 +9,8 @@ from typing import Any, cast
 import pytest
 from daemon_support import Spawned
 
-from daemon.aclient import AsyncClient
-from daemon.client import DaemonNotRunning
+from daemon.client.aio import AsyncClient
+from daemon.client.sync import DaemonNotRunning
 from daemon.paths import Paths
 from store.errors import (
     DaemonUnavailable,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from daemon_support import FakePeer, Spawned, bind_stale_socket, wait_for, write_config
 
-from daemon.aclient import AsyncClient
-from daemon.client import Client, probe
+from daemon.client.aio import AsyncClient
+from daemon.client.sync import Client, probe
 from daemon.paths import Paths
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.errors import DaemonUnavailable, ProtocolError
@@ -64,7 +64,7 @@ def test_autostart_replaces_a_stale_socket(paths: Paths, stop_autostarted: None)
 
 CLIENT_SCRIPT = """
 import json, sys
-from daemon.client import Client
+from daemon.client.sync import Client
 sys.stdin.readline()  # start together
 with Client() as client:
     print(json.dumps(client.server))

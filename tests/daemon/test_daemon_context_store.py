@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from daemon_support import PATIENCE, Spawned, Spawner, wait_for
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from store.errors import Conflict, NotFound, UsageError
 
 WRITERS = 16

@@ -16,7 +16,7 @@ from daemon_support import Spawned
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon.ops import OPS
+from daemon.server.ops import OPS
 
 EXAMPLES = int(os.environ.get("TOKA_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

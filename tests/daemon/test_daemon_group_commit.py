@@ -11,7 +11,7 @@ from typing import Any
 
 from daemon_support import RawConnection, Spawned
 
-from daemon.commit import Amend, GroupCommitter
+from daemon.server.commit import Amend, GroupCommitter
 from store.base import AppendResult
 from store.errors import TokaError
 from store.events import Event, NewEvent

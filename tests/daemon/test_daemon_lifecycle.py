@@ -13,7 +13,7 @@ import pytest
 from daemon_support import Spawned
 from transcripts import TRANSCRIPTS, shared_or_skip
 
-from daemon.transfer import import_files
+from daemon.client.transfer import import_files
 
 DEFAULT_WINDOW = 200_000
 

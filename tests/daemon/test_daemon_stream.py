@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from daemon_support import RawConnection, Spawned
 
-from daemon.client import Client
+from daemon.client.sync import Client
 
 # More than one page (the daemon's pages hold 5,000 events).
 MANY = 12_345

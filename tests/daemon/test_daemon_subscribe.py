@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from daemon_support import RawConnection, Spawned, wait_for
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from store.errors import TokaError
 
 

@@ -14,8 +14,8 @@ import watch_support
 from daemon_support import Spawned, Spawner, events_of, wait_for, write_config
 from transcripts import TRANSCRIPTS, shared_or_skip
 
-from daemon.importers.formats import PARSERS
-from daemon.importers.lines import ParseStats
+from daemon.ingest.formats import PARSERS
+from daemon.ingest.lines import ParseStats
 from daemon.paths import resolve_paths
 from store.errors import NotFound
 

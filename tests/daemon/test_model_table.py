@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from daemon.models import TABLE, build_table, known_window
+from daemon.agents.windows import TABLE, build_table, known_window
 
 
 def test_the_shipped_table_is_what_the_pinned_genai_prices_gives() -> None:
     shipped = json.loads(TABLE.read_text(encoding="utf-8"))
-    assert shipped == build_table(), "regenerate it: python -m daemon.models"
+    assert shipped == build_table(), "regenerate it: python -m daemon.agents.windows"
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from daemon.handoff import Subject, build_handoff, document_digest, render_json
 from store.base import EventQuery
+from store.ephemeral import EphemeralStore
 from store.events import Event, canonical_json, digest, parse_new_event
-from store.memory import MemoryStore
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 SUBJECT = Subject(agent="main", session="fix-login-timeout", state="ACTIVE")
@@ -18,7 +18,7 @@ SUBJECT = Subject(agent="main", session="fix-login-timeout", state="ACTIVE")
 
 def example_events() -> list[Event]:
     async def load() -> list[Event]:
-        store = MemoryStore()
+        store = EphemeralStore()
         await store.append([parse_new_event(json.loads(line)) for line in EXAMPLE.read_text().splitlines()])
         return await store.query(EventQuery(session="fix-login-timeout"))
 

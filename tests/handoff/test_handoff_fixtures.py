@@ -13,11 +13,11 @@ import pytest
 from transcripts import raw_records, shared_or_skip
 
 from daemon.handoff import Handoff, Subject, build_handoff
-from daemon.importers.formats import PARSERS, detect
-from daemon.importers.lines import ParseStats
+from daemon.ingest.formats import PARSERS, detect
+from daemon.ingest.lines import ParseStats
 from store.base import EventQuery
+from store.ephemeral import EphemeralStore
 from store.events import Event, parse_new_event
-from store.memory import MemoryStore
 
 CLAUDE = [
     "codemie-ai__session-196820da.jsonl",
@@ -38,7 +38,7 @@ def imported(path: Path) -> list[Event]:
     dicts = list(PARSERS[fmt](path, ParseStats()))
 
     async def load() -> list[Event]:
-        store = MemoryStore()
+        store = EphemeralStore()
         await store.append([parse_new_event(d) for d in dicts])
         return await store.query(EventQuery())
 

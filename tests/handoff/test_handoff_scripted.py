@@ -10,8 +10,8 @@ import pytest
 
 from daemon.handoff import Handoff, Subject, build_handoff, first_request, render_json, render_markdown, render_prompt
 from store.base import EventQuery
+from store.ephemeral import EphemeralStore
 from store.events import Event, parse_new_event
-from store.memory import MemoryStore
 
 SESSION = "s2"
 T0 = 1_773_480_600  # 2026-03-14T09:30:00Z
@@ -19,7 +19,7 @@ T0 = 1_773_480_600  # 2026-03-14T09:30:00Z
 
 def stored(session: str, script: list[tuple[str, dict[str, Any]]]) -> list[Event]:
     async def load() -> list[Event]:
-        store = MemoryStore()
+        store = EphemeralStore()
         await store.append(
             [
                 parse_new_event({"session": session, "agent": "main", "kind": k, "ts": T0 + i, "payload": p})

@@ -12,7 +12,7 @@ from typing import Any
 
 from transcripts import shared_or_skip
 
-from daemon.autostart import answers
+from daemon.client.autostart import answers
 from daemon.paths import Paths
 
 # The `toka` console script of the interpreter running the tests.

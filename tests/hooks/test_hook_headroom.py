@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hook_support import run_hook
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.hook import headroom_line
 
 PROMPT = {"session_id": "s-head", "hook_event_name": "UserPromptSubmit", "prompt": "go on"}

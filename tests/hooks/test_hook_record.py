@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from hook_support import TOKA, fixture_files, payloads, run_hook
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from daemon.paths import resolve_paths
 from toka_cli.hook import event_kind, record_hook
 

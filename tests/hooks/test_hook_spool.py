@@ -8,9 +8,9 @@ from pathlib import Path
 
 from hook_support import TOKA, fixture_files, payloads, run_hook, start_daemon, stop_daemon
 
-from daemon.client import Client
+from daemon.client.sync import Client
+from daemon.ingest.spool import append_to_spool, claimed_path, rejected_path
 from daemon.paths import Paths, resolve_paths
-from daemon.spool import append_to_spool, claimed_path, rejected_path
 
 
 def _sample() -> list[bytes]:

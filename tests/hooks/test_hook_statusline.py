@@ -10,7 +10,7 @@ from typing import Any
 
 from hook_support import run_hook
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from daemon.paths import resolve_paths
 
 SESSION = "s-status"

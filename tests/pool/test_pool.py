@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from daemon.pool import (
+from daemon.memory.pool import (
     DEFAULT_CAPACITY,
     DEFAULT_SWEEP_S,
     MAX_KEY_CHARS,

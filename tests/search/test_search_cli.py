@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.testing import CliRunner, Result
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from store.search import MARK_END, MARK_START
 from toka_cli.commands import search as search_command
 from toka_cli.main import app

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from daemons import Spawned
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from store.errors import NotFound, UsageError
 from store.search import MARK_END, MARK_START
 

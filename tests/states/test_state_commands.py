@@ -13,7 +13,7 @@ import pytest
 from daemons import Spawned, Spawner
 from typer.testing import CliRunner, Result
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from daemon.paths import resolve_paths
 from store.errors import Conflict
 from toka_cli.main import app

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from daemon.deps import ADD, REMOVE, SESSION, Graph
+from daemon.deps.graph import ADD, REMOVE, SESSION, Graph
 from store.errors import Conflict
 from store.events import Event
 

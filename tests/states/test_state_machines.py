@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from daemon.states import (
+from daemon.states.machines import (
     AGENT,
     BUILTIN,
     MACHINE,

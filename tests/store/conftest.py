@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from store.base import EventStore
-from store.memory import MemoryStore
+from store.ephemeral import EphemeralStore
 from store.sqlite import Durability, SqliteStore
 
 BACKENDS = ("sqlite", "memory")
@@ -59,7 +59,7 @@ class Backend:
         """A new, empty store (for SQLite a new file), e.g. the target of an import."""
         store: EventStore
         if self.name == "memory":
-            store = MemoryStore()
+            store = EphemeralStore()
         else:
             store = await SqliteStore.open(self.directory / f"toka-{len(self.opened)}.db")
         self.opened.append(store)

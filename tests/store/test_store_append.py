@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from store.base import EventQuery, EventStore
+from store.ephemeral import EphemeralStore
 from store.errors import Ambiguous, InvalidEvent, NotFound
 from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us, parse_new_event
-from store.memory import MemoryStore
 from store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ async def test_importing_an_export_again_changes_nothing(store: EventStore, back
 
 
 async def test_ids_are_the_same_in_both_backends(db_path: Path) -> None:
-    memory = MemoryStore()
+    memory = EphemeralStore()
     await _mixed_log(memory)
     events = await everything(memory)
     sqlite = await SqliteStore.open(db_path)

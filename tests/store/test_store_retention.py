@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from store.base import EventQuery
+from store.ephemeral import EphemeralStore
 from store.errors import NotFound, UsageError
 from store.events import Event, NewEvent
-from store.memory import MemoryStore
 from store.retention import CHECKPOINT, replaced_digest
 from store.search import SearchQuery
 from store.sqlite import SqliteStore
@@ -188,7 +188,7 @@ async def test_gc_deletes_the_payloads_no_event_refers_to(sqlite_store: SqliteSt
 
 
 async def test_the_memory_backend_refuses_to_prune() -> None:
-    store = MemoryStore()
+    store = EphemeralStore()
     with pytest.raises(UsageError, match="cannot be pruned"):
         await store.prune("s", _at(1))
     with pytest.raises(UsageError, match="no payloads to collect"):

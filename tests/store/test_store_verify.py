@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from store.base import EventQuery, EventStore
+from store.ephemeral import EphemeralStore
 from store.errors import IntegrityError
 from store.events import Event, NewEvent
-from store.memory import MemoryStore
 from store.sqlite import CODEC_RAW, SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
@@ -93,7 +93,7 @@ async def test_verify_reports_progress_up_to_total(store: EventStore) -> None:
 
 
 async def test_verify_names_a_tampered_payload_in_memory() -> None:
-    store = MemoryStore()
+    store = EphemeralStore()
     events = await write_log(store)
 
     # An attacker rewriting the stored bytes in place, as the SQLite cases do in the file.

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Markdown, Sparkline
 from transcripts import TRANSCRIPTS, shared_or_skip
 from tui_driver import EXAMPLE_SESSION, drive, import_example, in_thread, rows, screen_text, wait_until
 
-from daemon.transfer import import_files
+from daemon.client.transfer import import_files
 from toka_cli.tui.modals import HelpScreen
 from toka_cli.tui.screens.session import SessionScreen
 

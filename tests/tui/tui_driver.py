@@ -13,8 +13,8 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from daemon.client import Client
-from daemon.transfer import import_files
+from daemon.client.sync import Client
+from daemon.client.transfer import import_files
 from toka_cli.tui.app import TokaApp
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, print_json

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, print_json

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from daemon.autostart import start_daemon, stop_daemon
-from daemon.client import probe
+from daemon.client.autostart import start_daemon, stop_daemon
+from daemon.client.sync import probe
 from daemon.paths import resolve_paths
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
@@ -76,7 +76,7 @@ def run(
     ] = None,
 ) -> None:
     """Run the daemon in the foreground (for systemd, containers, debugging). Logs go to stderr."""
-    from daemon.server import run_foreground
+    from daemon.server.process import run_foreground
 
     run_foreground({"backend": "memory" if memory else None, "durability": durability})
 

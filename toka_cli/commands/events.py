@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from store.errors import NotFound, UsageError
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
 from toka_cli.output import console, print_json, print_json_line

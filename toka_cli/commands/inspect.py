@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.options import JsonOpt, OptionalSessionArg
 from toka_cli.output import console, print_json, progress
 from toka_cli.render import key_values, size, table

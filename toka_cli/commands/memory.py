@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
 from toka_cli.output import console, print_json
 from toka_cli.render import short_ts, table, when

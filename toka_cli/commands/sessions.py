@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.options import JsonOpt, LimitOpt, SessionArg
 from toka_cli.output import console, print_json
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top

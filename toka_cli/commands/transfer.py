@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from daemon.client import Client
+from daemon.client.sync import Client
 from toka_cli.options import JsonOpt, SessionArg
 from toka_cli.output import console, note, print_json, print_json_line, progress
 
@@ -34,7 +34,7 @@ def import_(
     know are kept as `raw` events and counted. Bad lines are skipped and reported as file:line;
     the exit code is then 1.
     """
-    from daemon.transfer import import_files  # the importers load for import only
+    from daemon.client.transfer import import_files  # the importers load for import only
 
     with Client() as client, progress("importing") as update:
         summary = import_files(client, paths, format_, update)

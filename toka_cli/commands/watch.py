@@ -14,7 +14,7 @@ from toka_cli.output import console, note, print_json_line
 from toka_cli.render import short_path, top
 
 if TYPE_CHECKING:
-    from daemon.watch import Ingested
+    from daemon.ingest.watch import Ingested
 
 
 def watch(
@@ -35,12 +35,12 @@ def watch(
     complete. Prints a line per file read, or with --json each event read ("created": false
     when the log held it already, stored by the daemon's own watcher or an import).
     """
-    from daemon.client import Client
+    from daemon.client.sync import Client
     from daemon.config import load_settings
-    from daemon.importers.formats import FORMATS
+    from daemon.ingest.formats import FORMATS
+    from daemon.ingest.tail import CursorStore
+    from daemon.ingest.watch import follow, resolve_roots
     from daemon.paths import resolve_paths
-    from daemon.tail import CursorStore
-    from daemon.watch import follow, resolve_roots
     from store.errors import UsageError
 
     if format_ not in FORMATS:

@@ -18,7 +18,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 
-from daemon.aclient import AsyncClient
+from daemon.client.aio import AsyncClient
 from store.errors import DaemonUnavailable, TokaError
 from toka_cli.tui.modals import HelpScreen
 from toka_cli.tui.screens.handoffs import HandoffsScreen

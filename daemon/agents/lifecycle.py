@@ -1,0 +1,316 @@
+"""The daemon's lifecycle manager: usage moves agents between states, people and scripts move
+them by hand, and a spawned agent with the ``handoff`` policy hands its work on at CRITICAL.
+
+Every committed event passes :meth:`Lifecycle.committed`: spawns, lifecycle changes and
+handoffs update the :class:`~daemon.agents.model.Agents` projection at once; usage events (and
+Claude Code's SessionStart, which names the model) queue for :meth:`Lifecycle.run`, which folds
+each into its agent's figures and, when the context fill crosses a threshold, appends the
+``lifecycle`` event that moves the agent (keyed by the usage event, so it is appended once).
+Changes of state go through one lock, so two requests never act on the same stale state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from daemon.agents.model import (
+    FILL_STATES,
+    HANDOFF,
+    LIFECYCLE,
+    POLICIES,
+    SPAWN,
+    Agent,
+    Agents,
+    check_transition,
+    fill_state,
+)
+from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds, UsageFigures
+from daemon.compress.service import COMPRESSION, Compressor
+from daemon.compress.service import POLICIES as COMPRESSION_POLICIES
+from daemon.config import Settings
+from store.base import AppendResult, EventQuery, EventStore
+from store.errors import Conflict, UsageError
+from store.events import Event, NewEvent, digest, fit_name, format_ts, parse_new_event
+
+log = logging.getLogger("toka.daemon")
+
+Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
+# Largest token count one call may report: far above any model's window.
+MAX_TOKENS = 100_000_000
+
+
+class Lifecycle:
+    def __init__(self, store: EventStore, append: Append, settings: Settings, markdown_dir: Path | None = None) -> None:
+        self.store = store
+        self.markdown_dir = markdown_dir  # where handoffs are also written as markdown, if anywhere
+        self.append = append
+        self.settings = settings
+        self.defaults = Thresholds(settings.warning_pct, settings.critical_pct)
+        self.agents = Agents(self.defaults)
+        self._queue: deque[Event] = deque()
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._current: int | None = None  # the seq of the event being evaluated
+        self.compressor = Compressor(self)
+        self._evaluated = asyncio.Condition()
+
+    async def load(self) -> None:
+        """Rebuild the projection from the log's spawns, lifecycle changes and handoffs."""
+        async for event in self.store.scan(EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF))):
+            self.agents.apply(event)
+
+    def committed(self, events: list[Event]) -> None:
+        for event in events:
+            if event.kind in (SPAWN, LIFECYCLE, HANDOFF):
+                self.agents.apply(event)
+            elif event.kind in FIGURE_KINDS or event.kind == COMPRESSION:
+                self._queue.append(event)
+                self._wake.set()
+
+    async def run(self) -> None:
+        """Evaluate queued usage, in commit order, until cancelled."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                event = self._queue.popleft()
+                self._current = event.seq
+                try:
+                    async with self._lock:
+                        await self._evaluate(event)
+                except Exception:  # one agent's trouble must not stop the others' lifecycle
+                    log.exception("lifecycle: usage event %s not evaluated", event.id)
+                async with self._evaluated:
+                    self._current = None
+                    self._evaluated.notify_all()
+
+    def _settled(self, seq: int) -> bool:
+        """Whether every usage event up to ``seq`` has been evaluated."""
+        queued_after = not self._queue or self._queue[0].seq > seq
+        return queued_after and (self._current is None or self._current > seq)
+
+    async def drained(self) -> None:
+        """Wait until every usage event queued so far has been evaluated."""
+        async with self._evaluated:
+            await self._evaluated.wait_for(lambda: not self._queue and self._current is None)
+
+    async def evaluated(self, seq: int) -> None:
+        """Wait until every usage event up to ``seq`` has been evaluated."""
+        if self._settled(seq):
+            return
+        async with self._evaluated:
+            await self._evaluated.wait_for(lambda: self._settled(seq))
+
+    def window(self, agent: Agent) -> tuple[int, str]:
+        return self._figures(agent).window(agent.window, self.settings.windows)
+
+    def _figures(self, agent: Agent) -> UsageFigures:
+        """The agent's figures since the daemon started; its own model until usage names one."""
+        if agent.figures is None:
+            agent.figures = UsageFigures(agent.session, agent.name, model=agent.model)
+        return agent.figures
+
+    async def _evaluate(self, event: Event) -> None:
+        agent = self.agents.implicit(event.session, event.agent)
+        figures = self._figures(agent)
+        if event.kind == COMPRESSION:
+            # Until the agent's next call reports its real prompt, its context is what the
+            # compression left (daemon/compress/service.py).
+            if not isinstance(event.payload.get("tokens_after"), int):
+                return
+            figures.context_tokens = event.payload["tokens_after"]
+        else:
+            figures.add(event)
+            # A response's usage moves the fill; a status line may move the window under it.
+            if event.kind not in ("usage", STATUSLINE) or event.payload.get("revision") is True:
+                return
+        context = figures.context_tokens
+        if context is None:
+            return
+        if agent.state not in (*FILL_STATES, "INITIALIZING"):
+            return  # paused, handing off, terminated: usage is recorded, the state stays
+        window, _ = self.window(agent)
+        fill = 100 * context / window
+        if event.kind == "usage":
+            self.compressor.consider(agent, fill)
+        target = fill_state(fill, agent.thresholds)
+        if target == agent.state:
+            return
+        detail = f"context {fill:.1f}% of {window:,} tokens"
+        await self._transition(agent, target, detail=detail, cause=event)
+        if target == "CRITICAL" and agent.spawned and agent.policy == "handoff":
+            await self._hand_off(agent, event)
+
+    async def _transition(
+        self, agent: Agent, to: str, reason: str | None = None, detail: str | None = None, cause: Event | None = None
+    ) -> Event:
+        check_transition(agent, to, reason)
+        payload: dict[str, Any] = {"agent": agent.id, "from": agent.state, "to": to, "reason": reason, "detail": detail}
+        if agent.figures is not None and agent.figures.context_tokens is not None:
+            window, _ = self.window(agent)
+            payload |= {
+                "context_tokens": agent.figures.context_tokens,
+                "context_window": window,
+                "fill_pct": agent.figures.fill_pct(window),
+            }
+        event: dict[str, Any] = {"session": agent.session, "agent": agent.name, "kind": LIFECYCLE, "payload": payload}
+        if cause is not None:
+            payload["cause"] = cause.id
+            event |= {"ts": format_ts(cause.ts), "key": f"lifecycle:{cause.id[:16]}:{to}"}
+        [result] = await self.append([parse_new_event(event)])
+        return result.event
+
+    # Requests ------------------------------------------------------------------------------
+
+    async def spawn(self, args: dict[str, Any], parents: list[str] | None = None) -> Agent:
+        async with self._lock:
+            return await self._spawn(args, parents)
+
+    async def _spawn(self, args: dict[str, Any], parents: list[str] | None = None) -> Agent:
+        agent_type = fit_name(args.get("type"), 40)
+        if agent_type is None or not agent_type.replace("-", "").replace("_", "").isalnum():
+            raise UsageError("an agent needs a type: letters, digits, - and _", "e.g. --type frontend")
+        trace = fit_name(args.get("trace"), 120) or f"t-{secrets.token_hex(4)}"
+        version = self.agents.next_version(trace, agent_type)
+        name = f"{agent_type}-v{version}-{digest(f'{trace}/{agent_type}/{version}'.encode())[:4]}"
+        window = args.get("window")
+        if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window <= 0):
+            raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
+        thresholds = _thresholds(args, self.defaults)
+        policy = args.get("policy") or self.settings.on_critical
+        if policy not in POLICIES:
+            raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(POLICIES)}")
+        auto_compress = args.get("auto_compress") or self.settings.auto_compress
+        if auto_compress not in ("off", *COMPRESSION_POLICIES):
+            choices = ", ".join(("off", *COMPRESSION_POLICIES))
+            raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
+        payload = {
+            "agent": name,
+            "type": agent_type,
+            "role": args.get("role"),
+            "version": version,
+            "trace": trace,
+            "model": args.get("model"),
+            "window": window,
+            "thresholds": thresholds.to_json(),
+            "policy": policy,
+            "auto_compress": auto_compress,
+            "predecessor": args.get("predecessor"),
+            "handoff": args.get("handoff"),
+            "continuation": args.get("continuation"),
+        }
+        session = fit_name(args.get("session"), 200) or name
+        event = {"session": session, "agent": name, "kind": SPAWN, "key": f"spawn:{name}", "payload": payload}
+        if parents:
+            event["parents"] = parents
+        await self.append([parse_new_event(event)])
+        agent = self.agents.get(session, name)
+        assert agent is not None  # applied at commit
+        return agent
+
+    async def move(self, ref: str, to: str, reason: str | None = None, detail: str | None = None) -> Agent:
+        """pause (to PAUSED), resume (to None: the state its fill calls for), terminate."""
+        async with self._lock:
+            agent = self.agents.find(ref)
+            if to == "RESUME":
+                if agent.state != "PAUSED":
+                    raise Conflict(f"{agent.id} is {agent.state}, not PAUSED", "only a paused agent resumes")
+                to = self._fill_state(agent)
+            await self._transition(agent, to, reason, detail)
+            return agent
+
+    def _fill_state(self, agent: Agent) -> str:
+        if agent.figures is None or agent.figures.context_tokens is None:
+            return "ACTIVE"
+        window, _ = self.window(agent)
+        return fill_state(100 * agent.figures.context_tokens / window, agent.thresholds)
+
+    async def record_usage(self, ref: str, counts: dict[str, Any]) -> Agent:
+        """Append a usage event for the agent and wait until its lifecycle has been evaluated."""
+        agent = self.agents.find(ref)
+        payload = _usage_payload(counts)
+        event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
+        [result] = await self.append([parse_new_event(event)])
+        await self.evaluated(result.event.seq)
+        return agent
+
+    async def _hand_off(self, agent: Agent, cause: Event) -> None:
+        from daemon.handoff.service import build_handoff
+
+        trace = agent.trace or agent.session
+        made = self.agents.handoffs.get(trace, 0)
+        if made >= self.settings.max_handoffs:
+            detail = (
+                f"handoff refused: trace {trace} has had {made} handoffs, the most lifecycle.max_handoffs allows;"
+                " finish the work by hand or raise the limit"
+            )
+            await self._transition(agent, "ERROR", reason="ERROR", detail=detail)
+            return
+        await self._transition(agent, "HANDOFF_PENDING", detail="building the handoff document")
+        version = (agent.version or 0) + 1
+        successor = f"{agent.type}-v{version}-{digest(f'{trace}/{agent.type}/{version}'.encode())[:4]}"
+        try:
+            handoff = await build_handoff(self, agent, successor=successor, reason="CONTEXT_WINDOW_EXHAUSTED")
+        except Exception as exc:
+            log.exception("lifecycle: the handoff of %s failed", agent.id)
+            await self._transition(agent, "ERROR", reason="ERROR", detail=f"handoff failed: {exc}")
+            return
+        await self._transition(agent, "HANDOFF_COMPLETE", detail=f"handoff {handoff.id[:12]} to {successor}")
+        detail = f"succeeded by {successor}"
+        await self._transition(agent, "TERMINATED", reason="CONTEXT_WINDOW_EXHAUSTED", detail=detail)
+        args = {
+            "type": agent.type,
+            "role": agent.role,
+            "trace": trace,
+            "model": agent.model,
+            "window": agent.window,
+            "thresholds": agent.thresholds.to_json(),
+            "policy": agent.policy,
+            "auto_compress": agent.auto_compress,
+            "predecessor": agent.id,
+            "handoff": handoff.id,
+            "continuation": handoff.payload.get("prompt"),
+        }
+        await self._spawn(args, parents=[handoff.id])
+
+
+def _thresholds(args: dict[str, Any], defaults: Thresholds) -> Thresholds:
+    given = args.get("thresholds") or {}
+    values = {name: given.get(name, args.get(name)) for name in ("warning_pct", "critical_pct", "compress_pct")}
+    for name, value in values.items():
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if value is not None and not (is_number and 0 < value <= 100):
+            raise UsageError(f"{name} must be a percentage above 0 and at most 100, got {value!r}")
+    thresholds = Thresholds(
+        warning_pct=float(values["warning_pct"] or defaults.warning_pct),
+        critical_pct=float(values["critical_pct"] or defaults.critical_pct),
+        compress_pct=float(values["compress_pct"] or defaults.compress_pct),
+    )
+    if thresholds.warning_pct >= thresholds.critical_pct:
+        raise UsageError(
+            f"the warning threshold ({thresholds.warning_pct}%) must be below the critical one"
+            f" ({thresholds.critical_pct}%)"
+        )
+    return thresholds
+
+
+def _usage_payload(counts: dict[str, Any]) -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    for name in ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"):
+        value = counts.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+            raise UsageError(f"{name} must be a whole number from 0 to {MAX_TOKENS:,}, got {value!r}")
+        payload[name] = value
+    prompt = ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
+    payload["context_tokens"] = sum(payload[name] for name in prompt)
+    model = counts.get("model")
+    if model is not None and not isinstance(model, str):
+        raise UsageError(f"model must be a string, got {model!r}")
+    payload["model"] = model
+    return payload

@@ -1,0 +1,213 @@
+"""Agents and their lifecycle states, as a projection of the log.
+
+An agent is either spawned (``toka agent spawn``: an ``agent.spawn`` event names it, its type,
+role, version, trace, model, window, thresholds and policy) or implicit: every agent of an
+imported or hooked session that reports usage (Claude Code's ``main`` and its subagents, Codex's
+``main``) is one, with the defaults. Within its session an agent is known by its name; spawned
+agents have readable names that are unique on their own (``frontend-v2-3f9a``), implicit ones
+are written ``<session>/<name>``.
+
+States and reasons are those of DESIGN.md. Every change of state is a ``lifecycle`` event
+(``{agent, from, to, reason, detail, ...}``); :class:`Agents` applies ``agent.spawn``,
+``lifecycle`` and ``handoff`` events in log order, so replaying the log rebuilds every state.
+:func:`check_transition` is the one place that says which changes are allowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.agents.usage import MAIN_AGENT, Thresholds, UsageFigures
+from store.errors import Ambiguous, Conflict, NotFound, UsageError
+from store.events import Event
+
+STATES = (
+    "INITIALIZING",
+    "ACTIVE",
+    "WARNING",
+    "CRITICAL",
+    "HANDOFF_PENDING",
+    "HANDOFF_COMPLETE",
+    "TERMINATED",
+    "ERROR",
+    "PAUSED",
+)
+REASONS = (
+    "CONTEXT_WINDOW_EXHAUSTED",
+    "TASK_COMPLETED",
+    "ERROR",
+    "MANUAL_TERMINATION",
+    "ORCHESTRATOR_SHUTDOWN",
+    "TIMEOUT",
+    "RESOURCE_CLEANUP",
+    "HANDOFF_COMPLETE",
+)
+# The states usage moves an agent between, by how full its context is.
+FILL_STATES = ("ACTIVE", "WARNING", "CRITICAL")
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "INITIALIZING": frozenset({*FILL_STATES, "PAUSED", "TERMINATED", "ERROR"}),
+    "ACTIVE": frozenset({"WARNING", "CRITICAL", "PAUSED", "HANDOFF_PENDING", "TERMINATED", "ERROR"}),
+    "WARNING": frozenset({"ACTIVE", "CRITICAL", "PAUSED", "HANDOFF_PENDING", "TERMINATED", "ERROR"}),
+    "CRITICAL": frozenset({"ACTIVE", "WARNING", "PAUSED", "HANDOFF_PENDING", "TERMINATED", "ERROR"}),
+    "HANDOFF_PENDING": frozenset({"HANDOFF_COMPLETE", "CRITICAL", "ERROR"}),
+    "HANDOFF_COMPLETE": frozenset({"TERMINATED"}),
+    "PAUSED": frozenset({*FILL_STATES, "TERMINATED", "ERROR"}),
+    "ERROR": frozenset({"TERMINATED"}),
+    "TERMINATED": frozenset(),
+}
+POLICIES = ("notify", "handoff")
+SPAWN = "agent.spawn"
+LIFECYCLE = "lifecycle"
+HANDOFF = "handoff"
+
+
+def check_transition(agent: Agent, to: str, reason: str | None = None) -> None:
+    """Raise Conflict unless ``agent`` may go to state ``to`` (with ``reason``)."""
+    if to not in STATES:
+        raise UsageError(f"unknown state {to!r}", f"states: {', '.join(STATES)}")
+    if reason is not None and to == "TERMINATED" and reason not in REASONS:
+        raise UsageError(f"unknown termination reason {reason!r}", f"reasons: {', '.join(REASONS)}")
+    if to not in TRANSITIONS[agent.state]:
+        allowed = ", ".join(sorted(TRANSITIONS[agent.state])) or "none: it is final"
+        raise Conflict(f"{agent.id} is {agent.state} and cannot go to {to}", f"from {agent.state}: {allowed}")
+
+
+def fill_state(fill_pct: float, thresholds: Thresholds) -> str:
+    if fill_pct >= thresholds.critical_pct:
+        return "CRITICAL"
+    if fill_pct >= thresholds.warning_pct:
+        return "WARNING"
+    return "ACTIVE"
+
+
+@dataclass
+class Agent:
+    session: str
+    name: str
+    spawned: bool = False
+    type: str | None = None
+    role: str | None = None
+    version: int | None = None
+    trace: str | None = None
+    model: str | None = None
+    window: int | None = None  # its own setting, over every other source
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    policy: str = "notify"
+    auto_compress: str | None = None  # a compression policy the daemon runs at the trigger
+    predecessor: str | None = None
+    successor: str | None = None
+    state: str = "ACTIVE"
+    reason: str | None = None
+    detail: str | None = None
+    changed_ts: int | None = None
+    figures: UsageFigures | None = None  # from the usage seen since the daemon started
+
+    @property
+    def id(self) -> str:
+        return self.name if self.spawned else f"{self.session}/{self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "session": self.session,
+            "name": self.name,
+            "spawned": self.spawned,
+            "type": self.type,
+            "role": self.role,
+            "version": self.version,
+            "trace": self.trace,
+            "model": self.model,
+            "state": self.state,
+            "reason": self.reason,
+            "detail": self.detail,
+            "policy": self.policy,
+            "auto_compress": self.auto_compress,
+            "predecessor": self.predecessor,
+            "successor": self.successor,
+        }
+
+
+class Agents:
+    """Every agent the log knows, kept up to date by :meth:`apply` in log order."""
+
+    def __init__(self, thresholds: Thresholds, policy: str = "notify") -> None:
+        self.thresholds = thresholds
+        self.policy = policy
+        self._agents: dict[tuple[str, str], Agent] = {}
+        self.handoffs: dict[str, int] = {}  # trace -> handoffs made
+
+    def __iter__(self) -> Any:
+        return iter(list(self._agents.values()))
+
+    def get(self, session: str, name: str) -> Agent | None:
+        return self._agents.get((session, name))
+
+    def implicit(self, session: str, name: str | None) -> Agent:
+        """The agent ``name`` of ``session``, made with the defaults when first seen."""
+        key = (session, name or MAIN_AGENT)
+        agent = self._agents.get(key)
+        if agent is None:
+            agent = Agent(session, key[1], thresholds=self.thresholds, policy=self.policy)
+            self._agents[key] = agent
+        return agent
+
+    def apply(self, event: Event) -> None:
+        payload = event.payload
+        if event.kind == SPAWN:
+            agent = _spawned(event.session, payload, self.thresholds)
+            self._agents[(agent.session, agent.name)] = agent
+            agent.changed_ts = event.ts
+        elif event.kind == LIFECYCLE and isinstance(payload.get("to"), str):
+            agent = self.implicit(event.session, event.agent)
+            agent.state = payload["to"]
+            agent.reason = payload.get("reason")
+            agent.detail = payload.get("detail")
+            agent.changed_ts = event.ts
+        elif event.kind == HANDOFF and isinstance(payload.get("trace"), str):
+            self.handoffs[payload["trace"]] = self.handoffs.get(payload["trace"], 0) + 1
+            agent = self.implicit(event.session, event.agent)
+            agent.successor = payload.get("successor")
+
+    def find(self, ref: str) -> Agent:
+        """An agent by id (``name`` of a spawned agent, ``session/name``), or by a unique prefix
+        of one, or a session name or prefix (its main agent)."""
+        agents = list(self._agents.values())
+        exact = [a for a in agents if a.id == ref] or [a for a in agents if a.session == ref and a.name == MAIN_AGENT]
+        if exact:
+            return exact[0]
+        found = {a.id: a for a in agents if a.id.startswith(ref)}
+        if not found:
+            raise NotFound(f"no agent matches {ref!r}", "list them with `toka agent list`")
+        if len(found) > 1:
+            names = ", ".join(sorted(found)[:5])
+            raise Ambiguous(f"{ref!r} matches {len(found)} agents: {names}", "give more of the id")
+        return next(iter(found.values()))
+
+    def next_version(self, trace: str, agent_type: str) -> int:
+        versions = [a.version or 0 for a in self._agents.values() if a.trace == trace and a.type == agent_type]
+        return max(versions, default=0) + 1
+
+
+def _spawned(session: str, payload: dict[str, Any], defaults: Thresholds) -> Agent:
+    limits = payload.get("thresholds") or {}
+    return Agent(
+        session=session,
+        name=payload["agent"],
+        spawned=True,
+        type=payload.get("type"),
+        role=payload.get("role"),
+        version=payload.get("version"),
+        trace=payload.get("trace"),
+        model=payload.get("model"),
+        window=payload.get("window"),
+        thresholds=Thresholds(
+            warning_pct=limits.get("warning_pct", defaults.warning_pct),
+            critical_pct=limits.get("critical_pct", defaults.critical_pct),
+            compress_pct=limits.get("compress_pct", defaults.compress_pct),
+        ),
+        policy=payload.get("policy") or "notify",
+        auto_compress=payload.get("auto_compress"),
+        predecessor=payload.get("predecessor"),
+        state="INITIALIZING",
+    )

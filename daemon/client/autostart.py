@@ -1,0 +1,148 @@
+"""Starting the daemon on first use, as atuin does it.
+
+A start-up lock keeps two clients from starting two daemons; success means the socket answers
+``hello`` (not merely that a pid exists); a stale socket is removed by the daemon itself, which
+holds the pidfile lock before it binds. When the daemon cannot start, the error quotes the last
+line it logged.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from daemon.paths import Paths
+from daemon.protocol import decode, request, result_of
+from store.errors import DaemonUnavailable, TokaError
+
+
+def answers(paths: Paths) -> bool:
+    from daemon.client.sync import connect_socket
+
+    try:
+        sock = connect_socket(paths.socket, timeout=2.0)
+    except DaemonUnavailable:
+        return False
+    try:
+        with sock, sock.makefile("rb") as reader:
+            sock.sendall(request(0, "hello", {}))
+            result_of(decode(reader.readline() or b"null"))
+        return True
+    except (OSError, TokaError):
+        return False
+
+
+def _start_failure(paths: Paths, log_offset: int) -> DaemonUnavailable:
+    """The daemon's own `error:`/`hint:` lines from what this start wrote to the log."""
+    try:
+        with paths.log_file.open("rb") as handle:
+            handle.seek(log_offset)
+            lines = handle.read().decode(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    reason = next((line for line in reversed(lines) if line.startswith("error: ")), None)
+    if reason is None:  # a crash rather than a refusal: the traceback's last line says most
+        reason = next((line for line in reversed(lines) if "error" in line.lower()), "no log written")
+    hint = next((line for line in reversed(lines) if line.startswith("hint: ")), None)
+    log_hint = f"see {paths.log_file}"
+    return DaemonUnavailable(
+        f"the daemon exited at start-up: {reason.removeprefix('error: ').strip()}",
+        f"{hint.removeprefix('hint: ').strip()} ({log_hint})" if hint else log_hint,
+    )
+
+
+def start_daemon(paths: Paths, timeout: float | None = None) -> None:
+    """Start a daemon in the background and wait until it answers (no-op if one does)."""
+    paths.check_socket_length()
+    try:
+        paths.ensure_runtime_dir()
+        paths.log_file.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(paths.start_lock, "a")  # noqa: SIM115 - closed by the `with` below
+        log = open(paths.log_file, "ab")  # noqa: SIM115 - the same
+    except OSError as exc:
+        raise DaemonUnavailable(
+            f"cannot prepare the daemon's directories: {exc}",
+            "check that the data dir is writable, or set TOKA_HOME",
+        ) from None
+    if timeout is None:
+        from daemon.config import load_settings
+
+        timeout = load_settings(paths.config_file).settings.start_timeout
+    with lock, log:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent starter finishes first
+        if answers(paths):
+            return
+        log_offset = log.seek(0, os.SEEK_END)
+        env = dict(os.environ)
+        if "TOKA_HOME" in env:
+            env["TOKA_HOME"] = str(Path(env["TOKA_HOME"]).expanduser().absolute())
+        # -P keeps the caller's working directory off sys.path: a project folder that happens
+        # to hold its own `daemon` package must not be what starts. cwd / holds no mount busy.
+        process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "daemon"],
+            cwd="/",
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if answers(paths):
+                return
+            if process.poll() is not None:
+                raise _start_failure(paths, log_offset)
+            time.sleep(0.01)
+        raise DaemonUnavailable(f"the daemon did not answer within {timeout:g}s", f"see {paths.log_file}")
+
+
+# How long `stop` waits for the daemon's process to be gone after it acknowledged.
+STOP_WAIT_S = 15.0
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether the process runs. An exited one that nobody reaped yet (a zombie) does not: it
+    answers kill(pid, 0) until its parent reaps it, which is this process for a daemon it
+    autostarted, and PID 1 otherwise, which in many containers reaps late or never."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False  # no /proc (macOS): kill(pid, 0) has to do
+    return stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]
+
+
+def stop_daemon(paths: Paths) -> int | None:
+    """Ask the daemon to stop and wait until its process is gone; its pid, None when none ran."""
+    from daemon.client.sync import Client, probe
+
+    if probe(paths).state == "unreachable":
+        return None
+    with Client(paths, autostart=False) as client:
+        pid = int(client.call("shutdown")["pid"])
+    deadline = time.monotonic() + STOP_WAIT_S
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if _pid_alive(pid):
+        raise DaemonUnavailable(f"the daemon (pid {pid}) did not stop within {STOP_WAIT_S:g}s", f"kill {pid}")
+    return pid

@@ -1,0 +1,253 @@
+"""The working context of a session: what an agent should see now, fitted to a token budget.
+
+The budget is shared out first (``ALLOCATION``): a reserve for the model's answer and one for the
+next input are set aside; pinned items (system messages, and the notes that must not be lost:
+decisions, constraints, assumptions) get up to their share, the context store's pinned memory up
+to its own; the history gets the rest, and whatever the first two did not use. The history is
+the summaries of the session's stored compressions with the events they kept (at most
+``SUMMARIES_SHARE`` of it), then the events after the last compressed range, newest kept
+first. When those do not fit, the compression engine is run on them with the asked policy,
+without storing anything: its summary (or, for fifo and window, nothing) stands for the older
+events. The document says what was included, what was left out and why, with token counts per
+part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from daemon.compress.service import COMPRESSION, in_context
+from store.errors import UsageError
+from store.events import Event
+
+if TYPE_CHECKING:
+    from daemon.agents.lifecycle import Lifecycle
+    from daemon.compress.tokens import Estimator
+    from daemon.memory.context_store import ContextStore, Entry
+
+# Shares of the budget, in this order; the history gets what is left.
+ALLOCATION = {"output_reserve": 0.15, "input_reserve": 0.10, "system": 0.15, "memory": 0.10}
+# Of the history's share, the most that stored summaries (and the events they kept) may take:
+# the newest events matter more than an old range's detail.
+SUMMARIES_SHARE = 0.4
+PINNED_NOTES = ("note.decision", "note.constraint", "note.assumption")
+MIN_BUDGET = 1_000
+MAX_BUDGET = 10_000_000
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Item:
+    part: str
+    role: str
+    content: str
+    tokens: int
+    event: Event | None = None
+    label: str = "summary"  # what an item that is not an event is: a summary, a memory entry
+
+    def cited(self) -> dict[str, Any]:
+        event = self.event
+        where = (
+            {"seq": None, "id": None, "kind": self.label}
+            if event is None
+            else {
+                "seq": event.seq,
+                "id": event.id,
+                "kind": event.kind,
+            }
+        )
+        return {"part": self.part, **where, "tokens": self.tokens}
+
+
+def render(event: Event) -> tuple[str, str] | None:
+    """(role, content) of an event as an agent reads it; None for what is not replayed."""
+    payload = event.payload
+    if event.kind == "message" and isinstance(payload.get("text"), str):
+        return str(payload.get("role") or "user"), payload["text"]
+    if event.kind == "tool.call":
+        call = json.dumps(payload.get("input"), ensure_ascii=False, separators=(",", ":"))
+        return "assistant", f"[tool call {payload.get('tool')}] {call}"
+    if event.kind == "tool.result":
+        output = payload.get("output")
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        status = " failed" if payload.get("is_error") is True else ""
+        return "user", f"[tool result{status}] {text}"
+    if event.kind == "compaction" and isinstance(payload.get("summary"), str):
+        return "user", f"[summary of the earlier conversation] {payload['summary']}"
+    if event.kind.startswith("note.") and isinstance(payload.get("text"), str):
+        why = f" (because: {payload['reason']})" if isinstance(payload.get("reason"), str) else ""
+        return "system", f"[{event.kind.removeprefix('note.')}] {payload['text']}{why}"
+    return None
+
+
+def _pinned(event: Event) -> bool:
+    return (event.kind == "message" and event.payload.get("role") == "system") or event.kind in PINNED_NOTES
+
+
+async def assemble(
+    lifecycle: Lifecycle,
+    session: str,
+    budget: int,
+    policy: str,
+    memory: ContextStore | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    from daemon.compress.tokens import estimator
+
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise UsageError(f"the budget must be from {MIN_BUDGET:,} to {MAX_BUDGET:,} tokens, got {budget:,}")
+    info = await lifecycle.store.session(session)
+    events: list[Event] = []
+    async for event in lifecycle.store.replay(session):
+        if progress is not None and event.seq % 500 == 0:
+            progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
+        events.append(event)
+    count = estimator()
+    kinds = lifecycle.settings.kinds
+    pinned = [] if memory is None else _pinned_memory(memory, lifecycle, session)
+    return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
+
+
+def _pinned_memory(memory: ContextStore, lifecycle: Lifecycle, session: str) -> list[Entry]:
+    """Pinned entries of the scopes this session sees: global, the session, its agents, their traces."""
+    agents = [a for a in lifecycle.agents if a.session == session]
+    scopes = {"global", f"session:{session}"} | {f"agent:{a.id}" for a in agents}
+    scopes |= {f"trace:{a.trace}" for a in agents if a.trace}
+    return [e for e in memory.entries(pinned=True) if e.scope in scopes]
+
+
+def _assemble(
+    events: list[Event],
+    session: str,
+    budget: int,
+    policy: str,
+    count: Estimator,
+    kinds: tuple[str, ...],
+    pinned_memory: list[Entry],
+) -> dict[str, Any]:
+    from daemon.compress import compress
+    from daemon.compress.tokens import event_tokens
+    from daemon.redact import redact
+
+    shares = {name: int(budget * share) for name, share in ALLOCATION.items()}
+    left_out: list[dict[str, Any]] = []
+
+    def item(part: str, event: Event) -> Item | None:
+        shown = render(event)
+        if shown is None:
+            return None
+        return Item(part, shown[0], shown[1], event_tokens(event, count), event)
+
+    def leave(found: Item, reason: str) -> None:
+        left_out.append({**found.cited(), "reason": reason})
+
+    compressions = [e for e in events if e.kind == COMPRESSION]
+    covered = max((_last_seq(c) for c in compressions), default=0)
+    kept = {seq for c in compressions for seq in c.payload.get("kept_seqs") or ()}
+    content = [e for e in events if in_context(e)]
+    pinned = [i for e in content if _pinned(e) and (i := item("system", e)) is not None]
+    system = _fit(pinned, shares["system"], leave, "over the system share")
+    remembered = [
+        Item(
+            "memory",
+            "system",
+            f"[memory {e.scope} {e.key}] {json.dumps(e.value, ensure_ascii=False)}",
+            0,
+            None,
+            "memory",
+        )
+        for e in pinned_memory
+    ]
+    for entry in remembered:
+        entry.tokens = count.count(entry.content)
+    memory = _fit(remembered, shares["memory"], leave, "over the memory share")
+    history_budget = budget - shares["output_reserve"] - shares["input_reserve"]
+    history_budget -= sum(i.tokens for i in system) + sum(i.tokens for i in memory)
+    summaries = [
+        Item("summaries", "user", f"[summary of events {c.payload['first_seq']}-{c.payload['last_seq']}] {text}", 0)
+        for c in compressions
+        if (text := c.payload.get("summary"))
+    ]
+    for summary in summaries:
+        summary.tokens = count.count(summary.content)
+    earlier = [i for e in content if e.seq in kept and not _pinned(e) and (i := item("history", e)) is not None]
+    summaries = _fit(summaries + earlier, int(history_budget * SUMMARIES_SHARE), leave, "over the summaries share")
+    history_budget -= sum(i.tokens for i in summaries)
+    newest = [i for e in content if e.seq > covered and not _pinned(e) and (i := item("history", e)) is not None]
+    fitted_by = None
+    if sum(i.tokens for i in newest) > history_budget and newest:
+        result = compress(
+            [i.event for i in newest if i.event is not None],
+            policy=policy,
+            target_tokens=max(history_budget, 0),
+            tokens=lambda event: event_tokens(event, count),
+            redact=lambda text: redact(text, kinds).text,
+        )
+        fitted_by = result.to_json()
+        if result.last_seq is not None:
+            last, keep = result.last_seq, set(result.kept_seqs)
+            for found in newest:
+                if found.event is not None and found.event.seq <= last and found.event.seq not in keep:
+                    leave(found, f"older than what fits: {policy} left it out")
+            newest = [i for i in newest if i.event is not None and (i.event.seq > last or i.event.seq in keep)]
+            if policy in ("summarize", "importance") and result.summary:
+                note = Item("history", "user", f"[summary of earlier events] {result.summary}", 0)
+                note.tokens = count.count(note.content)
+                newest.insert(0, note)
+    history = _fit_newest(newest, history_budget, leave)
+    parts = {"system": system, "memory": memory, "summaries": summaries, "history": history}
+    included = [i for part in parts.values() for i in part]
+    used = sum(i.tokens for i in included)
+    return {
+        "session": session,
+        "budget": budget,
+        "policy": policy,
+        "estimator": count.name,
+        "allocation": shares | {"history": budget - sum(shares.values())},
+        "parts": {name: {"tokens": sum(i.tokens for i in p), "items": len(p)} for name, p in parts.items()},
+        "tokens": used,
+        "compressions": [c.id for c in compressions],
+        "fitted_by": fitted_by,
+        "included": [i.cited() for i in included],
+        "left_out": left_out,
+        "messages": [{"role": i.role, "content": i.content} for i in included],
+    }
+
+
+def _last_seq(compression: Event) -> int:
+    last = compression.payload.get("last_seq")
+    return last if isinstance(last, int) else 0
+
+
+def _fit(items: list[Item], budget: int, leave: Callable[[Item, str], None], reason: str) -> list[Item]:
+    """Items in order while they fit; the others are left out."""
+    kept: list[Item] = []
+    used = 0
+    for found in items:
+        if used + found.tokens <= budget:
+            kept.append(found)
+            used += found.tokens
+        else:
+            leave(found, reason)
+    return kept
+
+
+def _fit_newest(items: list[Item], budget: int, leave: Callable[[Item, str], None]) -> list[Item]:
+    """The newest items that fit, in log order: from the first that does not, everything older
+    is left out, so the history has no holes."""
+    kept: list[Item] = []
+    used = 0
+    full = False
+    for found in reversed(items):
+        full = full or used + found.tokens > budget
+        if full:
+            leave(found, "over the history share")
+        else:
+            kept.append(found)
+            used += found.tokens
+    return kept[::-1]

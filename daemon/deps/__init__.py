@@ -1,0 +1,1 @@
+"""The dependency graph of agents or workstreams."""

@@ -1,0 +1,235 @@
+"""Handoffs in the log: built from an agent's session (daemon/handoff/), stored as ``handoff``
+events, listed, walked as chains, and checked against the log they were built from.
+
+Every text of the document is redacted (``redaction.kinds``) before it is stored; the kinds
+used are stored with it, so ``verify`` rebuilds the same document. A ``handoff`` event belongs
+to the session of the agent that hands off, and is not part of
+the documents built from that session later: building twice from the same log gives the same
+document (and the same event, keyed by its digest). Its payload holds the
+trace, the predecessor (that agent's id), the successor (the agent spawned to continue, or
+null for a document made by hand), the reason, the document (``Handoff.to_json``) and its two
+renders, markdown and the continuation prompt. The handoff's id is the event's id. The latest
+handoff of a trace is its active one: the one the trace continues from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import fields, is_dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from daemon.agents.model import HANDOFF, Agent
+from daemon.agents.usage import session_usage
+from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
+from daemon.handoff.render import render_markdown, render_prompt
+from daemon.redact import redact
+from store.base import EventQuery
+from store.errors import NotFound
+from store.events import Event, format_ts, parse_new_event, parse_ts
+
+if TYPE_CHECKING:
+    from daemon.agents.lifecycle import Lifecycle
+
+log = logging.getLogger("toka.daemon")
+
+# Events of a trace's first session read to find its original request.
+_FIRST_EVENTS = 500
+
+
+async def build_handoff(
+    lifecycle: Lifecycle, agent: Agent, successor: str | None = None, reason: str | None = None
+) -> Event:
+    """Build the handoff document of ``agent`` from its session's log and store it."""
+    store = lifecycle.store
+    builder = HandoffBuilder(original_request=await _original_request(lifecycle, agent))
+    async for event in store.replay(agent.session):
+        if event.kind != HANDOFF:
+            builder.add(event)
+    figures = await session_usage(store, agent.session, agent.name if agent.spawned else None)
+    figures.model = figures.model or agent.model
+    window = figures.window(agent.window, lifecycle.settings.windows)
+    subject = Subject(
+        agent=agent.id,
+        session=agent.session,
+        type=agent.type,
+        role=agent.role,
+        version=agent.version or 1,
+        model=figures.model,
+        window=window[0],
+        state=agent.state,
+        trace=agent.trace or agent.session,
+        predecessor=agent.predecessor,
+        reason=reason,
+    )
+    kinds = lifecycle.settings.kinds
+    document = redacted(builder.finish(subject, figures.to_json(window, agent.thresholds)), kinds)
+    payload = {
+        "trace": subject.trace,
+        "predecessor": agent.id,
+        "successor": successor,
+        "reason": reason,
+        "document": document.to_json(),
+        "redacted": list(kinds),
+        "markdown": render_markdown(document),
+        "prompt": render_prompt(document),
+    }
+    stored = {
+        "session": agent.session,
+        "agent": agent.name,
+        "kind": HANDOFF,
+        "key": f"handoff:{document.digest[:32]}",
+        "payload": payload,
+    }
+    [result] = await lifecycle.append([parse_new_event(stored)])
+    if lifecycle.markdown_dir is not None:
+        _write_markdown(lifecycle.markdown_dir, result.event)
+    return result.event
+
+
+def _write_markdown(folder: Path, event: Event) -> None:
+    """``<folder>/<trace>/<id>.md``; a failure is logged, the handoff stands."""
+    trace = str(event.payload["trace"]).replace("/", "_").replace("\\", "_").lstrip(".") or "_"
+    target = folder / trace / f"{event.id[:16]}.md"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(event.payload["markdown"], encoding="utf-8")
+    except OSError as exc:
+        log.warning("handoff %s not written to %s: %s", event.id[:12], target, exc)
+
+
+async def _original_request(lifecycle: Lifecycle, agent: Agent) -> Request | None:
+    """The first request of the trace's first session (None: the session's own first one)."""
+    if agent.trace is None:
+        return None
+    first = min(
+        (a for a in lifecycle.agents if a.trace == agent.trace and a.spawned),
+        key=lambda a: a.version or 0,
+        default=None,
+    )
+    if first is None or first.session == agent.session:
+        return None
+    events = await lifecycle.store.query(EventQuery(session=first.session, limit=_FIRST_EVENTS))
+    return first_request(events)
+
+
+async def all_handoffs(lifecycle: Lifecycle) -> list[Event]:
+    return [event async for event in lifecycle.store.scan(EventQuery(kinds=(HANDOFF,)))]
+
+
+async def get_handoff(lifecycle: Lifecycle, ref: str) -> Event:
+    try:
+        event = await lifecycle.store.get(ref)
+    except NotFound:
+        raise NotFound(f"no handoff matches {ref!r}", "list them with `toka handoff list`") from None
+    if event.kind != HANDOFF:
+        raise NotFound(f"{ref!r} is a {event.kind} event, not a handoff", "list them with `toka handoff list`")
+    return event
+
+
+def summary(event: Event, active: bool) -> dict[str, Any]:
+    """A handoff without its document: who, when, why, how full, how far along."""
+    payload = event.payload
+    document = payload.get("document") or {}
+    usage = document.get("usage") or {}
+    return {
+        "id": event.id,
+        "seq": event.seq,
+        "ts": format_ts(event.ts),
+        "session": event.session,
+        "trace": payload.get("trace"),
+        "predecessor": payload.get("predecessor"),
+        "successor": payload.get("successor"),
+        "reason": payload.get("reason"),
+        "fill_pct": usage.get("fill_pct"),
+        "progress": document.get("progress"),
+        "active": active,
+    }
+
+
+def summaries(events: list[Event]) -> list[dict[str, Any]]:
+    """Each handoff's summary, the latest of each trace marked active."""
+    latest = {e.payload.get("trace"): e.id for e in events}
+    return [summary(e, latest[e.payload.get("trace")] == e.id) for e in events]
+
+
+def stats(events: list[Event]) -> dict[str, Any]:
+    rows = summaries(events)
+    fills = [r["fill_pct"] for r in rows if isinstance(r["fill_pct"], (int, float))]
+    done = [
+        r["progress"]["done"] / r["progress"]["total"]
+        for r in rows
+        if isinstance(r["progress"], dict) and r["progress"].get("total")
+    ]
+    return {
+        "handoffs": len(rows),
+        "traces": len({r["trace"] for r in rows}),
+        "by_reason": dict(Counter(r["reason"] or "manual" for r in rows)),
+        "average_fill_pct": round(sum(fills) / len(fills), 1) if fills else None,
+        "average_completion_pct": round(100 * sum(done) / len(done), 1) if done else None,
+    }
+
+
+async def verify(lifecycle: Lifecycle, event: Event) -> dict[str, Any]:
+    """Whether the stored document is intact and still what its session's log gives."""
+    document = event.payload.get("document") or {}
+    footer = document.get("footer") or {}
+    problems: list[str] = []
+    if document_digest(document) != footer.get("digest"):
+        problems.append("the document does not match its own digest: it was changed after it was built")
+    head_seq = footer.get("head_seq")
+    rebuilt = None
+    if isinstance(head_seq, int):
+        try:
+            head = await lifecycle.store.get_by_seq(head_seq)
+        except NotFound:
+            head = None
+        if head is None or head.id != footer.get("head"):
+            problems.append(f"the head event it was built from (seq {head_seq}) is not in the log as it was")
+        else:
+            rebuilt = await _rebuild(lifecycle, event, document, head_seq)
+            if rebuilt != footer.get("digest"):
+                problems.append("the session's log up to the head no longer gives this document")
+    return {
+        "id": event.id,
+        "ok": not problems,
+        "digest": footer.get("digest"),
+        "rebuilt": rebuilt,
+        "problems": problems,
+    }
+
+
+async def _rebuild(lifecycle: Lifecycle, event: Event, document: dict[str, Any], head_seq: int) -> str:
+    """The digest of the document built again from the log up to ``head_seq``, with the same
+    subject, usage and original request as the stored one."""
+    subject = Subject(**{k: v for k, v in document["subject"].items() if k in Subject.__dataclass_fields__})
+    original = document.get("original_request")
+    request = None if original is None else Request(original["text"], original["event"], parse_ts(original["ts"]))
+    builder = HandoffBuilder(original_request=request)
+    async for item in lifecycle.store.replay(event.session, to_seq=head_seq):
+        if item.kind != HANDOFF:
+            builder.add(item)
+    kinds = event.payload.get("redacted") or ()
+    return redacted(builder.finish(subject, document.get("usage")), kinds).digest
+
+
+def redacted(document: Handoff, kinds: Collection[str]) -> Handoff:
+    """The document with personal data and secrets redacted from every text in it (ids and
+    digests are hex and stay as they are), and its digest computed again."""
+    if not kinds:
+        return document
+    clean: Handoff = _redact_value(document, kinds)
+    return replace(clean, digest=document_digest(clean.to_json()))
+
+
+def _redact_value(value: Any, kinds: Collection[str]) -> Any:
+    if isinstance(value, str):
+        return redact(value, kinds).text
+    if isinstance(value, tuple):
+        return tuple(_redact_value(item, kinds) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: _redact_value(getattr(value, f.name), kinds) for f in fields(value) if f.init}
+        return replace(value, **changed)
+    return value

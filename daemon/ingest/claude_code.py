@@ -1,0 +1,471 @@
+"""Claude Code session transcripts (``~/.claude/projects/**/*.jsonl``) as toka events.
+
+The parser reads one file line by line and yields events in the shape ``events.append`` takes
+(``session``, ``agent``, ``kind``, ``ts``, ``key``, ``payload``). It holds bounded state only (the
+response whose usage is being gathered, a window of recently emitted responses, the events of a
+file that has not yet named its session), so a 700 MB transcript costs no more memory than a
+small one. Nobody publishes a schema for these files and Claude Code changes them often
+(shared/docs/agent-formats.md, section 1), so no field is assumed to exist: a record that cannot
+be mapped is kept whole as a ``raw`` event, and a line that is not a JSON object is reported as a
+``BadLine`` while parsing carries on.
+
+Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the line>`` without one):
+
+- session: the record's ``sessionId``; else the last one seen in the file; else, for lines
+  before the first ``sessionId``, the first one that follows; else the file stem (the
+  ``<session>`` folder for ``<session>/subagents/agent-*.jsonl``). Subagent files carry the
+  parent's ``sessionId``, so their events land in the parent session under their own agent.
+- agent: ``"main"`` for the main chain; for ``isSidechain`` records and for records in
+  ``agent-*.jsonl`` files, the ``agentId`` (else the id in the file name, else ``"sidechain"``
+  for inline 1.0.x sidechains).
+- ts: the record's ``timestamp`` when it is a valid ISO-8601 time, else None (the store's clock).
+- ``user`` / ``assistant`` records, per content block ``i`` (key ``{rid}:{i}``):
+  ``text`` → ``message`` {role, text}; a plain-string user content → ``message`` {role, text};
+  ``thinking`` → ``thinking`` {text, signature?, hidden: true when the text was withheld};
+  ``redacted_thinking`` → ``thinking`` {text: "", redacted: true};
+  ``tool_use`` / ``server_tool_use`` → ``tool.call`` {tool, tool_use_id, input};
+  ``tool_result`` → ``tool.result`` {tool_use_id, output (text blocks joined), is_error};
+  any other block (images, ...) → ``block`` {role, type, block}.
+  User messages flagged ``isMeta`` carry ``meta: true``.
+- a user record with ``isCompactSummary`` → ``compaction`` {summary, boundary (the boundary
+  record's uuid, null in 1.0.x)}, key ``{rid}:0``.
+- ``system`` with subtype ``compact_boundary`` → ``compaction`` {trigger, pre_tokens,
+  logical_parent}; other ``system`` records → ``system`` {subtype, content, level, detail (the
+  record's other, non-envelope fields)}; key ``{rid}:0``.
+- ``summary`` → ``session.title`` {title, leaf}, key ``title:{leafUuid}``.
+- the first record of each session in a file that has ``cwd``, ``gitBranch`` or ``version`` →
+  ``session.meta`` {source: "claude-code", cwd, git_branch, version}, key ``meta:{rid}``.
+- assistant ``message.usage`` → one ``usage`` event per response (``message.id`` + ``requestId``)
+  with the largest ``output_tokens`` among the records Claude Code writes for it (one per content
+  block): {model, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens,
+  context_tokens (input + cache creation + cache read: the prompt's size), message_id,
+  request_id, sidechain}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
+  ``isApiErrorMessage`` records count no usage. The records of one response are consecutive per
+  agent, so the response is held until that agent starts another one, a compaction comes, or the
+  parser is flushed (at the end of the file, or of what a growing file holds so far). A record of
+  a response already emitted that reports more output (the response was still being written
+  when the parser was flushed) adds a revision: {model, output_tokens (the increase),
+  message_id, request_id, sidechain, revision: true}, key ``usage:{message_id}:{request_id}:+{output}``,
+  which adds to the output count and to nothing else.
+- every other record type (``progress``, ``attachment``, ``file-history-snapshot``, ...) →
+  ``raw`` {type, record}, key ``raw:{rid}``, counted in ``ParseStats.unknown_types``.
+
+Keys come from the source's own ids and never from the file name, so importing a file twice,
+or history that a 1.0.x resume copied into another file under the same uuids, yields the same
+keys, and the store answers with the events it already has (keys are unique per session).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.ingest.lines import ParseStats
+from daemon.ingest.parser import State, parse_whole
+from store.errors import InvalidEvent
+from store.events import digest, fit_name, format_ts, parse_ts
+
+SOURCE = "claude-code"
+# Events held back while a file has not yet named its session (1.0.x files open with up to a few
+# dozen ``summary`` lines); past this many they go to the fallback session.
+PENDING_LIMIT = 1000
+# Responses whose usage was emitted, remembered so that a late repeat is not counted twice;
+# a snapshot keeps the latest few (a flushed response may go on in the next records).
+RECENT_RESPONSES = 4096
+SNAPSHOT_RESPONSES = 64
+# Agents with a response in flight at once (parallel inline sidechains in 1.0.x).
+OPEN_RESPONSES = 64
+# Ids and names longer than this are not ids: the record is treated as having none.
+MAX_ID_CHARS = 200
+SYNTHETIC_MODEL = "<synthetic>"
+# Fields every conversation record carries; a system record's other fields are its detail.
+_ENVELOPE = frozenset(
+    {
+        "type",
+        "subtype",
+        "content",
+        "level",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "sessionId",
+        "timestamp",
+        "isSidechain",
+        "userType",
+        "cwd",
+        "gitBranch",
+        "version",
+        "slug",
+        "entrypoint",
+        "agentId",
+        "isMeta",
+    }
+)
+
+Event = dict[str, Any]
+
+
+@dataclass
+class _Response:
+    """The usage of the response an agent is in the middle of, as its event."""
+
+    id: tuple[str, str]
+    event: Event
+
+
+def parse_claude_code(path: Path, stats: ParseStats) -> Iterator[Event]:
+    """The events of one Claude Code transcript file, in file order; ``stats`` is updated."""
+    return parse_whole(ClaudeCodeParser, path, stats)
+
+
+def find_transcripts(root: Path) -> list[Path]:
+    """Claude Code transcripts under ``root`` (or ``root`` itself, with its subagent files):
+    each main file followed by its ``<session>/subagents/agent-*.jsonl`` files, then the
+    ``agent-*.jsonl`` files that sit beside sessions and any other subagent file."""
+    if root.is_file():
+        files = [root]
+        folder = root.with_suffix("") / "subagents"
+        if folder.is_dir():
+            files += sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
+        return files
+    found = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    ordered: list[Path] = []
+    listed: set[Path] = set()
+    for main in (p for p in found if not _is_subagent_file(p)):
+        folder = main.with_suffix("") / "subagents"
+        for path in [main, *sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())]:
+            if path not in listed:
+                ordered.append(path)
+                listed.add(path)
+    ordered += [p for p in found if p not in listed]
+    return ordered
+
+
+def _is_subagent_file(path: Path) -> bool:
+    return path.name.startswith("agent-") or path.parent.name == "subagents"
+
+
+class ClaudeCodeParser:
+    """The state of one file's parse: bounded whatever the file's size (see daemon.ingest.parser)."""
+
+    def __init__(self, path: Path, stats: ParseStats, state: State | None = None) -> None:
+        self.path = path
+        self.stats = stats
+        self.file_agent = (
+            fit_name(path.stem.removeprefix("agent-"), MAX_ID_CHARS) if path.name.startswith("agent-") else None
+        )
+        subagents = path.parent.name == "subagents" and path.name.startswith("agent-")
+        self.fallback_session = (
+            (fit_name(path.parent.parent.name, MAX_ID_CHARS) if subagents else None)
+            or fit_name(path.stem, MAX_ID_CHARS)
+            or "-"
+        )
+        self.session: str | None = None
+        self.pending: list[Event] = []
+        self.meta_sessions: set[str] = set()
+        self.open: OrderedDict[str, _Response] = OrderedDict()
+        self.emitted: OrderedDict[tuple[str, str], int] = OrderedDict()  # response -> output counted
+        # Records without a timestamp (summaries, snapshots, modes) take the one before them;
+        # those before any take the file's modification time: an upper bound, never "now".
+        self.last_ts = _mtime(path)
+        if state is not None:
+            self.session = state.get("session")
+            self.meta_sessions = set(state.get("meta_sessions", ()))
+            self.last_ts = state.get("last_ts", self.last_ts)
+            self.emitted.update(((mid, rid), output) for mid, rid, output in state.get("emitted", ()))
+            self.pending = list(state.get("pending", ()))
+
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterator[Event]:
+        session = fit_name(record.get("sessionId"), MAX_ID_CHARS)
+        if session is not None:
+            if self.session is None:
+                yield from self._release(session)
+            self.session = session
+        yield from self._settle(self._record(number, raw, record, session or self.session))
+
+    def flush(self, end: bool = True) -> Iterator[Event]:
+        """The responses held open; at the ``end``, the events of a file that has not named its
+        session, in the fallback session (a later ``sessionId`` is still taken up)."""
+        yield from self._settle(self._close_responses())
+        if end:
+            yield from self._release(self.session or self.fallback_session)
+
+    def snapshot(self) -> State:
+        recent = list(self.emitted.items())[-SNAPSHOT_RESPONSES:]
+        return {
+            "session": self.session,
+            "meta_sessions": sorted(self.meta_sessions),
+            "last_ts": self.last_ts,
+            "emitted": [[mid, rid, output] for (mid, rid), output in recent],
+            "pending": self.pending,
+        }
+
+    def _settle(self, events: list[Event]) -> Iterator[Event]:
+        """Yield the events whose session is known; hold the others until the file names it."""
+        for event in events:
+            if event["session"] is None and self.session is not None:
+                event["session"] = self.session  # a held response that ended after the session was named
+            if event["session"] is not None:
+                yield self._counted(event)
+                continue
+            self.pending.append(event)
+            if len(self.pending) >= PENDING_LIMIT:
+                self.session = self.fallback_session
+                yield from self._release(self.fallback_session)
+
+    def _counted(self, event: Event) -> Event:
+        self.stats.events += 1
+        return event
+
+    def _release(self, session: str) -> Iterator[Event]:
+        for event in self.pending:
+            event["session"] = session
+            yield self._counted(event)
+        self.pending.clear()
+
+    def _record(self, number: int, raw: bytes, record: dict[str, Any], session: str | None) -> list[Event]:
+        kind = record.get("type")
+        agent = self._agent(record)
+        rid = fit_name(record.get("uuid"), MAX_ID_CHARS) or f"{agent}@{number}#{digest(raw)[:16]}"
+        ts = _ts(record.get("timestamp"))
+        if ts is None:
+            ts = self.last_ts
+            self.stats.borrowed_timestamps += 1
+        else:
+            self.last_ts = ts
+        events: list[Event] = []
+
+        def add(kind: str, key: str, payload: dict[str, Any]) -> None:
+            events.append({"session": session, "agent": agent, "kind": kind, "ts": ts, "key": key, "payload": payload})
+
+        if session is not None and session not in self.meta_sessions and _has_meta(record):
+            self.meta_sessions.add(session)
+            add("session.meta", f"meta:{rid}", _meta(record))
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind in ("user", "assistant") and isinstance(content, (str, list)):
+            if kind == "user" and record.get("isCompactSummary") is True:
+                events[:0] = self._close_responses()
+                add("compaction", f"{rid}:0", {"summary": _text_of(content), "boundary": record.get("parentUuid")})
+            elif isinstance(content, str):
+                add("message", f"{rid}:0", _message(kind, content, record))
+            else:
+                if kind == "assistant" and isinstance(message, dict):
+                    events[:0] = self._usage(record, message, rid, agent, session, ts)
+                for index, block in enumerate(content):
+                    block_kind, payload = _block(kind, block, record)
+                    add(block_kind, f"{rid}:{index}", payload)
+        elif kind == "system" and record.get("subtype") == "compact_boundary":
+            events[:0] = self._close_responses()
+            meta = record.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            add(
+                "compaction",
+                f"{rid}:0",
+                {
+                    "trigger": meta.get("trigger"),
+                    "pre_tokens": meta.get("preTokens"),
+                    "logical_parent": record.get("logicalParentUuid"),
+                },
+            )
+        elif kind == "system":
+            detail = {k: v for k, v in record.items() if k not in _ENVELOPE}
+            add(
+                "system",
+                f"{rid}:0",
+                {
+                    "subtype": record.get("subtype"),
+                    "content": record.get("content"),
+                    "level": record.get("level"),
+                    "detail": detail,
+                },
+            )
+        elif kind == "summary":
+            leaf = fit_name(record.get("leafUuid"), MAX_ID_CHARS)
+            add(
+                "session.title",
+                f"title:{leaf or digest(raw)[:16]}",
+                {"title": record.get("summary"), "leaf": record.get("leafUuid")},
+            )
+        else:
+            type_name = kind if isinstance(kind, str) else repr(kind)
+            self.stats.unknown_types[type_name] += 1
+            add("raw", f"raw:{rid}", {"type": kind, "record": record})
+        return events
+
+    def _agent(self, record: dict[str, Any]) -> str:
+        if record.get("isSidechain") is True or self.file_agent is not None:
+            return fit_name(record.get("agentId"), MAX_ID_CHARS) or self.file_agent or "sidechain"
+        return "main"
+
+    def _usage(
+        self,
+        record: dict[str, Any],
+        message: dict[str, Any],
+        rid: str,
+        agent: str,
+        session: str | None,
+        ts: str | None,
+    ) -> list[Event]:
+        """The usage events a record completes: the agent's previous response when this record
+        starts a new one. The record's own usage is held until its response is complete."""
+        usage = message.get("usage")
+        model = message.get("model")
+        if not isinstance(usage, dict) or model == SYNTHETIC_MODEL or record.get("isApiErrorMessage") is True:
+            return []
+        message_id = fit_name(message.get("id"), MAX_ID_CHARS) or f"uuid:{rid}"
+        request_id = fit_name(record.get("requestId"), MAX_ID_CHARS) or ""
+        response = (message_id, request_id)
+        output = _tokens(usage, "output_tokens")
+        if response in self.emitted:
+            self.stats.duplicates_skipped += 1
+            counted = self.emitted[response]
+            if output <= counted:
+                return []
+            self.emitted[response] = output
+            revision = {
+                "model": model,
+                "output_tokens": output - counted,
+                "message_id": message_id,
+                "request_id": request_id or None,
+                "sidechain": record.get("isSidechain") is True,
+                "revision": True,
+            }
+            key = f"usage:{message_id}:{request_id}:+{output}"
+            return [{"session": session, "agent": agent, "kind": "usage", "ts": ts, "key": key, "payload": revision}]
+        current = self.open.get(agent)
+        if current is not None and current.id == response:
+            self.stats.duplicates_skipped += 1
+            if output > current.event["payload"]["output_tokens"]:
+                current.event["payload"] = _usage_payload(usage, model, response, record)
+            return []
+        done = [self._emit(self.open.pop(agent))] if current is not None else []
+        event = {
+            "session": session,
+            "agent": agent,
+            "kind": "usage",
+            "ts": ts,
+            "key": f"usage:{message_id}:{request_id}",
+            "payload": _usage_payload(usage, model, response, record),
+        }
+        self.open[agent] = _Response(response, event)
+        if len(self.open) > OPEN_RESPONSES:
+            done.append(self._emit(self.open.popitem(last=False)[1]))
+        return done
+
+    def _emit(self, response: _Response) -> Event:
+        self.emitted[response.id] = response.event["payload"]["output_tokens"]
+        if len(self.emitted) > RECENT_RESPONSES:
+            self.emitted.popitem(last=False)
+        return response.event
+
+    def _close_responses(self) -> list[Event]:
+        done = [self._emit(r) for r in self.open.values()]
+        self.open.clear()
+        return done
+
+
+def _mtime(path: Path) -> str | None:
+    try:
+        return format_ts(path.stat().st_mtime_ns // 1000)
+    except OSError:
+        return None
+
+
+def _ts(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parse_ts(value)
+    except InvalidEvent:
+        return None
+    return value
+
+
+def _tokens(usage: dict[str, Any], name: str) -> int:
+    value = usage.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _usage_payload(usage: dict[str, Any], model: Any, response: tuple[str, str], record: dict[str, Any]) -> Event:
+    input_tokens = _tokens(usage, "input_tokens")
+    cache_creation = _tokens(usage, "cache_creation_input_tokens")
+    cache_read = _tokens(usage, "cache_read_input_tokens")
+    return {
+        "model": model,
+        "input_tokens": input_tokens,
+        "output_tokens": _tokens(usage, "output_tokens"),
+        "cache_creation_tokens": cache_creation,
+        "cache_read_tokens": cache_read,
+        "context_tokens": input_tokens + cache_creation + cache_read,
+        "message_id": response[0],
+        "request_id": response[1] or None,
+        "sidechain": record.get("isSidechain") is True,
+    }
+
+
+def _has_meta(record: dict[str, Any]) -> bool:
+    return any(isinstance(record.get(name), str) for name in ("cwd", "gitBranch", "version"))
+
+
+def _meta(record: dict[str, Any]) -> Event:
+    return {
+        "source": SOURCE,
+        "cwd": record.get("cwd"),
+        "git_branch": record.get("gitBranch"),
+        "version": record.get("version"),
+    }
+
+
+def _message(role: str, text: str, record: dict[str, Any]) -> Event:
+    payload: Event = {"role": role, "text": text}
+    if record.get("isMeta") is True:
+        payload["meta"] = True
+    return payload
+
+
+def _text_of(content: Any) -> str:
+    """A string content as it is; the text blocks of a list joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _block(role: str, block: Any, record: dict[str, Any]) -> tuple[str, Event]:
+    kind = block.get("type") if isinstance(block, dict) else None
+    if not isinstance(block, dict):
+        return "block", {"role": role, "type": None, "block": block}
+    if kind == "text":
+        text = block.get("text")
+        return "message", _message(role, text if isinstance(text, str) else "", record)
+    if kind == "thinking":
+        text = block.get("thinking")
+        thinking: Event = {"text": text if isinstance(text, str) else ""}
+        if "signature" in block:
+            thinking["signature"] = block["signature"]
+        if not thinking["text"]:
+            thinking["hidden"] = True
+        return "thinking", thinking
+    if kind == "redacted_thinking":
+        return "thinking", {"text": "", "redacted": True}
+    if kind in ("tool_use", "server_tool_use"):
+        call: Event = {"tool": block.get("name"), "tool_use_id": block.get("id"), "input": block.get("input")}
+        if kind == "server_tool_use":
+            call["server"] = True
+        return "tool.call", call
+    if kind == "tool_result":
+        return "tool.result", {
+            "tool_use_id": block.get("tool_use_id"),
+            "output": _text_of(block.get("content")),
+            "is_error": block.get("is_error") is True,
+        }
+    return "block", {"role": role, "type": kind, "block": block}

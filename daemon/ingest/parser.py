@@ -1,0 +1,42 @@
+"""What every importer is: a parser fed one record at a time.
+
+The same parser reads a file whole (``toka import``) or follows it as it grows (``toka watch``):
+``feed`` takes each record in file order; ``flush`` gives what it held back for later records
+(Claude Code's usage waits for the last record of its response), everything at the ``end`` of a
+file, and what can go out now when the file is still being written (events waiting for the file
+to name their session stay held); ``snapshot`` is its state after a flush, small and JSON-able,
+from which a parser made for the same file carries on where this one stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from daemon.ingest.lines import ParseStats, read_records
+
+Event = dict[str, Any]
+State = dict[str, Any]
+
+
+class Parser(Protocol):
+    stats: ParseStats  # what the parse met; may be swapped between records
+
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterable[Event]: ...
+
+    def flush(self, end: bool = True) -> Iterable[Event]: ...
+
+    def snapshot(self) -> State: ...
+
+
+# (file, stats to update, a snapshot to carry on from or None) -> parser
+ParserFactory = Callable[[Path, ParseStats, State | None], Parser]
+
+
+def parse_whole(factory: ParserFactory, path: Path, stats: ParseStats) -> Iterator[Event]:
+    """The events of a whole file, in file order; ``stats`` is updated."""
+    parser = factory(path, stats, None)
+    for number, raw, record in read_records(path, stats):
+        yield from parser.feed(number, raw, record)
+    yield from parser.flush()

@@ -1,0 +1,256 @@
+"""Watching transcripts: new and growing files are ingested as they are written.
+
+Two watchers share the choice of files and the :class:`~daemon.ingest.tail.Tail`:
+
+- :func:`follow`, which ``toka watch`` runs in the foreground: it parses in its own process and
+  sends through the client, as ``toka import`` does;
+- :class:`DaemonWatcher`, which the daemon runs when ``[watch] paths`` is set: it parses in a
+  worker thread and appends through the group committer.
+
+Each reads every ``*.jsonl`` file under its paths once at start (from the file's cursor: a
+restart reads only what is new), then each file that watchfiles reports as changed, and every
+``RESCAN_S`` all of them again, which catches what a file-system notification may miss (a folder
+made just before it was watched, an overflowing inotify queue) at the cost of a stat per file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from daemon.ingest.claude_code import find_transcripts
+from daemon.ingest.lines import BadLine, ParseStats
+from daemon.ingest.tail import CursorStore, Tail
+from store.errors import Busy, DaemonUnavailable, NotFound, TokaError
+
+if TYPE_CHECKING:
+    from daemon.client.sync import Client
+    from store.base import AppendResult
+    from store.events import NewEvent
+
+log = logging.getLogger("toka.watch")
+
+# Longest a change waits to be grouped with others, and the quiet time that hands them over:
+# a line written is read within about a tenth of a second.
+DEBOUNCE_MS = 200
+STEP_MS = 30
+# Every so often all files are looked at again, notified or not.
+RESCAN_S = 10.0
+SUFFIX = ".jsonl"
+# How both watchers ask watchfiles to notify: grouped changes, and an empty set every RESCAN_S.
+NOTIFY: dict[str, Any] = {
+    "debounce": DEBOUNCE_MS,
+    "step": STEP_MS,
+    "yield_on_timeout": True,
+    "rust_timeout": int(RESCAN_S * 1000),
+}
+
+Changes = set[tuple[Any, str]]
+
+
+@dataclass
+class Ingested:
+    """What one read of one file added to the log."""
+
+    path: Path
+    events: list[dict[str, Any]] = field(default_factory=list)  # with seq, id and created
+    bad_lines: list[BadLine] = field(default_factory=list)
+
+    @property
+    def created(self) -> int:
+        """How many of the events are new; the others were in the log already (another watcher
+        or an import stored them first)."""
+        return sum(1 for e in self.events if e["created"])
+
+    @property
+    def sessions(self) -> list[str]:
+        return sorted({e["session"] for e in self.events})
+
+    @property
+    def kinds(self) -> Counter[str]:
+        return Counter(e["kind"] for e in self.events)
+
+
+def resolve_roots(paths: Iterable[str | Path]) -> list[Path]:
+    return [Path(p).expanduser().absolute() for p in paths]
+
+
+class Watching:
+    """Which files the roots hold, and which of them a set of changes concerns."""
+
+    def __init__(self, roots: Sequence[Path], exclude: Path | None = None) -> None:
+        self.roots = list(roots)
+        self.exclude = exclude
+
+    def _wanted(self, path: Path) -> bool:
+        if path.suffix != SUFFIX:
+            return False
+        return self.exclude is None or not path.is_relative_to(self.exclude)
+
+    def all_files(self) -> list[Path]:
+        files: list[Path] = []
+        for root in self.roots:
+            found = find_transcripts(root) if root.is_dir() else [root] if root.is_file() else []
+            files += [path for path in found if self._wanted(path) and path not in files]
+        return files
+
+    def targets(self, changes: Changes) -> list[Path]:
+        """The files a set of changes concerns; every file on a rescan (no changes: a timeout)."""
+        if not changes:
+            return self.all_files()
+        return sorted({Path(name) for _, name in changes if self._wanted(Path(name))})
+
+
+def ingest(tail: Tail, path: Path, append: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> Ingested:
+    """Read what ``path`` gained and store it with ``append`` (events -> results), then save the
+    file's cursor. When an append fails the Tail forgets the file, so the next call reads the
+    same lines again; the error is raised."""
+    stats = ParseStats()
+    done = Ingested(path, bad_lines=stats.bad_lines)
+    try:
+        for batch in tail.read(path, stats):
+            for event, result in zip(batch, append(batch), strict=True):
+                done.events.append({**event, **result})
+    except BaseException:
+        tail.forget(path)
+        raise
+    tail.commit(path)
+    return done
+
+
+def follow(
+    connect: Callable[[], Client],
+    roots: Sequence[Path],
+    cursors: CursorStore,
+    report: Callable[[Ingested], None],
+    stop: threading.Event,
+    fmt: str = "auto",
+    exclude: Path | None = None,
+) -> None:
+    """Ingest the files under ``roots`` through a client from ``connect`` until ``stop`` is set,
+    calling ``report`` after each read that added or skipped something. A daemon that goes
+    away is started again (``connect`` autostarts it) and the read is repeated."""
+    from watchfiles import watch
+
+    for root in roots:
+        if not root.exists():
+            raise NotFound(f"no file or folder at {root}", "check the path")
+    watching = Watching(roots, exclude)
+    tail = Tail(cursors, fmt)
+    client = connect()
+
+    def append(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = client.call("events.append", events=batch)["events"]
+        return results
+
+    def ingest_all(paths: Iterable[Path]) -> None:
+        nonlocal client
+        for path in paths:
+            try:
+                done = ingest(tail, path, append)
+            except DaemonUnavailable:
+                client.close()
+                client = connect()
+                done = ingest(tail, path, append)
+            if done.events or done.bad_lines:
+                report(done)
+
+    try:
+        ingest_all(watching.all_files())
+        for changes in watch(*roots, stop_event=stop, raise_interrupt=False, **NOTIFY):
+            ingest_all(watching.targets(changes))
+    finally:
+        client.close()
+
+
+class DaemonWatcher:
+    """The daemon's own watcher of ``[watch] paths``; :meth:`status` is for ``toka status``."""
+
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        cursors: CursorStore,
+        append: Callable[[list[NewEvent]], Awaitable[list[AppendResult]]],
+        exclude: Path | None = None,
+    ) -> None:
+        self.roots = list(roots)
+        self._append = append
+        self._tail = Tail(cursors)
+        self._exclude = exclude
+        self.stopping = threading.Event()  # set at shutdown: the read under way ends early
+        self.files: set[Path] = set()
+        self.created = 0
+        self.bad_lines = 0
+        self.last_error: str | None = None
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "paths": [str(root) for root in self.roots],
+            "missing": [str(root) for root in self.roots if not root.exists()],
+            "files": len(self.files),
+            "events": self.created,
+            "bad_lines": self.bad_lines,
+            "last_error": self.last_error,
+        }
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Watch until ``stop`` is set; a failure of the watching itself is logged and shown in
+        the status, and the daemon serves on without it."""
+        try:
+            await self._run(stop)
+        except Exception as exc:
+            self.last_error = f"watching stopped: {exc}"
+            log.exception("watch: watching stopped")
+
+    async def _run(self, stop: asyncio.Event) -> None:
+        from watchfiles import awatch
+
+        roots = [root for root in self.roots if root.exists()]
+        for root in self.roots:
+            if root not in roots:
+                log.warning("watch: no file or folder at %s; not watched until the daemon restarts", root)
+        if not roots:
+            return
+        watching = Watching(roots, self._exclude)
+        log.info("watching %s", ", ".join(map(str, roots)))
+        await self._ingest_all(watching.all_files())
+        async for changes in awatch(*roots, stop_event=stop, **NOTIFY):
+            await self._ingest_all(watching.targets(changes))
+
+    async def _ingest_all(self, paths: Iterable[Path]) -> None:
+        for path in paths:
+            await self._ingest(path)
+
+    async def _ingest(self, path: Path) -> None:
+        loop = asyncio.get_running_loop()
+
+        def append(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            if self.stopping.is_set():
+                raise Busy("the daemon is shutting down")  # the cursor stays where it was
+            results = asyncio.run_coroutine_threadsafe(self._append_dicts(batch), loop).result()
+            return [{"seq": r.event.seq, "id": r.event.id, "created": r.created} for r in results]
+
+        try:
+            done = await asyncio.to_thread(ingest, self._tail, path, append)
+        except (OSError, TokaError) as exc:
+            if self.stopping.is_set():
+                return
+            self.last_error = f"{path}: {exc}"
+            log.error("watch: %s not ingested, read again on its next change: %s", path, exc)
+            return
+        self.files.add(path)
+        self.created += done.created
+        self.bad_lines += len(done.bad_lines)
+        for bad in done.bad_lines:
+            log.warning("watch: skipped %s", bad)
+
+    async def _append_dicts(self, batch: list[dict[str, Any]]) -> list[AppendResult]:
+        from store.events import parse_new_event
+
+        return await self._append([parse_new_event(event) for event in batch])

@@ -1,0 +1,1 @@
+"""Retention: collecting payloads past their keep-by date, checkpoints."""

@@ -1,0 +1,1 @@
+"""Full-text search over the log (the index lives in the store)."""

@@ -1,0 +1,142 @@
+"""The ``search``, ``recall`` and ``search.rebuild`` operations (docs/search.md).
+
+``search`` answers a full-text query over the log. ``recall`` is what an agent asks when it
+wants its memory of something: the session's latest events, the best matches (in its own
+session first, then in every other), and the summaries its session was compressed into,
+without duplicates, each item saying why it is there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daemon.server.ops import Context, _arg, _kinds, _required, _session_name, _ts_arg, op
+from store.base import EventQuery, EventStore
+from store.errors import UsageError
+from store.events import Event, format_ts
+from store.search import MAX_LIMIT, SearchHit, SearchQuery, indexed_text
+
+# Items a recall answers with unless asked otherwise, and at most.
+RECALL_LIMIT = 10
+MAX_RECALL = 100
+# How far back recall looks for the session's latest events with text (usage and lifecycle
+# events, which have none, can outnumber them).
+RECENT_WINDOW = 200
+# Characters of an event's text shown for a recent event, and of a summary.
+RECENT_CHARS = 240
+SUMMARY_CHARS = 1200
+SUMMARY_KINDS = ("compression", "compaction")
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    return {
+        "seq": hit.seq,
+        "id": hit.id,
+        "session": hit.session,
+        "agent": hit.agent,
+        "kind": hit.kind,
+        "ts": format_ts(hit.ts),
+        "digest": hit.digest,
+        "score": round(hit.score, 6),
+        "snippet": hit.snippet,
+    }
+
+
+@op("search")
+async def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    query = SearchQuery(
+        text=_required(args, "query", str),
+        session=await _session_name(ctx, args, required=False),
+        agent=_arg(args, "agent", str),
+        kinds=_kinds(args),
+        since=_ts_arg(args, "since"),
+        until=_ts_arg(args, "until"),
+        limit=_arg(args, "limit", int, 20),
+    )
+    return {"hits": [hit_json(hit) for hit in await ctx.daemon.store.search(query)]}
+
+
+@op("search.rebuild")
+async def search_rebuild(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    return {"events": await ctx.daemon.store.rebuild_search_index()}
+
+
+def _head(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _event_item(why: str, event: Event, text: str, width: int, hit: SearchHit | None) -> dict[str, Any]:
+    """A recent event or a summary; with the score and snippet of its match when it matched."""
+    if hit is not None:
+        return {"why": why, **hit_json(hit)}
+    unscored = SearchHit(event.seq, event.id, event.session, event.agent, event.kind, event.ts, event.digest, 0, "")
+    return {"why": why, **hit_json(unscored), "score": None, "snippet": _head(text, width)}
+
+
+async def _with_text(
+    store: EventStore, query: EventQuery, wanted: int, leave_out: tuple[str, ...] = ()
+) -> list[tuple[Event, str]]:
+    """Up to ``wanted`` of the query's events that have text, with it."""
+    found = []
+    for event in await store.query(query):
+        if event.kind in leave_out:
+            continue
+        text = indexed_text(event.kind, event.payload)
+        if text is not None:
+            found.append((event, text))
+            if len(found) == wanted:
+                break
+    return found
+
+
+@op("recall")
+async def recall(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    """Recent events, matches and summaries for ``query`` in ``session``, at most ``limit``.
+
+    A quarter of the places (at least one) is kept for recent events and a fifth (at least one)
+    for summaries; matches take the rest, and whatever those leave unused. Items are unique by
+    event id, then by payload digest (the same tool output recorded twice is shown once).
+    """
+    text = _required(args, "query", str)
+    session = await _session_name(ctx, args)
+    assert session is not None  # required above
+    limit = _arg(args, "limit", int, RECALL_LIMIT)
+    if not 1 <= limit <= MAX_RECALL:
+        raise UsageError(f"argument 'limit' must be between 1 and {MAX_RECALL}, got {limit}")
+    store = ctx.daemon.store
+    recent_quota, summary_quota = max(1, limit // 4), max(1, limit // 5)
+
+    want = min(MAX_LIMIT, limit)
+    in_session = await store.search(SearchQuery(text, session=session, limit=want))
+    elsewhere = [h for h in await store.search(SearchQuery(text, limit=MAX_LIMIT)) if h.session != session]
+    matched = {hit.id: hit for hit in in_session}
+    latest = EventQuery(session=session, order="desc", limit=RECENT_WINDOW)
+    recent = await _with_text(store, latest, recent_quota, leave_out=SUMMARY_KINDS)
+    summaries = await _with_text(
+        store, EventQuery(session=session, kinds=SUMMARY_KINDS, order="desc", limit=RECENT_WINDOW), summary_quota
+    )
+
+    items: list[dict[str, Any]] = []
+    seen_ids: set[str] = set()
+    seen_digests: set[str] = set()
+
+    def add(item: dict[str, Any]) -> bool:
+        if item["id"] in seen_ids or item["digest"] in seen_digests:
+            return False
+        seen_ids.add(item["id"])
+        seen_digests.add(item["digest"])
+        items.append(item)
+        return True
+
+    for event, event_text in recent:
+        add(_event_item("recent", event, event_text, RECENT_CHARS, matched.get(event.id)))
+    for event, event_text in summaries:
+        add(_event_item("summary", event, event_text, SUMMARY_CHARS, matched.get(event.id)))
+    room = limit - len(items)
+    for hit in [*in_session, *elsewhere]:
+        if room <= 0:
+            break
+        if add({"why": "match", **hit_json(hit)}):
+            room -= 1
+    return {"query": text, "session": session, "items": items}

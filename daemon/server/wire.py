@@ -1,0 +1,73 @@
+"""Store results as the JSON the protocol sends (shapes documented in docs/json.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from store.base import SessionInfo, Stats, VerifyReport
+from store.events import format_ts
+
+
+@dataclass(frozen=True, slots=True)
+class RawJson:
+    """A result that is JSON text already: the server writes it into the answer as it is."""
+
+    text: str
+
+
+def session_json(
+    info: SessionInfo, meta: dict[str, Any] | None = None, fill: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A session's counts, with where it came from (its first ``session.meta`` payload) and how
+    full its context is (``UsageFigures.to_json`` of ``daemon.agents.usage.latest_context``); those
+    fields are null when unknown."""
+    fill = fill or {}
+    return {
+        "session": info.session,
+        "events": info.events,
+        "first_seq": info.first_seq,
+        "last_seq": info.last_seq,
+        "first_ts": format_ts(info.first_ts),
+        "last_ts": format_ts(info.last_ts),
+        "head": info.head,
+        "agents": info.agents,
+        "kinds": info.kinds,
+        "source": _text(meta, "source"),
+        "project": _text(meta, "cwd"),
+        "model": fill.get("model"),
+        "context_tokens": fill.get("context_tokens"),
+        "context_window": fill.get("context_window"),
+        "fill_pct": fill.get("fill_pct"),
+    }
+
+
+def _text(payload: dict[str, Any] | None, name: str) -> str | None:
+    value = None if payload is None else payload.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def verify_json(report: VerifyReport) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "session": report.session,
+        "events": report.events,
+        "problem_count": report.problem_count,
+        "problems": [
+            {"seq": p.seq, "id": p.id, "session": p.session, "what": p.what, "detail": p.detail}
+            for p in report.problems
+        ],
+    }
+
+
+def stats_json(stats: Stats) -> dict[str, Any]:
+    return {
+        "events": stats.events,
+        "sessions": stats.sessions,
+        "blobs": stats.blobs,
+        "payload_bytes": stats.payload_bytes,
+        "blob_bytes": stats.blob_bytes,
+        "stored_bytes": stats.stored_bytes,
+        "disk_bytes": stats.disk_bytes,
+        "dedup_ratio": round(stats.dedup_ratio, 3),
+    }

@@ -1,0 +1,1 @@
+"""Declared state machines and the state of every entity in each."""
