@@ -24,7 +24,7 @@ def test_a_daemon_that_goes_away_shows_a_banner_and_is_reconnected(spawn: Any) -
         await wait_until(pilot, lambda: rows(pilot, "#agents") is not None and pilot.app.client, "the connection")  # type: ignore[attr-defined]
         first.stop()
         await wait_until(pilot, lambda: banner.display, "the banner")
-        assert "daemon unreachable" in screen_text(pilot.app)
+        await wait_until(pilot, lambda: "daemon unreachable" in screen_text(pilot.app), "the banner on screen")
         second = spawn()
         await wait_until(pilot, lambda: not banner.display, "the banner to go")
         with second.client() as client:
@@ -42,21 +42,18 @@ def test_the_main_screens_fit_80_by_24(daemon: Any) -> None:
         client.call("agents.spawn", type="coder")
 
     async def scenario(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: rows(pilot, "#sessions") and rows(pilot, "#agents"), "the lists")
-        text = await wait_until(pilot, lambda: "ev/s" in screen_text(pilot.app) and screen_text(pilot.app), "status")
+        shown = ("Agents", "Sessions", "Recent lifecycle", EXAMPLE_SESSION, "coder-", "INITIALIZING", "sessions 2")
+        shown += ("pool 0% ok", "ev/s")
+
+        # The lists and the status line fill in as their answers arrive, and reach the screen at
+        # its next refresh: wait for all of it on screen.
+        def overview() -> str | None:
+            text = screen_text(pilot.app)
+            return text if all(words in text for words in shown) else None
+
+        text = await wait_until(pilot, overview, "the overview")
         lines = [line for line in text.splitlines() if line.strip()]
         assert tuple(pilot.app.size) == (80, 24)
-        for words in (
-            "Agents",
-            "Sessions",
-            "Recent lifecycle",
-            EXAMPLE_SESSION,
-            "coder-",
-            "INITIALIZING",
-            "sessions 2",
-            "pool 0% ok",
-        ):
-            assert words in text
         assert "Terminate" in lines[-1] and "Quit" in lines[-1]
         await pilot.app.push_screen(SessionScreen(EXAMPLE_SESSION))
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "the timeline")

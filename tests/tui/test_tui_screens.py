@@ -120,7 +120,7 @@ def test_the_replay_scrubber_shows_the_session_as_it_stood_at_an_event(daemon: A
         table.move_cursor(row=9)  # seq 10
         await pilot.press("r")
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 10, "the session up to seq 10")
-        assert "as it stood at seq 10" in screen_text(pilot.app)
+        await wait_until(pilot, lambda: "as it stood at seq 10" in screen_text(pilot.app), "the title at seq 10")
         curve = pilot.app.screen.query_one("#fill-curve", Sparkline)
         await wait_until(pilot, lambda: len(list(curve.data or [])) == 1, "the one usage event before seq 10")
         await pilot.press("comma")
@@ -129,7 +129,7 @@ def test_the_replay_scrubber_shows_the_session_as_it_stood_at_an_event(daemon: A
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 11, "two events on")
         await pilot.press("end")
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "back to now")
-        assert "as it stood" not in screen_text(pilot.app)
+        await wait_until(pilot, lambda: "as it stood" not in screen_text(pilot.app), "the title back to now")
 
     drive(scenario)
 
@@ -143,9 +143,9 @@ def test_the_handoff_screen_renders_the_document_as_markdown(daemon: Any) -> Non
         await pilot.press("2")
         await wait_until(pilot, lambda: rows(pilot, "#handoffs"), "the handoff list")
         doc = pilot.app.screen.query_one("#handoff-doc", Markdown)
-        await wait_until(pilot, lambda: pilot.app.screen.shown == handoff["id"], "the document")  # type: ignore[attr-defined]
+        await wait_until(pilot, lambda: pilot.app.screen.rendered == handoff["id"], "the document")  # type: ignore[attr-defined]
         assert doc.source == handoff["markdown"]
-        assert "Login requests time out" in screen_text(pilot.app)
+        await wait_until(pilot, lambda: "Login requests time out" in screen_text(pilot.app), "the document on screen")
         await pilot.press("c")
         assert pilot.app.clipboard == handoff["prompt"]
 
@@ -194,7 +194,7 @@ def test_the_memory_screen_shows_the_pool_and_the_context_store(daemon: Any) -> 
         entries = await wait_until(pilot, lambda: rows(pilot, "#entries"), "the entries")
         assert entries[0].startswith("global | style | 1")
         assert '"double"' in entries[0]
-        assert "entries" in screen_text(pilot.app)
+        await wait_until(pilot, lambda: "entries" in screen_text(pilot.app), "the entries on screen")
 
     drive(scenario)
 

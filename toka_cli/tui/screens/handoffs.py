@@ -27,6 +27,7 @@ class HandoffsScreen(TokaScreen):
         super().__init__()
         self.prompt: str | None = None
         self.shown: str | None = None
+        self.rendered: str | None = None  # the handoff whose document the Markdown widget holds
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -89,6 +90,7 @@ class HandoffsScreen(TokaScreen):
         self.shown = handoff_id
         self.prompt = handoff.get("prompt")
         await self.query_one("#handoff-doc", Markdown).update(handoff["markdown"])
+        self.rendered = handoff_id
         if handoff.get("trace"):
             try:
                 chain = await self.toka.call("handoffs.chain", trace=handoff["trace"])
