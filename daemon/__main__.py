@@ -1,5 +1,5 @@
 """``python -m daemon``: run the daemon in the foreground (what autostart spawns)."""
 
-from daemon.server.process import main
+from daemon.server.main import main
 
 main()

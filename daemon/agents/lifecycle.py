@@ -15,10 +15,9 @@ import asyncio
 import logging
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
+from daemon.agents.directory import Directory
 from daemon.agents.model import (
     FILL_STATES,
     HANDOFF,
@@ -27,42 +26,49 @@ from daemon.agents.model import (
     SPAWN,
     Agent,
     Agents,
+    Spawn,
+    UsageReport,
     check_transition,
     fill_state,
 )
-from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds, UsageFigures
+from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
 from daemon.compress.service import COMPRESSION, Compressor
 from daemon.compress.service import POLICIES as COMPRESSION_POLICIES
-from daemon.config import Settings
-from store.base import AppendResult, EventQuery, EventStore
+from daemon.core import Core
+from daemon.handoff.service import Handoffs
+from store.base import EventQuery
 from store.errors import Conflict, UsageError
-from store.events import Event, NewEvent, digest, fit_name, format_ts, parse_new_event
+from store.events import Event, digest, fit_name, format_ts, parse_new_event
 
 log = logging.getLogger("toka.daemon")
 
-Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
+# The states `status` reports agents in, the worst first.
+AT_RISK = ("ERROR", "CRITICAL", "HANDOFF_PENDING", "WARNING")
 # Largest token count one call may report: far above any model's window.
 MAX_TOKENS = 100_000_000
 
 
 class Lifecycle:
-    def __init__(self, store: EventStore, append: Append, settings: Settings, markdown_dir: Path | None = None) -> None:
-        self.store = store
-        self.markdown_dir = markdown_dir  # where handoffs are also written as markdown, if anywhere
-        self.append = append
-        self.settings = settings
-        self.defaults = Thresholds(settings.warning_pct, settings.critical_pct)
+    """Moves agents through their states; holds the agents' projection and directory, the
+    handoffs and the compressor it acts through."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.settings = core.settings
+        self.defaults = Thresholds(core.settings.warning_pct, core.settings.critical_pct)
         self.agents = Agents(self.defaults)
+        self.directory = Directory(core.store, self.agents, core.settings.windows)
+        self.handoffs = Handoffs(core, self.directory)
         self._queue: deque[Event] = deque()
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._current: int | None = None  # the seq of the event being evaluated
-        self.compressor = Compressor(self)
+        self.compressor = Compressor(core, self.directory, self.evaluated)
         self._evaluated = asyncio.Condition()
 
     async def load(self) -> None:
         """Rebuild the projection from the log's spawns, lifecycle changes and handoffs."""
-        async for event in self.store.scan(EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF))):
+        async for event in self.core.store.scan(EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF))):
             self.agents.apply(event)
 
     def committed(self, events: list[Event]) -> None:
@@ -107,18 +113,9 @@ class Lifecycle:
         async with self._evaluated:
             await self._evaluated.wait_for(lambda: self._settled(seq))
 
-    def window(self, agent: Agent) -> tuple[int, str]:
-        return self._figures(agent).window(agent.window, self.settings.windows)
-
-    def _figures(self, agent: Agent) -> UsageFigures:
-        """The agent's figures since the daemon started; its own model until usage names one."""
-        if agent.figures is None:
-            agent.figures = UsageFigures(agent.session, agent.name, model=agent.model)
-        return agent.figures
-
     async def _evaluate(self, event: Event) -> None:
         agent = self.agents.implicit(event.session, event.agent)
-        figures = self._figures(agent)
+        figures = self.directory.figures(agent)
         if event.kind == COMPRESSION:
             # Until the agent's next call reports its real prompt, its context is what the
             # compression left (daemon/compress/service.py).
@@ -135,7 +132,7 @@ class Lifecycle:
             return
         if agent.state not in (*FILL_STATES, "INITIALIZING"):
             return  # paused, handing off, terminated: usage is recorded, the state stays
-        window, _ = self.window(agent)
+        window, _ = self.directory.window(agent)
         fill = 100 * context / window
         if event.kind == "usage":
             self.compressor.consider(agent, fill)
@@ -153,7 +150,7 @@ class Lifecycle:
         check_transition(agent, to, reason)
         payload: dict[str, Any] = {"agent": agent.id, "from": agent.state, "to": to, "reason": reason, "detail": detail}
         if agent.figures is not None and agent.figures.context_tokens is not None:
-            window, _ = self.window(agent)
+            window, _ = self.directory.window(agent)
             payload |= {
                 "context_tokens": agent.figures.context_tokens,
                 "context_window": window,
@@ -163,53 +160,63 @@ class Lifecycle:
         if cause is not None:
             payload["cause"] = cause.id
             event |= {"ts": format_ts(cause.ts), "key": f"lifecycle:{cause.id[:16]}:{to}"}
-        [result] = await self.append([parse_new_event(event)])
+        [result] = await self.core.append([parse_new_event(event)])
         return result.event
+
+    def at_risk(self) -> list[dict[str, Any]]:
+        """Agents in trouble or close to it, worst first, with their fill when known."""
+        found = []
+        for agent in self.agents:
+            if agent.state in AT_RISK:
+                window, _ = self.directory.window(agent)
+                fill = None if agent.figures is None else agent.figures.fill_pct(window)
+                found.append({"id": agent.id, "state": agent.state, "fill_pct": fill, "detail": agent.detail})
+        return sorted(found, key=lambda a: (AT_RISK.index(a["state"]), -(a["fill_pct"] or 0), a["id"]))
 
     # Requests ------------------------------------------------------------------------------
 
-    async def spawn(self, args: dict[str, Any], parents: list[str] | None = None) -> Agent:
+    async def spawn(self, spec: Spawn, parents: list[str] | None = None) -> Agent:
         async with self._lock:
-            return await self._spawn(args, parents)
+            return await self._spawn(spec, parents)
 
-    async def _spawn(self, args: dict[str, Any], parents: list[str] | None = None) -> Agent:
-        agent_type = fit_name(args.get("type"), 40)
+    async def _spawn(self, spec: Spawn, parents: list[str] | None = None) -> Agent:
+        agent_type = fit_name(spec.type, 40)
         if agent_type is None or not agent_type.replace("-", "").replace("_", "").isalnum():
             raise UsageError("an agent needs a type: letters, digits, - and _", "e.g. --type frontend")
-        trace = fit_name(args.get("trace"), 120) or f"t-{secrets.token_hex(4)}"
+        trace = fit_name(spec.trace, 120) or f"t-{secrets.token_hex(4)}"
         version = self.agents.next_version(trace, agent_type)
         name = f"{agent_type}-v{version}-{digest(f'{trace}/{agent_type}/{version}'.encode())[:4]}"
-        window = args.get("window")
+        window = spec.window
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window <= 0):
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
-        thresholds = _thresholds(args, self.defaults)
-        policy = args.get("policy") or self.settings.on_critical
+        thresholds = _thresholds(spec, self.defaults)
+        policy = spec.policy or self.settings.on_critical
         if policy not in POLICIES:
             raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(POLICIES)}")
-        auto_compress = args.get("auto_compress") or self.settings.auto_compress
+        auto_compress = spec.auto_compress or self.settings.auto_compress
         if auto_compress not in ("off", *COMPRESSION_POLICIES):
             choices = ", ".join(("off", *COMPRESSION_POLICIES))
             raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
         payload = {
             "agent": name,
             "type": agent_type,
-            "role": args.get("role"),
+            "role": spec.role,
             "version": version,
             "trace": trace,
-            "model": args.get("model"),
+            "model": spec.model,
             "window": window,
             "thresholds": thresholds.to_json(),
             "policy": policy,
             "auto_compress": auto_compress,
-            "predecessor": args.get("predecessor"),
-            "handoff": args.get("handoff"),
-            "continuation": args.get("continuation"),
+            "predecessor": spec.predecessor,
+            "handoff": spec.handoff,
+            "continuation": spec.continuation,
         }
-        session = fit_name(args.get("session"), 200) or name
+        session = fit_name(spec.session, 200) or name
         event = {"session": session, "agent": name, "kind": SPAWN, "key": f"spawn:{name}", "payload": payload}
         if parents:
             event["parents"] = parents
-        await self.append([parse_new_event(event)])
+        await self.core.append([parse_new_event(event)])
         agent = self.agents.get(session, name)
         assert agent is not None  # applied at commit
         return agent
@@ -228,21 +235,19 @@ class Lifecycle:
     def _fill_state(self, agent: Agent) -> str:
         if agent.figures is None or agent.figures.context_tokens is None:
             return "ACTIVE"
-        window, _ = self.window(agent)
+        window, _ = self.directory.window(agent)
         return fill_state(100 * agent.figures.context_tokens / window, agent.thresholds)
 
-    async def record_usage(self, ref: str, counts: dict[str, Any]) -> Agent:
+    async def record_usage(self, ref: str, report: UsageReport) -> Agent:
         """Append a usage event for the agent and wait until its lifecycle has been evaluated."""
         agent = self.agents.find(ref)
-        payload = _usage_payload(counts)
+        payload = _usage_payload(report)
         event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
-        [result] = await self.append([parse_new_event(event)])
+        [result] = await self.core.append([parse_new_event(event)])
         await self.evaluated(result.event.seq)
         return agent
 
     async def _hand_off(self, agent: Agent, cause: Event) -> None:
-        from daemon.handoff.service import build_handoff
-
         trace = agent.trace or agent.session
         made = self.agents.handoffs.get(trace, 0)
         if made >= self.settings.max_handoffs:
@@ -256,7 +261,7 @@ class Lifecycle:
         version = (agent.version or 0) + 1
         successor = f"{agent.type}-v{version}-{digest(f'{trace}/{agent.type}/{version}'.encode())[:4]}"
         try:
-            handoff = await build_handoff(self, agent, successor=successor, reason="CONTEXT_WINDOW_EXHAUSTED")
+            handoff = await self.handoffs.build(agent, successor=successor, reason="CONTEXT_WINDOW_EXHAUSTED")
         except Exception as exc:
             log.exception("lifecycle: the handoff of %s failed", agent.id)
             await self._transition(agent, "ERROR", reason="ERROR", detail=f"handoff failed: {exc}")
@@ -264,25 +269,26 @@ class Lifecycle:
         await self._transition(agent, "HANDOFF_COMPLETE", detail=f"handoff {handoff.id[:12]} to {successor}")
         detail = f"succeeded by {successor}"
         await self._transition(agent, "TERMINATED", reason="CONTEXT_WINDOW_EXHAUSTED", detail=detail)
-        args = {
-            "type": agent.type,
-            "role": agent.role,
-            "trace": trace,
-            "model": agent.model,
-            "window": agent.window,
-            "thresholds": agent.thresholds.to_json(),
-            "policy": agent.policy,
-            "auto_compress": agent.auto_compress,
-            "predecessor": agent.id,
-            "handoff": handoff.id,
-            "continuation": handoff.payload.get("prompt"),
-        }
-        await self._spawn(args, parents=[handoff.id])
+        successor_spec = Spawn(
+            type=agent.type,
+            role=agent.role,
+            trace=trace,
+            model=agent.model,
+            window=agent.window,
+            warning_pct=agent.thresholds.warning_pct,
+            critical_pct=agent.thresholds.critical_pct,
+            compress_pct=agent.thresholds.compress_pct,
+            policy=agent.policy,
+            auto_compress=agent.auto_compress,
+            predecessor=agent.id,
+            handoff=handoff.id,
+            continuation=handoff.payload.get("prompt"),
+        )
+        await self._spawn(successor_spec, parents=[handoff.id])
 
 
-def _thresholds(args: dict[str, Any], defaults: Thresholds) -> Thresholds:
-    given = args.get("thresholds") or {}
-    values = {name: given.get(name, args.get(name)) for name in ("warning_pct", "critical_pct", "compress_pct")}
+def _thresholds(spec: Spawn, defaults: Thresholds) -> Thresholds:
+    values = {"warning_pct": spec.warning_pct, "critical_pct": spec.critical_pct, "compress_pct": spec.compress_pct}
     for name, value in values.items():
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if value is not None and not (is_number and 0 < value <= 100):
@@ -300,16 +306,15 @@ def _thresholds(args: dict[str, Any], defaults: Thresholds) -> Thresholds:
     return thresholds
 
 
-def _usage_payload(counts: dict[str, Any]) -> dict[str, Any]:
+def _usage_payload(report: UsageReport) -> dict[str, Any]:
     payload: dict[str, Any] = {}
-    for name in ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"):
-        value = counts.get(name, 0)
+    for name, value in report.counts().items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
             raise UsageError(f"{name} must be a whole number from 0 to {MAX_TOKENS:,}, got {value!r}")
         payload[name] = value
     prompt = ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
     payload["context_tokens"] = sum(payload[name] for name in prompt)
-    model = counts.get("model")
+    model = report.model
     if model is not None and not isinstance(model, str):
         raise UsageError(f"model must be a string, got {model!r}")
     payload["model"] = model

@@ -81,6 +81,46 @@ def fill_state(fill_pct: float, thresholds: Thresholds) -> str:
     return "ACTIVE"
 
 
+@dataclass(frozen=True, slots=True)
+class Spawn:
+    """What an agent is spawned with; :meth:`~daemon.agents.lifecycle.Lifecycle.spawn` checks
+    it (the values come from a request as sent: their types are checked there too)."""
+
+    type: Any
+    role: str | None = None
+    model: str | None = None
+    window: Any = None
+    warning_pct: Any = None
+    critical_pct: Any = None
+    compress_pct: Any = None
+    policy: str | None = None
+    auto_compress: str | None = None
+    session: str | None = None
+    trace: str | None = None
+    predecessor: str | None = None  # the agent this one continues, after a handoff
+    handoff: str | None = None
+    continuation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """One call's usage as a client reports it (checked by ``Lifecycle.record_usage``)."""
+
+    input_tokens: Any = 0
+    output_tokens: Any = 0
+    cache_creation_tokens: Any = 0
+    cache_read_tokens: Any = 0
+    model: Any = None
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_tokens": self.cache_creation_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+        }
+
+
 @dataclass
 class Agent:
     session: str

@@ -15,19 +15,22 @@ part.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from daemon.agents.model import Agents
 from daemon.compress.service import COMPRESSION, in_context
-from store.errors import UsageError
+from daemon.core import Core
+from daemon.memory.context_store import ContextStore, Entry
+from daemon.memory.pool import PoolService
+from store.errors import NotFound, TokaError, UsageError
 from store.events import Event
 
 if TYPE_CHECKING:
-    from daemon.agents.lifecycle import Lifecycle
     from daemon.compress.tokens import Estimator
-    from daemon.memory.context_store import ContextStore, Entry
 
 # Shares of the budget, in this order; the history gets what is left.
 ALLOCATION = {"output_reserve": 0.15, "input_reserve": 0.10, "system": 0.15, "memory": 0.10}
@@ -36,6 +39,8 @@ ALLOCATION = {"output_reserve": 0.15, "input_reserve": 0.10, "system": 0.15, "me
 SUMMARIES_SHARE = 0.4
 PINNED_NOTES = ("note.decision", "note.constraint", "note.assumption")
 MIN_BUDGET = 1_000
+# How long an assembled context stays in the pool for a repeated request.
+CACHE_TTL_S = 300.0
 MAX_BUDGET = 10_000_000
 
 Progress = Callable[[int, int], None]
@@ -89,36 +94,59 @@ def _pinned(event: Event) -> bool:
     return (event.kind == "message" and event.payload.get("role") == "system") or event.kind in PINNED_NOTES
 
 
-async def assemble(
-    lifecycle: Lifecycle,
-    session: str,
-    budget: int,
-    policy: str,
-    memory: ContextStore | None = None,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    from daemon.compress.tokens import estimator
+class ContextAssembler:
+    """Answers ``context``: the session's working context for a budget and a policy. The same
+    log, budget, policy and memory give the same context, so an answer is kept in the memory
+    pool for ``CACHE_TTL_S`` and given again."""
 
-    if not MIN_BUDGET <= budget <= MAX_BUDGET:
-        raise UsageError(f"the budget must be from {MIN_BUDGET:,} to {MAX_BUDGET:,} tokens, got {budget:,}")
-    info = await lifecycle.store.session(session)
-    events: list[Event] = []
-    async for event in lifecycle.store.replay(session):
-        if progress is not None and event.seq % 500 == 0:
-            progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
-        events.append(event)
-    count = estimator()
-    kinds = lifecycle.settings.kinds
-    pinned = [] if memory is None else _pinned_memory(memory, lifecycle, session)
-    return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
+    def __init__(self, core: Core, agents: Agents, memory: ContextStore, pool: PoolService) -> None:
+        self.core = core
+        self.agents = agents
+        self.memory = memory
+        self.pool = pool
 
+    async def context(
+        self, session: str, budget: int, policy: str | None, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        policy = policy or self.core.settings.policy
+        # The first seq tells a session that was pruned since (its last seq is the same).
+        info = await self.core.store.session(session)
+        key = f"context/{session}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{self.memory.changes}"
+        try:
+            cached: dict[str, Any] = json.loads((await self.pool.get(key)).value)
+            return cached
+        except NotFound:
+            pass
+        result = await self.assemble(session, budget, policy, progress)
+        with contextlib.suppress(TokaError):  # larger than the pool holds: nothing to keep
+            await self.pool.put(key, json.dumps(result, separators=(",", ":")).encode(), ttl=CACHE_TTL_S)
+        return result
 
-def _pinned_memory(memory: ContextStore, lifecycle: Lifecycle, session: str) -> list[Entry]:
-    """Pinned entries of the scopes this session sees: global, the session, its agents, their traces."""
-    agents = [a for a in lifecycle.agents if a.session == session]
-    scopes = {"global", f"session:{session}"} | {f"agent:{a.id}" for a in agents}
-    scopes |= {f"trace:{a.trace}" for a in agents if a.trace}
-    return [e for e in memory.entries(pinned=True) if e.scope in scopes]
+    async def assemble(
+        self, session: str, budget: int, policy: str, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        from daemon.compress.tokens import estimator
+
+        if not MIN_BUDGET <= budget <= MAX_BUDGET:
+            raise UsageError(f"the budget must be from {MIN_BUDGET:,} to {MAX_BUDGET:,} tokens, got {budget:,}")
+        store = self.core.store
+        info = await store.session(session)
+        events: list[Event] = []
+        async for event in store.replay(session):
+            if progress is not None and event.seq % 500 == 0:
+                progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
+            events.append(event)
+        count = estimator()
+        kinds = self.core.settings.kinds
+        pinned = self._pinned_memory(session)
+        return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
+
+    def _pinned_memory(self, session: str) -> list[Entry]:
+        """Pinned entries of the scopes this session sees: global, the session, its agents, their traces."""
+        agents = [a for a in self.agents if a.session == session]
+        scopes = {"global", f"session:{session}"} | {f"agent:{a.id}" for a in agents}
+        scopes |= {f"trace:{a.trace}" for a in agents if a.trace}
+        return [e for e in self.memory.entries(pinned=True) if e.scope in scopes]
 
 
 def _assemble(

@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from daemon.agents.directory import Directory
 from daemon.agents.model import Agent
-from store.base import EventQuery
+from daemon.core import Core
+from store.base import EventQuery, EventStore
 from store.errors import Conflict, UsageError
 from store.events import Event, format_ts, parse_new_event
-
-if TYPE_CHECKING:
-    from daemon.agents.lifecycle import Lifecycle
 
 log = logging.getLogger("toka.daemon")
 
@@ -54,9 +52,9 @@ class Compress:
     trigger: str = "manual"
 
 
-async def last_compression(lifecycle: Lifecycle, session: str) -> Event | None:
+async def last_compression(store: EventStore, session: str) -> Event | None:
     query = EventQuery(session=session, kinds=(COMPRESSION,), order="desc", limit=1)
-    found = await lifecycle.store.query(query)
+    found = await store.query(query)
     return found[0] if found else None
 
 
@@ -68,11 +66,11 @@ def compressed_to(compression: Event | None) -> int:
     return last if isinstance(last, int) else 0
 
 
-async def context_events(lifecycle: Lifecycle, session: str, after_seq: int, progress: Progress | None) -> list[Event]:
+async def context_events(store: EventStore, session: str, after_seq: int, progress: Progress | None) -> list[Event]:
     """The session's events after ``after_seq`` that are part of an agent's context."""
-    info = await lifecycle.store.session(session)
+    info = await store.session(session)
     events: list[Event] = []
-    async for event in lifecycle.store.replay(session):
+    async for event in store.replay(session):
         if progress is not None and event.seq % 500 == 0:
             progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
         if event.seq > after_seq and in_context(event):
@@ -81,10 +79,14 @@ async def context_events(lifecycle: Lifecycle, session: str, after_seq: int, pro
 
 
 class Compressor:
-    """Runs compressions for the daemon, one at a time."""
+    """Runs compressions for the daemon, one at a time. ``evaluated(seq)`` waits until the
+    lifecycle has taken in the log up to ``seq``: a compression is answered once the agent's
+    state followed it."""
 
-    def __init__(self, lifecycle: Lifecycle) -> None:
-        self.lifecycle = lifecycle
+    def __init__(self, core: Core, directory: Directory, evaluated: Callable[[int], Awaitable[None]]) -> None:
+        self.core = core
+        self.directory = directory
+        self._evaluated = evaluated
         self._lock = asyncio.Lock()
         self._auto: set[str] = set()  # sessions with an automatic compression under way
 
@@ -101,12 +103,12 @@ class Compressor:
         from daemon.compress.tokens import estimator, event_tokens
         from daemon.redact import redact
 
-        lifecycle, settings = self.lifecycle, self.lifecycle.settings
-        previous = await last_compression(lifecycle, agent.session)
-        events = await context_events(lifecycle, agent.session, compressed_to(previous), progress)
+        store, settings = self.core.store, self.core.settings
+        previous = await last_compression(store, agent.session)
+        events = await context_events(store, agent.session, compressed_to(previous), progress)
         if not request.force:
             self._check_rate(previous, events)
-        window, _ = lifecycle.window(agent)
+        window, _ = self.directory.window(agent)
         target = round(window * request.target_pct / 100)
         count = estimator()
         external = settings.summarizer if settings.summarizer != "builtin" else None
@@ -131,15 +133,15 @@ class Compressor:
         if request.dry_run or not result.events_in_range:
             return {"stored": False, "id": None, "seq": None, **payload}
         stored = {"session": agent.session, "agent": agent.name, "kind": COMPRESSION, "payload": payload}
-        [appended] = await lifecycle.append([parse_new_event(stored)])
-        await lifecycle.evaluated(appended.event.seq)  # answered once the agent's state followed
+        [appended] = await self.core.append([parse_new_event(stored)])
+        await self._evaluated(appended.event.seq)  # answered once the agent's state followed
         return {"stored": True, "id": appended.event.id, "seq": appended.event.seq, **payload}
 
     def _check_rate(self, previous: Event | None, events: list[Event]) -> None:
         if previous is None:
             return
-        settings = self.lifecycle.settings
-        waited = time.time() - previous.ts / 1_000_000
+        settings = self.core.settings
+        waited = self.core.clock() - previous.ts / 1_000_000
         if waited < settings.min_interval_s:
             raise Conflict(
                 f"the session was compressed {waited / 60:.0f} min ago, at {format_ts(previous.ts)};"
@@ -156,7 +158,7 @@ class Compressor:
 
     def consider(self, agent: Agent, fill_pct: float) -> None:
         """At the trigger, start an automatic compression for an agent whose policy asks for one."""
-        settings = self.lifecycle.settings
+        settings = self.core.settings
         if agent.auto_compress in (None, "off") or fill_pct < settings.trigger_pct or agent.session in self._auto:
             return
         self._auto.add(agent.session)

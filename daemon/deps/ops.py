@@ -1,53 +1,49 @@
 """The ``deps.*`` operations (docs/state.md): add and remove dependency edges, list them, and
-the order work can run in. They answer from the graph the daemon keeps as ``ctx.daemon.deps``
-(daemon/deps/graph.py)."""
+the order work can run in. They answer from the dependency graph (daemon/deps/graph.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from daemon.deps.graph import Dependencies
-from daemon.server.ops import Context, _arg, _required, op
-from store.errors import UsageError
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import NoArgs
+
+OPS = Ops(Dependencies)
 
 
-def _deps(ctx: Context) -> Dependencies:
-    deps: Dependencies = ctx.daemon.deps
-    return deps
+@dataclass(frozen=True, slots=True)
+class Edges:
+    node: str
+    needs: str | list[Any]  # one name or a list of them
 
-
-def _needs(args: dict[str, Any]) -> list[Any]:
-    """``needs``: one name or a list of them."""
-    needs = _arg(args, "needs", (str, list))
-    if needs is None:
-        raise UsageError("argument 'needs' is required")
-    return [needs] if isinstance(needs, str) else needs
+    def needed(self) -> list[Any]:
+        return [self.needs] if isinstance(self.needs, str) else self.needs
 
 
 def _edges(deps: Dependencies) -> list[dict[str, str]]:
     return [{"node": node, "needs": need} for node, need in deps.graph.edges()]
 
 
-@op("deps.add")
-async def deps_add(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    node = _required(args, "node", str)
-    added = await _deps(ctx).add(node, _needs(args))
-    return {"node": node, "added": added, "edges": _edges(_deps(ctx))}
+@OPS.op("deps.add", Edges)
+async def deps_add(deps: Dependencies, request: Edges, call: Call) -> dict[str, Any]:
+    added = await deps.add(request.node, request.needed())
+    return {"node": request.node, "added": added, "edges": _edges(deps)}
 
 
-@op("deps.remove")
-async def deps_remove(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    node = _required(args, "node", str)
-    removed = await _deps(ctx).remove(node, _needs(args))
-    return {"node": node, "removed": removed, "edges": _edges(_deps(ctx))}
+@OPS.op("deps.remove", Edges)
+async def deps_remove(deps: Dependencies, request: Edges, call: Call) -> dict[str, Any]:
+    removed = await deps.remove(request.node, request.needed())
+    return {"node": request.node, "removed": removed, "edges": _edges(deps)}
 
 
-@op("deps.list")
-async def deps_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return {"edges": _edges(_deps(ctx))}
+@OPS.op("deps.list", NoArgs)
+async def deps_list(deps: Dependencies, request: NoArgs, call: Call) -> dict[str, Any]:
+    return {"edges": _edges(deps)}
 
 
-@op("deps.order")
-async def deps_order(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    waves = _deps(ctx).graph.waves()
+@OPS.op("deps.order", NoArgs)
+async def deps_order(deps: Dependencies, request: NoArgs, call: Call) -> dict[str, Any]:
+    waves = deps.graph.waves()
     return {"waves": waves, "nodes": sum(len(wave) for wave in waves)}

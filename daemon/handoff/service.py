@@ -19,10 +19,12 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from daemon.agents.directory import Directory
 from daemon.agents.model import HANDOFF, Agent
 from daemon.agents.usage import session_usage
+from daemon.core import Core
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
 from daemon.redact import redact
@@ -30,63 +32,134 @@ from store.base import EventQuery
 from store.errors import NotFound
 from store.events import Event, format_ts, parse_new_event, parse_ts
 
-if TYPE_CHECKING:
-    from daemon.agents.lifecycle import Lifecycle
-
 log = logging.getLogger("toka.daemon")
 
 # Events of a trace's first session read to find its original request.
 _FIRST_EVENTS = 500
 
 
-async def build_handoff(
-    lifecycle: Lifecycle, agent: Agent, successor: str | None = None, reason: str | None = None
-) -> Event:
-    """Build the handoff document of ``agent`` from its session's log and store it."""
-    store = lifecycle.store
-    builder = HandoffBuilder(original_request=await _original_request(lifecycle, agent))
-    async for event in store.replay(agent.session):
+class Handoffs:
+    """Builds, finds and checks the handoffs of the log. Documents are also written as markdown
+    under the data dir's handoffs folder when ``handoff.save_markdown`` is on."""
+
+    def __init__(self, core: Core, directory: Directory) -> None:
+        self.core = core
+        self.directory = directory
+        self.markdown_dir = core.paths.handoffs if core.settings.save_markdown else None
+
+    async def build(self, agent: Agent, successor: str | None = None, reason: str | None = None) -> Event:
+        """Build the handoff document of ``agent`` from its session's log and store it."""
+        store = self.core.store
+        builder = HandoffBuilder(original_request=await self._original_request(agent))
+        async for event in store.replay(agent.session):
+            if event.kind != HANDOFF:
+                builder.add(event)
+        figures = await session_usage(store, agent.session, agent.name if agent.spawned else None)
+        figures.model = figures.model or agent.model
+        window = self.directory.window_of(figures, agent)
+        subject = Subject(
+            agent=agent.id,
+            session=agent.session,
+            type=agent.type,
+            role=agent.role,
+            version=agent.version or 1,
+            model=figures.model,
+            window=window[0],
+            state=agent.state,
+            trace=agent.trace or agent.session,
+            predecessor=agent.predecessor,
+            reason=reason,
+        )
+        kinds = self.core.settings.kinds
+        document = redacted(builder.finish(subject, figures.to_json(window, agent.thresholds)), kinds)
+        payload = {
+            "trace": subject.trace,
+            "predecessor": agent.id,
+            "successor": successor,
+            "reason": reason,
+            "document": document.to_json(),
+            "redacted": list(kinds),
+            "markdown": render_markdown(document),
+            "prompt": render_prompt(document),
+        }
+        stored = {
+            "session": agent.session,
+            "agent": agent.name,
+            "kind": HANDOFF,
+            "key": f"handoff:{document.digest[:32]}",
+            "payload": payload,
+        }
+        [result] = await self.core.append([parse_new_event(stored)])
+        if self.markdown_dir is not None:
+            _write_markdown(self.markdown_dir, result.event)
+        return result.event
+
+    async def _original_request(self, agent: Agent) -> Request | None:
+        """The first request of the trace's first session (None: the session's own first one)."""
+        if agent.trace is None:
+            return None
+        first = min(
+            (a for a in self.directory.agents if a.trace == agent.trace and a.spawned),
+            key=lambda a: a.version or 0,
+            default=None,
+        )
+        if first is None or first.session == agent.session:
+            return None
+        events = await self.core.store.query(EventQuery(session=first.session, limit=_FIRST_EVENTS))
+        return first_request(events)
+
+    async def all(self) -> list[Event]:
+        return [event async for event in self.core.store.scan(EventQuery(kinds=(HANDOFF,)))]
+
+    async def get(self, ref: str) -> Event:
+        try:
+            event = await self.core.store.get(ref)
+        except NotFound:
+            raise NotFound(f"no handoff matches {ref!r}", "list them with `toka handoff list`") from None
         if event.kind != HANDOFF:
-            builder.add(event)
-    figures = await session_usage(store, agent.session, agent.name if agent.spawned else None)
-    figures.model = figures.model or agent.model
-    window = figures.window(agent.window, lifecycle.settings.windows)
-    subject = Subject(
-        agent=agent.id,
-        session=agent.session,
-        type=agent.type,
-        role=agent.role,
-        version=agent.version or 1,
-        model=figures.model,
-        window=window[0],
-        state=agent.state,
-        trace=agent.trace or agent.session,
-        predecessor=agent.predecessor,
-        reason=reason,
-    )
-    kinds = lifecycle.settings.kinds
-    document = redacted(builder.finish(subject, figures.to_json(window, agent.thresholds)), kinds)
-    payload = {
-        "trace": subject.trace,
-        "predecessor": agent.id,
-        "successor": successor,
-        "reason": reason,
-        "document": document.to_json(),
-        "redacted": list(kinds),
-        "markdown": render_markdown(document),
-        "prompt": render_prompt(document),
-    }
-    stored = {
-        "session": agent.session,
-        "agent": agent.name,
-        "kind": HANDOFF,
-        "key": f"handoff:{document.digest[:32]}",
-        "payload": payload,
-    }
-    [result] = await lifecycle.append([parse_new_event(stored)])
-    if lifecycle.markdown_dir is not None:
-        _write_markdown(lifecycle.markdown_dir, result.event)
-    return result.event
+            raise NotFound(f"{ref!r} is a {event.kind} event, not a handoff", "list them with `toka handoff list`")
+        return event
+
+    async def verify(self, event: Event) -> dict[str, Any]:
+        """Whether the stored document is intact and still what its session's log gives."""
+        document = event.payload.get("document") or {}
+        footer = document.get("footer") or {}
+        problems: list[str] = []
+        if document_digest(document) != footer.get("digest"):
+            problems.append("the document does not match its own digest: it was changed after it was built")
+        head_seq = footer.get("head_seq")
+        rebuilt = None
+        if isinstance(head_seq, int):
+            try:
+                head = await self.core.store.get_by_seq(head_seq)
+            except NotFound:
+                head = None
+            if head is None or head.id != footer.get("head"):
+                problems.append(f"the head event it was built from (seq {head_seq}) is not in the log as it was")
+            else:
+                rebuilt = await self._rebuild(event, document, head_seq)
+                if rebuilt != footer.get("digest"):
+                    problems.append("the session's log up to the head no longer gives this document")
+        return {
+            "id": event.id,
+            "ok": not problems,
+            "digest": footer.get("digest"),
+            "rebuilt": rebuilt,
+            "problems": problems,
+        }
+
+    async def _rebuild(self, event: Event, document: dict[str, Any], head_seq: int) -> str:
+        """The digest of the document built again from the log up to ``head_seq``, with the same
+        subject, usage and original request as the stored one."""
+        subject = Subject(**{k: v for k, v in document["subject"].items() if k in Subject.__dataclass_fields__})
+        original = document.get("original_request")
+        request = None if original is None else Request(original["text"], original["event"], parse_ts(original["ts"]))
+        builder = HandoffBuilder(original_request=request)
+        async for item in self.core.store.replay(event.session, to_seq=head_seq):
+            if item.kind != HANDOFF:
+                builder.add(item)
+        kinds = event.payload.get("redacted") or ()
+        return redacted(builder.finish(subject, document.get("usage")), kinds).digest
 
 
 def _write_markdown(folder: Path, event: Event) -> None:
@@ -98,35 +171,6 @@ def _write_markdown(folder: Path, event: Event) -> None:
         target.write_text(event.payload["markdown"], encoding="utf-8")
     except OSError as exc:
         log.warning("handoff %s not written to %s: %s", event.id[:12], target, exc)
-
-
-async def _original_request(lifecycle: Lifecycle, agent: Agent) -> Request | None:
-    """The first request of the trace's first session (None: the session's own first one)."""
-    if agent.trace is None:
-        return None
-    first = min(
-        (a for a in lifecycle.agents if a.trace == agent.trace and a.spawned),
-        key=lambda a: a.version or 0,
-        default=None,
-    )
-    if first is None or first.session == agent.session:
-        return None
-    events = await lifecycle.store.query(EventQuery(session=first.session, limit=_FIRST_EVENTS))
-    return first_request(events)
-
-
-async def all_handoffs(lifecycle: Lifecycle) -> list[Event]:
-    return [event async for event in lifecycle.store.scan(EventQuery(kinds=(HANDOFF,)))]
-
-
-async def get_handoff(lifecycle: Lifecycle, ref: str) -> Event:
-    try:
-        event = await lifecycle.store.get(ref)
-    except NotFound:
-        raise NotFound(f"no handoff matches {ref!r}", "list them with `toka handoff list`") from None
-    if event.kind != HANDOFF:
-        raise NotFound(f"{ref!r} is a {event.kind} event, not a handoff", "list them with `toka handoff list`")
-    return event
 
 
 def summary(event: Event, active: bool) -> dict[str, Any]:
@@ -170,49 +214,6 @@ def stats(events: list[Event]) -> dict[str, Any]:
         "average_fill_pct": round(sum(fills) / len(fills), 1) if fills else None,
         "average_completion_pct": round(100 * sum(done) / len(done), 1) if done else None,
     }
-
-
-async def verify(lifecycle: Lifecycle, event: Event) -> dict[str, Any]:
-    """Whether the stored document is intact and still what its session's log gives."""
-    document = event.payload.get("document") or {}
-    footer = document.get("footer") or {}
-    problems: list[str] = []
-    if document_digest(document) != footer.get("digest"):
-        problems.append("the document does not match its own digest: it was changed after it was built")
-    head_seq = footer.get("head_seq")
-    rebuilt = None
-    if isinstance(head_seq, int):
-        try:
-            head = await lifecycle.store.get_by_seq(head_seq)
-        except NotFound:
-            head = None
-        if head is None or head.id != footer.get("head"):
-            problems.append(f"the head event it was built from (seq {head_seq}) is not in the log as it was")
-        else:
-            rebuilt = await _rebuild(lifecycle, event, document, head_seq)
-            if rebuilt != footer.get("digest"):
-                problems.append("the session's log up to the head no longer gives this document")
-    return {
-        "id": event.id,
-        "ok": not problems,
-        "digest": footer.get("digest"),
-        "rebuilt": rebuilt,
-        "problems": problems,
-    }
-
-
-async def _rebuild(lifecycle: Lifecycle, event: Event, document: dict[str, Any], head_seq: int) -> str:
-    """The digest of the document built again from the log up to ``head_seq``, with the same
-    subject, usage and original request as the stored one."""
-    subject = Subject(**{k: v for k, v in document["subject"].items() if k in Subject.__dataclass_fields__})
-    original = document.get("original_request")
-    request = None if original is None else Request(original["text"], original["event"], parse_ts(original["ts"]))
-    builder = HandoffBuilder(original_request=request)
-    async for item in lifecycle.store.replay(event.session, to_seq=head_seq):
-        if item.kind != HANDOFF:
-            builder.add(item)
-    kinds = event.payload.get("redacted") or ()
-    return redacted(builder.finish(subject, document.get("usage")), kinds).digest
 
 
 def redacted(document: Handoff, kinds: Collection[str]) -> Handoff:

@@ -3,51 +3,69 @@ and history."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from daemon.memory.context_store import check_scope
-from daemon.server.ops import Context, _arg, _required, op
-from store.errors import UsageError
+from daemon.memory.context_store import ContextStore, check_scope
+from daemon.server.registry import Call, Ops
+
+OPS = Ops(ContextStore)
 
 
-@op("memory.set")
-async def memory_set(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    if "value" not in args:
-        raise UsageError("argument 'value' is required (any JSON value; null too)")
-    entry = await ctx.daemon.memory.set(
-        _required(args, "scope", str),
-        _required(args, "key", str),
-        args["value"],
-        expect=_arg(args, "expect_version", int),
-        ttl=_arg(args, "ttl", (int, float)),
-        pinned=_arg(args, "pinned", bool),
+@dataclass(frozen=True, slots=True)
+class Set:
+    scope: str
+    key: str
+    value: Any  # any JSON value, null too
+    expect_version: int | None = None
+    ttl: float | None = None
+    pinned: bool | None = None
+
+
+@OPS.op("memory.set", Set)
+async def memory_set(memory: ContextStore, request: Set, call: Call) -> dict[str, Any]:
+    entry = await memory.set(
+        request.scope,
+        request.key,
+        request.value,
+        expect=request.expect_version,
+        ttl=request.ttl,
+        pinned=request.pinned,
     )
     return entry.to_json()
 
 
-@op("memory.get")
-async def memory_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return ctx.daemon.memory.get(_required(args, "scope", str), _required(args, "key", str)).to_json()
+@dataclass(frozen=True, slots=True)
+class Key:
+    scope: str
+    key: str
+    expect_version: int | None = None  # delete only
 
 
-@op("memory.list")
-async def memory_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    scope = _arg(args, "scope", str)
-    entries = ctx.daemon.memory.entries(
-        None if scope is None else check_scope(scope), _arg(args, "prefix", str, ""), _arg(args, "pinned", bool)
-    )
-    return {"entries": [e.to_json() for e in entries]}
+@OPS.op("memory.get", Key)
+async def memory_get(memory: ContextStore, request: Key, call: Call) -> dict[str, Any]:
+    return memory.get(request.scope, request.key).to_json()
 
 
-@op("memory.delete")
-async def memory_delete(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    entry = await ctx.daemon.memory.delete(
-        _required(args, "scope", str), _required(args, "key", str), expect=_arg(args, "expect_version", int)
-    )
+@dataclass(frozen=True, slots=True)
+class ListEntries:
+    scope: str | None = None
+    prefix: str = ""
+    pinned: bool | None = None
+
+
+@OPS.op("memory.list", ListEntries)
+async def memory_list(memory: ContextStore, request: ListEntries, call: Call) -> dict[str, Any]:
+    scope = None if request.scope is None else check_scope(request.scope)
+    return {"entries": [e.to_json() for e in memory.entries(scope, request.prefix, request.pinned)]}
+
+
+@OPS.op("memory.delete", Key)
+async def memory_delete(memory: ContextStore, request: Key, call: Call) -> dict[str, Any]:
+    entry = await memory.delete(request.scope, request.key, expect=request.expect_version)
     return {"scope": entry.scope, "key": entry.key, "version": entry.version, "deleted": True}
 
 
-@op("memory.history")
-async def memory_history(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    scope, key = _required(args, "scope", str), _required(args, "key", str)
-    return {"scope": scope, "key": key, "changes": await ctx.daemon.memory.history(scope, key)}
+@OPS.op("memory.history", Key)
+async def memory_history(memory: ContextStore, request: Key, call: Call) -> dict[str, Any]:
+    return {"scope": request.scope, "key": request.key, "changes": await memory.history(request.scope, request.key)}

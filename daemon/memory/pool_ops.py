@@ -1,5 +1,5 @@
 """The ``pool.*`` operations (docs/pool.md): put, get, delete, list, stats and health of the
-memory pool. They read the pool as ``ctx.daemon.pool``, a :class:`daemon.memory.pool.PoolService`.
+memory pool (daemon/memory/pool.py's :class:`~daemon.memory.pool.PoolService`).
 
 Values travel as text when they are UTF-8 (``value``) and as base64 otherwise (``value_b64``),
 so any bytes round-trip through the JSON protocol.
@@ -9,29 +9,36 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import dataclass
 from typing import Any
 
 from daemon.memory.pool import Item, PoolService, check_key, check_ttl
-from daemon.server.ops import Context, _arg, op
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import NoArgs
 from store.errors import UsageError
 from store.events import format_ts
+
+OPS = Ops(PoolService)
 
 DEFAULT_LIST = 100
 MAX_LIST = 10_000
 
 
-def _service(ctx: Context) -> PoolService:
-    return ctx.daemon.pool
+@dataclass(frozen=True, slots=True)
+class Key:
+    key: Any  # checked by the pool's check_key, as every key is
 
 
-def _key(args: dict[str, Any]) -> str:
-    if "key" not in args:
-        raise UsageError("argument 'key' is required")
-    return check_key(args["key"])
+@dataclass(frozen=True, slots=True)
+class Put:
+    key: Any
+    value: Any = None
+    value_b64: Any = None
+    ttl: Any = None  # checked by check_ttl
 
 
-def _value(args: dict[str, Any]) -> bytes:
-    text, encoded = args.get("value"), args.get("value_b64")
+def _value(request: Put) -> bytes:
+    text, encoded = request.value, request.value_b64
     if (text is None) == (encoded is None):
         raise UsageError("pool.put needs one of 'value' (a string) or 'value_b64' (base64 bytes)")
     if text is not None:
@@ -62,12 +69,11 @@ def item_json(item: Item) -> dict[str, Any]:
     return {"key": item.key, "size": item.size, "age": item.age_s, "ttl_left": item.ttl_left, "hits": item.hits}
 
 
-@op("pool.put")
-async def pool_put(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    key = _key(args)
-    value = _value(args)
-    service = _service(ctx)
-    result = await service.put(key, value, check_ttl(args.get("ttl")))
+@OPS.op("pool.put", Put)
+async def pool_put(service: PoolService, request: Put, call: Call) -> dict[str, Any]:
+    key = check_key(request.key)
+    value = _value(request)
+    result = await service.put(key, value, check_ttl(request.ttl))
     pool = service.pool
     return {
         "key": result.key,
@@ -81,9 +87,9 @@ async def pool_put(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@op("pool.get")
-async def pool_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    item = await _service(ctx).get(_key(args))
+@OPS.op("pool.get", Key)
+async def pool_get(service: PoolService, request: Key, call: Call) -> dict[str, Any]:
+    item = await service.get(check_key(request.key))
     return {
         "key": item.key,
         **value_json(item.value),
@@ -94,27 +100,31 @@ async def pool_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@op("pool.delete")
-async def pool_delete(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return {"deleted": await _service(ctx).delete(_key(args))}
+@OPS.op("pool.delete", Key)
+async def pool_delete(service: PoolService, request: Key, call: Call) -> dict[str, Any]:
+    return {"deleted": await service.delete(check_key(request.key))}
 
 
-@op("pool.list")
-async def pool_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    prefix = _arg(args, "prefix", str, "")
-    limit = _arg(args, "limit", int, DEFAULT_LIST)
-    if limit < 1:
+@dataclass(frozen=True, slots=True)
+class ListEntries:
+    prefix: str = ""
+    limit: int = DEFAULT_LIST
+
+
+@OPS.op("pool.list", ListEntries)
+async def pool_list(service: PoolService, request: ListEntries, call: Call) -> dict[str, Any]:
+    if request.limit < 1:
         raise UsageError("argument 'limit' must be at least 1")
-    items = _service(ctx).pool.items(prefix)
-    shown = items[: min(limit, MAX_LIST)]
+    items = service.pool.items(request.prefix)
+    shown = items[: min(request.limit, MAX_LIST)]
     return {"entries": [item_json(i) for i in shown], "total": len(items), "more": len(items) > len(shown)}
 
 
-@op("pool.stats")
-async def pool_stats(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return _service(ctx).stats()
+@OPS.op("pool.stats", NoArgs)
+async def pool_stats(service: PoolService, request: NoArgs, call: Call) -> dict[str, Any]:
+    return service.stats()
 
 
-@op("pool.health")
-async def pool_health(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return _service(ctx).health()
+@OPS.op("pool.health", NoArgs)
+async def pool_health(service: PoolService, request: NoArgs, call: Call) -> dict[str, Any]:
+    return service.health()

@@ -14,17 +14,30 @@ as ``[blob <digest> <size>]``, so ``toka blob show`` still finds them.
 
 from __future__ import annotations
 
-import asyncio
+from dataclasses import dataclass
 from typing import Any
 
-from daemon.agents.model import Agent
+from daemon.agents.model import Agent, Agents
 from daemon.compress.service import COMPRESSION
-from daemon.server.ops import Context, _arg, _progress, _session_name, _ts_arg, op
-from store.base import EventQuery
+from daemon.log.service import session_name
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import Timestamp
+from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import format_ts
 
 SYSTEM_PREFIX = "toka."
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """What retention is handed: the store, and the agents (a live one's session is kept)."""
+
+    store: EventStore
+    agents: Agents
+
+
+OPS = Ops(Retention)
 
 
 def _skipped(session: str, live: dict[str, Agent]) -> str | None:
@@ -36,18 +49,24 @@ def _skipped(session: str, live: dict[str, Agent]) -> str | None:
     return None
 
 
-@op("log.prune")
-async def log_prune(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    before = _ts_arg(args, "before")
+@dataclass(frozen=True, slots=True)
+class Prune:
+    before: Timestamp | None = None
+    session: str | None = None
+    dry_run: bool = False
+
+
+@OPS.op("log.prune", Prune, progress=True)
+async def log_prune(retention: Retention, request: Prune, call: Call) -> dict[str, Any]:
+    before, dry_run = request.before, request.dry_run
     if before is None:
         raise UsageError("argument 'before' is required", "give a time, e.g. 2026-01-31T00:00:00Z")
-    dry_run = _arg(args, "dry_run", bool, False)
-    named = await _session_name(ctx, args, required=False)
-    store = ctx.daemon.store
+    store = retention.store
+    named = None if request.session is None else await session_name(store, request.session)
     sessions = [named] if named is not None else [info.session for info in await store.sessions()]
-    live = {a.session: a for a in ctx.daemon.lifecycle.agents if a.spawned and a.state != "TERMINATED"}
+    live = {a.session: a for a in retention.agents if a.spawned and a.state != "TERMINATED"}
     pruned, skipped = [], []
-    progress = _progress(ctx, args)
+    progress = call.progress
     for number, session in enumerate(sorted(sessions), 1):
         reason = _skipped(session, live)
         if reason is not None:
@@ -56,7 +75,7 @@ async def log_prune(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
             pruned.append(done.to_json())
         if progress is not None:
             progress(number, len(sessions))
-    await asyncio.sleep(0)  # let the last progress line go out before the answer
+    await call.progress_sent()
     return {
         "before": format_ts(before),
         "dry_run": dry_run,
@@ -66,11 +85,16 @@ async def log_prune(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@op("log.gc")
-async def log_gc(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    dry_run = _arg(args, "dry_run", bool, False)
-    vacuum = _arg(args, "vacuum", bool, False)
-    store = ctx.daemon.store
+@dataclass(frozen=True, slots=True)
+class Collect:
+    dry_run: bool = False
+    vacuum: bool = False
+
+
+@OPS.op("log.gc", Collect)
+async def log_gc(retention: Retention, request: Collect, call: Call) -> dict[str, Any]:
+    dry_run, vacuum = request.dry_run, request.vacuum
+    store = retention.store
     cited = set()
     async for event in store.scan(EventQuery(kinds=(COMPRESSION,))):
         for elided in event.payload.get("elided") or ():

@@ -8,9 +8,12 @@ without duplicates, each item saying why it is there.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from daemon.server.ops import Context, _arg, _kinds, _required, _session_name, _ts_arg, op
+from daemon.log.service import session_name
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import NoArgs, Timestamp
 from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import Event, format_ts
@@ -27,6 +30,8 @@ RECENT_CHARS = 240
 SUMMARY_CHARS = 1200
 SUMMARY_KINDS = ("compression", "compaction")
 
+OPS = Ops(EventStore)
+
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
     return {
@@ -42,23 +47,34 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
     }
 
 
-@op("search")
-async def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Search:
+    query: str
+    session: str | None = None
+    agent: str | None = None
+    kinds: list[str] | None = None
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    limit: int = 20
+
+
+@OPS.op("search", Search)
+async def search(store: EventStore, request: Search, call: Call) -> dict[str, Any]:
     query = SearchQuery(
-        text=_required(args, "query", str),
-        session=await _session_name(ctx, args, required=False),
-        agent=_arg(args, "agent", str),
-        kinds=_kinds(args),
-        since=_ts_arg(args, "since"),
-        until=_ts_arg(args, "until"),
-        limit=_arg(args, "limit", int, 20),
+        text=request.query,
+        session=None if request.session is None else await session_name(store, request.session),
+        agent=request.agent,
+        kinds=tuple(request.kinds or ()),
+        since=request.since,
+        until=request.until,
+        limit=request.limit,
     )
-    return {"hits": [hit_json(hit) for hit in await ctx.daemon.store.search(query)]}
+    return {"hits": [hit_json(hit) for hit in await store.search(query)]}
 
 
-@op("search.rebuild")
-async def search_rebuild(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return {"events": await ctx.daemon.store.rebuild_search_index()}
+@OPS.op("search.rebuild", NoArgs)
+async def search_rebuild(store: EventStore, request: NoArgs, call: Call) -> dict[str, Any]:
+    return {"events": await store.rebuild_search_index()}
 
 
 def _head(text: str, width: int) -> str:
@@ -90,21 +106,25 @@ async def _with_text(
     return found
 
 
-@op("recall")
-async def recall(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Recall:
+    query: str
+    session: str
+    limit: int = RECALL_LIMIT
+
+
+@OPS.op("recall", Recall)
+async def recall(store: EventStore, request: Recall, call: Call) -> dict[str, Any]:
     """Recent events, matches and summaries for ``query`` in ``session``, at most ``limit``.
 
     A quarter of the places (at least one) is kept for recent events and a fifth (at least one)
     for summaries; matches take the rest, and whatever those leave unused. Items are unique by
     event id, then by payload digest (the same tool output recorded twice is shown once).
     """
-    text = _required(args, "query", str)
-    session = await _session_name(ctx, args)
-    assert session is not None  # required above
-    limit = _arg(args, "limit", int, RECALL_LIMIT)
+    text, limit = request.query, request.limit
+    session = await session_name(store, request.session)
     if not 1 <= limit <= MAX_RECALL:
         raise UsageError(f"argument 'limit' must be between 1 and {MAX_RECALL}, got {limit}")
-    store = ctx.daemon.store
     recent_quota, summary_quota = max(1, limit // 4), max(1, limit // 5)
 
     want = min(MAX_LIMIT, limit)

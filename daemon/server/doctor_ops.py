@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.server.ops import Context, op
+from daemon.server.ops import Process
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import NoArgs
 from store.events import format_ts, now_us
 
+OPS = Ops(Process)
 
-@op("doctor.clock")
-async def doctor_clock(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+
+@OPS.op("doctor.clock", NoArgs)
+async def doctor_clock(process: Process, request: NoArgs, call: Call) -> dict[str, Any]:
     """The daemon's wall clock, in microseconds and as ISO-8601."""
     now = now_us()
     return {"now_us": now, "now": format_ts(now)}

@@ -12,45 +12,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import fcntl
 import json
 import logging
 import os
-import signal
-import socket
-import struct
-import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from daemon.agents import ops as agent_ops  # noqa: F401 - the ops modules register their operations
 from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.usage import output_revisions
-from daemon.compress import ops as context_ops  # noqa: F401
-from daemon.config import Settings, load_settings
-from daemon.deps import ops as deps_ops  # noqa: F401
+from daemon.compress.context import ContextAssembler
+from daemon.compress.service import Compressor
+from daemon.config import Settings
+from daemon.core import Core
 from daemon.deps.graph import Dependencies
-from daemon.handoff import ops as handoff_ops  # noqa: F401
+from daemon.handoff.service import Handoffs
 from daemon.ingest.spool import ingest_spool
-from daemon.memory import ops as memory_ops  # noqa: F401
-from daemon.memory import pool_ops  # noqa: F401
+from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool, PoolService
-from daemon.paths import Paths, resolve_paths
+from daemon.paths import Paths
 from daemon.protocol import encode, error_message
-from daemon.retention import ops as retention_ops  # noqa: F401
-from daemon.search import ops as search_ops  # noqa: F401
-from daemon.server import doctor_ops, ops  # noqa: F401
+from daemon.retention.ops import Retention
+from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
+from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, peer_uid, read_size
 from daemon.server.hub import Hub
+from daemon.server.ops import Process
+from daemon.server.registry import Call, Op, progress_sender
+from daemon.server.requests import parse
 from daemon.server.wire import RawJson
-from daemon.states import ops as state_ops  # noqa: F401
-from daemon.states.machines import Machine, StateStore, read_machines
+from daemon.states.machines import Machine, StateStore
+from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventStore
-from store.errors import Busy, StoreError, TokaError, UsageError
+from store.errors import Busy, TokaError, UsageError
 from store.events import Event
 
 if TYPE_CHECKING:
@@ -58,112 +55,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toka.daemon")
 
-READ_CHUNK = 256 * 1024
-# What asyncio's socket transports ask recv() for at a time (256 KiB by default). A buffer that
-# large is past glibc's mmap threshold (128 KiB), so every read maps and unmaps memory: about
-# 12 µs of a request that otherwise costs a few tens. Below the threshold the buffer comes from
-# the heap; a 4 MiB request line then takes 64 reads instead of 16, which costs nothing to see.
-RECV_SIZE = 64 * 1024
-# Connections the kernel queues before accept() (asyncio's default is 100). Every hook of every
-# agent connects once per tool call; a burst past the queue would meet EAGAIN. The kernel caps
-# it at net.core.somaxconn.
-ACCEPT_BACKLOG = 1024
 
-
-class LineTooLong(Exception):
-    pass
-
-
-class LineReader:
-    """Reads newline-terminated lines with a size bound, discarding (not buffering) the excess."""
-
-    def __init__(self, reader: asyncio.StreamReader, limit: int) -> None:
-        self._reader = reader
-        self._limit = limit
-        self._buffer = bytearray()
-
-    async def next(self) -> bytes | None:
-        """The next line, None at end of input; raises LineTooLong after skipping past one."""
-        discarding = False
-        while True:
-            end = self._buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                if discarding or end > self._limit:
-                    raise LineTooLong
-                return line
-            if len(self._buffer) > self._limit:
-                discarding = True
-                self._buffer.clear()
-            chunk = await self._reader.read(READ_CHUNK)
-            if not chunk:
-                return None  # a half line at hang-up is dropped: it was never a request
-            self._buffer += chunk
-
-
-def _read_size(transport: asyncio.BaseTransport) -> None:
-    """Make the transport read RECV_SIZE bytes at a time. ``max_size`` is an attribute of
-    CPython's selector transports, not a documented setting: where it is missing, reads stay
-    as they were."""
-    if isinstance(getattr(transport, "max_size", None), int):
-        transport.max_size = RECV_SIZE  # type: ignore[attr-defined]
-
-
-async def open_store(paths: Paths, settings: Settings) -> EventStore:
-    if settings.backend == "memory":
-        from store.ephemeral import EphemeralStore
-
-        return EphemeralStore()
-    from store.sqlite import SqliteStore
-
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
-    return await SqliteStore.open(paths.database, durability=settings.durability)  # type: ignore[arg-type]
-
-
-class PidLock:
-    """An exclusive lock on the pidfile, held for the daemon's lifetime."""
-
-    def __init__(self, paths: Paths) -> None:
-        self._path = paths.pidfile
-        self._file: IO[str] | None = None
-
-    def acquire(self) -> None:
-        handle = open(self._path, "a+")  # noqa: SIM115 - held open: the lock lives as long as it
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            pid = handle.read().strip() or "?"
-            handle.close()
-            raise TokaError(
-                f"a toka daemon is already running for this data dir (pid {pid})",
-                "stop it with `toka daemon stop`, or set TOKA_HOME to use another data dir",
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        self._file = handle
-
-    def release(self) -> None:
-        if self._file is not None:
-            with contextlib.suppress(OSError):
-                self._path.unlink()
-            self._file.close()
-            self._file = None
-
-
-def peer_uid(writer: asyncio.StreamWriter) -> int | None:
-    """The uid of the connected process, where the OS tells it (SO_PEERCRED on Linux)."""
-    sock = writer.get_extra_info("socket")
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
+@dataclass(frozen=True, slots=True)
+class _Progress:
+    progress: bool = False  # send progress lines (for ops that declare progress)
 
 
 class Daemon:
+    """Builds the components around one :class:`~daemon.core.Core`, routes each committed event
+    to those that project the log, and answers each request with its op's component."""
+
     def __init__(
         self, paths: Paths, settings: Settings, store: EventStore, machines: Mapping[str, Machine] | None = None
     ) -> None:
@@ -172,13 +73,29 @@ class Daemon:
         self.store = store
         self.hub = Hub()
         self.committer = GroupCommitter(store, self._committed, partial(output_revisions, store))
-        self.states = StateStore(store, self.committer.append, machines)
-        self.deps = Dependencies(store, self.committer.append)
-        markdown_dir = paths.handoffs if settings.save_markdown else None
-        self.lifecycle = Lifecycle(store, self.committer.append, settings, markdown_dir)
+        core = Core(store, self.committer.append, settings, paths)
+        self.states = StateStore(store, core.append, machines)
+        self.deps = Dependencies(store, core.append)
+        self.lifecycle = Lifecycle(core)
         self._lifecycle_task: asyncio.Task[None] | None = None
-        self.memory = ContextStore(store, self.committer.append)
-        self.pool = PoolService(MemoryPool(settings.capacity_bytes), self.committer.append, settings.sweep_s)
+        self.memory = ContextStore(store, core.append)
+        self.pool = PoolService(MemoryPool(settings.capacity_bytes), core.append, settings.sweep_s)
+        self.components: dict[type, Any] = {
+            Process: self,
+            EventLog: EventLog(core, self.hub, self.lifecycle.evaluated),
+            EventStore: store,
+            Lifecycle: self.lifecycle,
+            Handoffs: self.lifecycle.handoffs,
+            Compressor: self.lifecycle.compressor,
+            ContextAssembler: ContextAssembler(core, self.lifecycle.agents, self.memory, self.pool),
+            ContextStore: self.memory,
+            PoolService: self.pool,
+            StateStore: self.states,
+            Dependencies: self.deps,
+            Retention: Retention(store, self.lifecycle.agents),
+        }
+        missing = REGISTRY.components() - set(self.components)
+        assert not missing, f"ops declared for components the daemon does not build: {missing}"
         self.started = time.monotonic()
         self.clients = 0
         self._stop = asyncio.Event()
@@ -199,6 +116,30 @@ class Daemon:
         self.states.committed(events)
         self.deps.committed(events)
         self.memory.committed(events)
+
+    async def status(self) -> dict[str, Any]:
+        """The ``status`` document (docs/json.md)."""
+        sessions = await self.store.sessions()
+        return {
+            "version": VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "uptime_s": round(time.monotonic() - self.started, 3),
+            "database": self.store.location,
+            "durability": self.settings.durability,
+            "socket": str(self.paths.socket),
+            "events": sum(s.events for s in sessions),
+            "sessions": len(sessions),
+            "clients": self.clients,
+            "subscribers": len(self.hub),
+            "commits": self.committer.groups,
+            "watch": None if self.watcher is None else self.watcher.status(),
+            "agents_at_risk": self.lifecycle.at_risk(),
+        }
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -295,7 +236,7 @@ class Daemon:
             return
         self.clients += 1
         self._connections.add(writer)
-        _read_size(writer.transport)
+        read_size(writer.transport)
         lines = LineReader(reader, self.settings.max_line_bytes)
         closed = asyncio.Event()
 
@@ -347,28 +288,30 @@ class Daemon:
         request_id = None
         try:
             try:
-                request = json.loads(line)
+                message = json.loads(line)
             except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
                 raise UsageError(f"request is not valid JSON ({exc})", "send one JSON object per line") from None
-            if not isinstance(request, dict):
+            if not isinstance(message, dict):
                 raise UsageError("a request must be a JSON object with 'op'")
-            request_id = request.get("id")
-            name = request.get("op")
-            args = request.get("args", {})
+            request_id = message.get("id")
+            name = message.get("op")
+            args = message.get("args", {})
             if not isinstance(name, str):
                 raise UsageError("a request needs 'op', a string", 'e.g. {"id": 1, "op": "status"}')
             if not isinstance(args, dict):
                 raise UsageError("'args' must be a JSON object")
-            handler = ops.OPS.get(name)
-            if handler is None:
-                raise ops.unknown(name)
+            op = REGISTRY[name]
             if self._stopping:
                 raise Busy("the daemon is shutting down", "retry once it has restarted")
-            ctx = ops.Context(self, request_id, send, closed)
-            if name == "events.subscribe":
-                await self._stream(handler, ctx, args, lines)
+            request = op.parse(args)
+            call = Call(request_id, send, closed)
+            if op.progress and parse(_Progress, args).progress:
+                call.progress = progress_sender(send, request_id)
+            component = self.components[op.component]
+            if op.streaming:
+                await self._stream(op, component, request, call, lines)
                 return
-            result = await handler(ctx, args)
+            result = await op.handler(component, request, call)
         except TokaError as exc:
             await send(error_message(request_id, exc))
             return
@@ -385,82 +328,20 @@ class Daemon:
         else:
             await send({"id": request_id, "ok": True, "result": result})
 
-    async def _stream(self, handler: ops.Handler, ctx: ops.Context, args: dict[str, Any], lines: LineReader) -> None:
+    async def _stream(self, op: Op, component: Any, request: Any, call: Call, lines: LineReader) -> None:
         """Run a streaming op until it ends or the client hangs up or sends anything."""
-        ctx.closed = asyncio.Event()  # this stream's own: the connection may stream again after it
-        self._streams.add(ctx.closed)
+        call.closed = asyncio.Event()  # this stream's own: the connection may stream again after it
+        self._streams.add(call.closed)
 
         async def watch_client() -> None:
             with contextlib.suppress(LineTooLong, ConnectionError):
                 await lines.next()
-            ctx.closed.set()
+            call.closed.set()
 
         watcher = asyncio.create_task(watch_client())
         try:
-            await handler(ctx, args)
+            await op.handler(component, request, call)
         finally:
             watcher.cancel()
-            self._streams.discard(ctx.closed)
-        ctx.closed.set()
-
-
-async def run(paths: Paths, settings: Settings) -> None:
-    os.umask(0o077)  # the database, logs and pidfile are for their owner only
-    paths.check_socket_length()
-    paths.ensure_runtime_dir()
-    lock = PidLock(paths)
-    lock.acquire()
-    try:
-        machines = read_machines(paths.config_file)  # a malformed machine stops start-up before the store opens
-        store = await open_store(paths, settings)
-        try:
-            daemon = Daemon(paths, settings, store, machines)
-        except BaseException:
-            await store.close()  # else its connection threads keep the process from exiting
-            raise
-        loop = asyncio.get_running_loop()
-        signals = (signal.SIGTERM, signal.SIGINT)
-
-        def on_signal(signum: int) -> None:
-            if daemon._stop.is_set():
-                log.warning("second signal: exiting at once")
-                os._exit(128 + signum)
-            daemon.request_stop(signal.Signals(signum).name)
-
-        for signum in signals:
-            loop.add_signal_handler(signum, on_signal, signum)
-        try:
-            await daemon.serve()
-        finally:
-            for signum in signals:
-                loop.remove_signal_handler(signum)
-    finally:
-        lock.release()
-
-
-def run_foreground(flags: dict[str, Any] | None = None) -> None:
-    """Log to stderr, resolve the settings (flags over env over file) and serve until stopped."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every change at INFO
-    paths = resolve_paths()
-    settings = load_settings(paths.config_file, flags).settings
-    try:
-        asyncio.run(run(paths, settings))
-    except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM, errno.ENOTDIR):
-            raise StoreError(
-                f"{exc.strerror}: {exc.filename}", "check the permissions of the data dir, or set TOKA_HOME"
-            ) from None
-        raise
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m daemon [--memory]``: errors are one line on stderr and an exit code."""
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        run_foreground({"backend": "memory"} if "--memory" in argv else {})
-    except TokaError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+            self._streams.discard(call.closed)
+        call.closed.set()

@@ -1,60 +1,85 @@
 """The ``state.*`` operations (docs/state.md): read and change the state of an entity in a state
 machine, its history, the machines, and registering a machine. They answer from the state table
-(daemon/states/machines.py) that the daemon keeps as ``ctx.daemon.states``."""
+(daemon/states/machines.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.server.ops import Context, _arg, _required, op
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import NoArgs
 from daemon.states.machines import StateStore
 
-
-def _states(ctx: Context) -> StateStore:
-    states: StateStore = ctx.daemon.states
-    return states
+OPS = Ops(StateStore)
 
 
-@op("state.get")
-async def state_get(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    entry = _states(ctx).get(_required(args, "machine", str), _required(args, "entity", str))
-    return entry.to_json()
+@dataclass(frozen=True, slots=True)
+class Entity:
+    machine: str
+    entity: str
 
 
-@op("state.set")
-async def state_set(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    machine, entity, to = (_required(args, name, str) for name in ("machine", "entity", "to"))
-    entry, changed = await _states(ctx).set(machine, entity, to, _arg(args, "reason", str))
+@OPS.op("state.get", Entity)
+async def state_get(states: StateStore, request: Entity, call: Call) -> dict[str, Any]:
+    return states.get(request.machine, request.entity).to_json()
+
+
+@dataclass(frozen=True, slots=True)
+class SetState:
+    machine: str
+    entity: str
+    to: str
+    reason: str | None = None
+
+
+@OPS.op("state.set", SetState)
+async def state_set(states: StateStore, request: SetState, call: Call) -> dict[str, Any]:
+    entry, changed = await states.set(request.machine, request.entity, request.to, request.reason)
     # No await since the change: the entry is as this request left it.
     previous = entry.changes[-1].from_ if changed else entry.state
     return entry.to_json() | {"from": previous, "changed": changed}
 
 
-@op("state.history")
-async def state_history(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    entry = _states(ctx).get(_required(args, "machine", str), _required(args, "entity", str))
+@OPS.op("state.history", Entity)
+async def state_history(states: StateStore, request: Entity, call: Call) -> dict[str, Any]:
+    entry = states.get(request.machine, request.entity)
     return entry.to_json() | {"changes": [change.to_json() for change in entry.changes]}
 
 
-@op("state.list")
-async def state_list(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    return {"entities": [entry.to_json() for entry in _states(ctx).listing(_arg(args, "machine", str))]}
+@dataclass(frozen=True, slots=True)
+class ListEntities:
+    machine: str | None = None
 
 
-@op("state.machines")
-async def state_machines(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    machines = _states(ctx).table.machines
+@OPS.op("state.list", ListEntities)
+async def state_list(states: StateStore, request: ListEntities, call: Call) -> dict[str, Any]:
+    return {"entities": [entry.to_json() for entry in states.listing(request.machine)]}
+
+
+@OPS.op("state.machines", NoArgs)
+async def state_machines(states: StateStore, request: NoArgs, call: Call) -> dict[str, Any]:
+    machines = states.table.machines
     return {"machines": [machines[name].to_json() for name in sorted(machines)]}
 
 
-@op("state.register")
-async def state_register(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Register:
+    name: str
+    states: list[Any]
+    initial: str
+    transitions: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, Any] = field(default_factory=dict)
+
+
+@OPS.op("state.register", Register)
+async def state_register(states: StateStore, request: Register, call: Call) -> dict[str, Any]:
     definition = {
-        "name": _required(args, "name", str),
-        "states": _required(args, "states", list),
-        "initial": _required(args, "initial", str),
-        "transitions": _arg(args, "transitions", dict, {}),
-        "progress": _arg(args, "progress", dict, {}),
+        "name": request.name,
+        "states": request.states,
+        "initial": request.initial,
+        "transitions": request.transitions,
+        "progress": request.progress,
     }
-    machine, changed = await _states(ctx).register(definition)
+    machine, changed = await states.register(definition)
     return machine.to_json() | {"changed": changed}

@@ -30,7 +30,7 @@ def _loaded_after(statement: str, candidates: list[str]) -> list[str]:
 
 def test_store_and_daemon_load_no_ui() -> None:
     loaded = _loaded_after(
-        "import store, daemon, store.sqlite, store.ephemeral, daemon.server.process, daemon.client.sync",
+        "import store, daemon, store.sqlite, store.ephemeral, daemon.server.main, daemon.client.sync",
         ["textual", "typer", "rich", "toka_cli", "click"],
     )
     assert loaded == []

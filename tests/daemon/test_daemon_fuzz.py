@@ -16,7 +16,7 @@ from daemon_support import Spawned
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon.server.ops import OPS
+from daemon.server.catalog import REGISTRY
 
 EXAMPLES = int(os.environ.get("TOKA_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -89,7 +89,7 @@ def test_arbitrary_bytes_get_one_answer_each(daemon: Spawned, line: bytes) -> No
 
 @FUZZ
 @given(
-    op=st.sampled_from(sorted(set(OPS) - SKIPPED)),
+    op=st.sampled_from(sorted(set(REGISTRY.ops) - SKIPPED)),
     args=st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=5),
 )
 def test_wrong_types_in_every_field_are_clean_errors(daemon: Spawned, op: str, args: dict[str, Any]) -> None:
@@ -208,7 +208,7 @@ def _vanish(daemon: Spawned, rng: random.Random) -> None:
 
 def test_a_long_fuzz_leaks_no_descriptors_and_no_memory_beyond_a_bound(daemon: Spawned) -> None:
     rng = random.Random(SEED)
-    ops = sorted(set(OPS) - SKIPPED)
+    ops = sorted(set(REGISTRY.ops) - SKIPPED)
     connection = Connection(daemon.paths.socket)
     answered = 0
     warm_up = max(ROUNDS // 4, 1)

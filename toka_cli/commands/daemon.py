@@ -76,7 +76,7 @@ def run(
     ] = None,
 ) -> None:
     """Run the daemon in the foreground (for systemd, containers, debugging). Logs go to stderr."""
-    from daemon.server.process import run_foreground
+    from daemon.server.main import run_foreground
 
     run_foreground({"backend": "memory" if memory else None, "durability": durability})
 

@@ -1,0 +1,35 @@
+"""Every operation the daemon answers, from every component's ops module, in one registry."""
+
+from __future__ import annotations
+
+from daemon.agents import ops as agents
+from daemon.compress import ops as compress
+from daemon.deps import ops as deps
+from daemon.handoff import ops as handoff
+from daemon.log import ops as log
+from daemon.memory import ops as memory
+from daemon.memory import pool_ops as pool
+from daemon.retention import ops as retention
+from daemon.search import ops as search
+from daemon.server import doctor_ops as doctor
+from daemon.server import ops as process
+from daemon.server.registry import Registry
+from daemon.states import ops as states
+
+REGISTRY = Registry(
+    [
+        process.OPS,
+        doctor.OPS,
+        log.OPS,
+        agents.OPS,
+        handoff.OPS,
+        compress.COMPRESS,
+        compress.CONTEXT,
+        memory.OPS,
+        pool.OPS,
+        states.OPS,
+        deps.OPS,
+        search.OPS,
+        retention.OPS,
+    ]
+)

@@ -1,0 +1,96 @@
+"""Running the daemon: ``python -m daemon`` and ``toka daemon run``. Takes the pidfile lock,
+opens the store, serves until a signal or a ``shutdown`` request, and turns start-up failures
+into one line and an exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from daemon.config import Settings, load_settings
+from daemon.paths import Paths, resolve_paths
+from daemon.server.pidlock import PidLock
+from daemon.server.process import Daemon
+from daemon.states.machines import read_machines
+from store.base import EventStore
+from store.errors import StoreError, TokaError
+
+log = logging.getLogger("toka.daemon")
+
+
+async def open_store(paths: Paths, settings: Settings) -> EventStore:
+    if settings.backend == "memory":
+        from store.ephemeral import EphemeralStore
+
+        return EphemeralStore()
+    from store.sqlite import SqliteStore
+
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    return await SqliteStore.open(paths.database, durability=settings.durability)  # type: ignore[arg-type]
+
+
+async def run(paths: Paths, settings: Settings) -> None:
+    os.umask(0o077)  # the database, logs and pidfile are for their owner only
+    paths.check_socket_length()
+    paths.ensure_runtime_dir()
+    lock = PidLock(paths)
+    lock.acquire()
+    try:
+        machines = read_machines(paths.config_file)  # a malformed machine stops start-up before the store opens
+        store = await open_store(paths, settings)
+        try:
+            daemon = Daemon(paths, settings, store, machines)
+        except BaseException:
+            await store.close()  # else its connection threads keep the process from exiting
+            raise
+        loop = asyncio.get_running_loop()
+        signals = (signal.SIGTERM, signal.SIGINT)
+
+        def on_signal(signum: int) -> None:
+            if daemon.stop_requested:
+                log.warning("second signal: exiting at once")
+                os._exit(128 + signum)
+            daemon.request_stop(signal.Signals(signum).name)
+
+        for signum in signals:
+            loop.add_signal_handler(signum, on_signal, signum)
+        try:
+            await daemon.serve()
+        finally:
+            for signum in signals:
+                loop.remove_signal_handler(signum)
+    finally:
+        lock.release()
+
+
+def run_foreground(flags: dict[str, Any] | None = None) -> None:
+    """Log to stderr, resolve the settings (flags over env over file) and serve until stopped."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every change at INFO
+    paths = resolve_paths()
+    settings = load_settings(paths.config_file, flags).settings
+    try:
+        asyncio.run(run(paths, settings))
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM, errno.ENOTDIR):
+            raise StoreError(
+                f"{exc.strerror}: {exc.filename}", "check the permissions of the data dir, or set TOKA_HOME"
+            ) from None
+        raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m daemon [--memory]``: errors are one line on stderr and an exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        run_foreground({"backend": "memory"} if "--memory" in argv else {})
+    except TokaError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        sys.exit(exc.exit_code)
