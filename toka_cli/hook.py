@@ -1,14 +1,14 @@
 """`toka hook claude-code`: record one Claude Code hook payload, fast, and never in the agent's way.
 
 Claude Code runs the hook on every tool call, so this path imports the standard library, the
-light client's socket helper, the paths and the spool, and nothing else: no Typer, Rich,
+client's connection (daemon/client/socket.py), the paths and the spool writer, and nothing else: no Typer, Rich,
 asyncio, aiosqlite or blake3 (toka_cli/entry.py dispatches here before the Typer app loads).
 
 The payload (stdin) becomes one event of its session: kind ``hook.<event in snake_case>``,
 agent ``main``, the whole payload as the event's payload, and key ``hook:<sha256 of stdin>``, so
 a retried hook is recorded once. It takes one round trip (no ``hello``: the append's own answer
 says whether the daemon understood). When the daemon is not running the event goes to the spool
-(daemon/ingest/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
+(daemon/client/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
 call about 200 ms while the daemon is down, and the spool lands in the log when it next starts.
 
 Whatever happens the hook exits 0 and prints nothing on stdout (Claude Code reads stdout as
@@ -28,10 +28,9 @@ import re
 import sys
 import time
 
-from daemon.client.sync import DaemonNotRunning, connect_socket
-from daemon.ingest.spool import append_to_spool
+from daemon.client.socket import Connection, DaemonNotRunning
+from daemon.client.spool import append_to_spool
 from daemon.paths import hook_files
-from daemon.protocol import decode, request, result_of
 from store.errors import Busy, DaemonUnavailable, ProtocolError, TokaError
 
 # typing costs a hook about 4 ms to import, so it is read by type checkers only.
@@ -110,30 +109,6 @@ def headroom_line(figures: dict[str, Any]) -> str | None:
     return line + "; compaction near" if pct >= WARNING_PCT else line
 
 
-class _Connection:
-    """One socket to the daemon, one request at a time."""
-
-    def __init__(self, socket: str) -> None:
-        self._sock = connect_socket(socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
-        self._reader = self._sock.makefile("rb")
-        self._next_id = 0
-
-    def call(self, op: str, **args: Any) -> Any:
-        self._next_id += 1
-        try:
-            self._sock.sendall(request(self._next_id, op, args))
-            line = self._reader.readline()
-        except OSError as exc:  # timeouts included
-            raise DaemonUnavailable(f"no answer from the daemon ({exc})") from None
-        if not line:
-            raise DaemonUnavailable("the daemon closed the connection")
-        return result_of(decode(line))
-
-    def close(self) -> None:
-        self._reader.close()
-        self._sock.close()
-
-
 def status_line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
     """What ``--statusline`` prints: toka's figures when the daemon answered, else the agent's
     own percentage from the payload, marked as such."""
@@ -181,7 +156,7 @@ def _record(event: dict[str, Any], headroom: bool, statusline: bool, stderr: IO[
     files = hook_files()
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
     try:
-        connection = _Connection(files.socket)
+        connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
     except DaemonNotRunning:
         append_to_spool(files.spool, line)
         return None

@@ -21,7 +21,7 @@ from store.errors import DaemonUnavailable, TokaError
 
 
 def answers(paths: Paths) -> bool:
-    from daemon.client.sync import connect_socket
+    from daemon.client.socket import connect_socket
 
     try:
         sock = connect_socket(paths.socket, timeout=2.0)

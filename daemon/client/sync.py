@@ -1,6 +1,6 @@
 """The synchronous client: the standard library's socket and json, nothing heavier.
 
-Hooks and the CLI import this on every call, so it must stay cheap to import: no asyncio, no
+The CLI imports this on every call, so it must stay cheap to import: no asyncio, no
 aiosqlite, no blake3. It checks the daemon's protocol version when it connects, starts the
 daemon when none is running (see :mod:`daemon.client.autostart`), and raises the daemon's errors as the
 same :class:`~store.errors.TokaError` subclasses the daemon raised.
@@ -8,13 +8,11 @@ same :class:`~store.errors.TokaError` subclasses the daemon raised.
 
 from __future__ import annotations
 
-import os
-import socket
-import time
 from collections import namedtuple
 from collections.abc import Callable, Iterator
 
-from daemon.paths import Paths, check_socket_length, resolve_paths
+from daemon.client.socket import Connection, DaemonNotRunning, connect_socket
+from daemon.paths import Paths, resolve_paths
 from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.errors import DaemonUnavailable, ProtocolError
@@ -26,58 +24,6 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int], None]
 
 
-class DaemonNotRunning(DaemonUnavailable):
-    """Nothing listens on the socket: the case autostart fixes."""
-
-
-# A full accept backlog answers connect() with EAGAIN: the daemon is there but busy (a burst of
-# hooks, say). Retry that for this long before calling the daemon unavailable; the hook still
-# falls back to its spool after it.
-BACKLOG_RETRY_S = 2.0
-
-
-def connect_socket(
-    path: str | os.PathLike[str], timeout: float | None, backlog_retry: float = BACKLOG_RETRY_S
-) -> socket.socket:
-    """A connected socket to the daemon listening at ``path``, or DaemonUnavailable saying why not."""
-    check_socket_length(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        _connect_through_backlog(sock, os.fspath(path), backlog_retry)
-    except (FileNotFoundError, NotADirectoryError, ConnectionRefusedError):
-        sock.close()
-        raise DaemonNotRunning("the toka daemon is not running", "start it with `toka daemon start`") from None
-    except PermissionError:
-        sock.close()
-        raise DaemonUnavailable(f"permission denied on {path}", "the daemon belongs to another user") from None
-    except BlockingIOError:
-        sock.close()
-        raise DaemonUnavailable(
-            f"the daemon at {path} is not accepting connections: its queue stayed full for {backlog_retry:g} s",
-            "it is overloaded or hung; see `toka daemon logs`",
-        ) from None
-    except OSError as exc:
-        sock.close()
-        raise DaemonUnavailable(f"cannot reach the daemon at {path}: {exc.strerror}") from None
-    return sock
-
-
-def _connect_through_backlog(sock: socket.socket, path: str, backlog_retry: float) -> None:
-    """``sock.connect(path)``, retried with a growing pause while the listener's backlog is full."""
-    deadline = time.monotonic() + backlog_retry
-    pause = 0.001
-    while True:
-        try:
-            sock.connect(path)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(pause)  # the accept queue drains at the daemon's pace; nothing to wait on here
-            pause = min(pause * 2, 0.05)
-
-
 class Client:
     """One connection to the daemon. Use as a context manager, or call :meth:`close`."""
 
@@ -85,16 +31,14 @@ class Client:
         self.paths = paths or resolve_paths()
         self._timeout = timeout
         try:
-            self._sock = connect_socket(self.paths.socket, timeout)
+            self._connection = Connection(self.paths.socket, timeout)
         except DaemonNotRunning:
             if not autostart:
                 raise
             from daemon.client.autostart import start_daemon
 
             start_daemon(self.paths)
-            self._sock = connect_socket(self.paths.socket, timeout)
-        self._reader = self._sock.makefile("rb")
-        self._next_id = 0
+            self._connection = Connection(self.paths.socket, timeout)
         self.server = self.call("hello")
         if self.server.get("protocol") != PROTOCOL_VERSION:
             self.close()
@@ -111,43 +55,23 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        self._reader.close()
-        self._sock.close()
-
-    def _send(self, op: str, args: dict[str, Any]) -> int:
-        self._next_id += 1
-        try:
-            self._sock.sendall(request(self._next_id, op, args))
-        except OSError as exc:
-            raise DaemonUnavailable(f"lost the connection to the daemon: {exc}", "retry") from None
-        return self._next_id
-
-    def _receive(self) -> dict[str, Any]:
-        try:
-            line = self._reader.readline()
-        except TimeoutError:
-            raise DaemonUnavailable("the daemon did not answer in time", "see `toka daemon logs`") from None
-        except OSError as exc:
-            raise DaemonUnavailable(f"lost the connection to the daemon: {exc}", "retry") from None
-        if not line:
-            raise DaemonUnavailable("the daemon closed the connection", "see `toka daemon logs`")
-        return decode(line)
+        self._connection.close()
 
     def call(self, op: str, progress: ProgressFn | None = None, **args: Any) -> Any:
         """Send one request and return its result; progress lines go to ``progress``."""
         if progress is not None:
             args["progress"] = True
-        return self.result(self._send(op, args), progress)
+        return self.result(self._connection.send(op, args), progress)
 
     def submit(self, op: str, **args: Any) -> int:
         """Send a request without waiting: its answer is read with :meth:`result`. Answers come
         in request order, so a caller may keep one request in flight while it prepares the next."""
-        return self._send(op, args)
+        return self._connection.send(op, args)
 
     def result(self, request_id: int, progress: ProgressFn | None = None) -> Any:
         """The result of a request sent earlier (answers to requests before it are skipped)."""
         while True:
-            message = self._receive()
+            message = self._connection.receive()
             if message.get("id") != request_id and message.get("id") is not None:
                 continue  # a late line of an earlier stream
             if "progress" in message:

@@ -1,10 +1,5 @@
-"""The hook spool: events that agent hooks recorded while the daemon was down.
-
-A hook runs on every tool call, so it must never block its agent and never start the daemon
-(a cold start costs about 200 ms). When the daemon is unreachable, the hook appends its event,
-one JSON line, to ``paths.spool`` in the data dir. Concurrent hooks never interleave: each line
-is written with O_APPEND under an exclusive ``flock``, and a line left half-written by a killed
-hook is closed with a newline before the next one, so it costs only itself.
+"""The hook spool's ingestion: events that agent hooks recorded while the daemon was down
+(written by daemon/client/spool.py).
 
 The daemon ingests the spool once at start-up. It claims the file by renaming it (under the same
 lock, so no hook writes to the claimed file afterwards: a hook that opened it before the rename
@@ -12,16 +7,14 @@ sees the path changed and writes to a new spool), appends its events with their 
 deletes the claimed file only after the append committed. A crash in between leaves the claimed
 file behind; the next start appends it again and the keys turn that into a no-op, so each line
 lands exactly once. Lines that are not events are moved to ``<spool>.rejected``, not dropped.
-
-Importing this module loads no more than ``os`` and ``fcntl``: the hook imports it.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see the module docstring)
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
@@ -47,35 +40,6 @@ def claimed_path(paths: Paths) -> Path:
 
 def rejected_path(paths: Paths) -> Path:
     return paths.spool.with_name(paths.spool.name + ".rejected")
-
-
-def append_to_spool(path: str | os.PathLike[str], line: bytes) -> None:
-    """Append one line (one event as JSON) to the spool at ``path`` (``Paths.spool``), whole,
-    safe beside concurrent hooks."""
-    if not line.endswith(b"\n"):
-        line += b"\n"
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            # The daemon may have claimed (renamed) the file between our open and our lock; the
-            # line then belongs in a new spool, or it would be deleted unread with the claimed one.
-            try:
-                current = os.path.samestat(os.fstat(fd), os.stat(path))
-            except FileNotFoundError:
-                current = False
-            if not current:
-                continue
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # a hook killed mid-write left half a line: end it there
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
-            return
-        finally:
-            os.close(fd)  # and with it the lock
 
 
 def _claim(paths: Paths) -> bool:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from hook_support import TOKA, fixture_files, payloads, run_hook, start_daemon, stop_daemon
 
+from daemon.client.spool import append_to_spool
 from daemon.client.sync import Client
-from daemon.ingest.spool import append_to_spool, claimed_path, rejected_path
+from daemon.ingest.spool import claimed_path, rejected_path
 from daemon.paths import Paths, resolve_paths
 
 
