@@ -35,7 +35,7 @@ from typing import Any
 from bench_foundation import DaemonProcess, Home, machine
 from bench_handoff import as_event
 
-from daemon.compress import compress
+from daemon.compress.engine import compress
 from daemon.ingest.formats import PARSERS, detect
 from daemon.ingest.lines import ParseStats
 from store.events import Event

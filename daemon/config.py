@@ -15,6 +15,8 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from daemon.agents.policies import ON_CRITICAL
+from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
@@ -53,7 +55,7 @@ class Settings:
         "lifecycle",
         "what the daemon does when a spawned agent goes CRITICAL: notify (a lifecycle event only) or handoff"
         " (hand its work to a successor); per agent with `toka agent spawn --policy`",
-        ("notify", "handoff"),
+        ON_CRITICAL,
     )
     max_handoffs: int = _setting(5, "lifecycle", "handoffs allowed per trace; the next one puts the agent in ERROR")
     save_markdown: bool = _setting(
@@ -63,7 +65,7 @@ class Settings:
         "summarize",
         "compression",
         "how `toka compress` and automatic compression shrink a session: fifo, window, summarize or importance",
-        ("fifo", "window", "summarize", "importance"),
+        COMPRESSION_POLICIES,
     )
     trigger_pct: float = _setting(
         75.0, "compression", "context fill (% of the window) from which compression is considered"
@@ -76,7 +78,7 @@ class Settings:
         "compression",
         "compress a spawned agent's session by itself at the trigger (off, or a policy); per agent with"
         " `toka agent spawn --auto-compress`",
-        ("off", "fifo", "window", "summarize", "importance"),
+        ("off", *COMPRESSION_POLICIES),
     )
     summarizer: str = _setting(
         "builtin",

@@ -22,7 +22,6 @@ from daemon.agents.model import (
     FILL_STATES,
     HANDOFF,
     LIFECYCLE,
-    POLICIES,
     SPAWN,
     Agent,
     Agents,
@@ -31,9 +30,10 @@ from daemon.agents.model import (
     check_transition,
     fill_state,
 )
+from daemon.agents.policies import ON_CRITICAL
 from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
+from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.compress.service import COMPRESSION, Compressor
-from daemon.compress.service import POLICIES as COMPRESSION_POLICIES
 from daemon.core import Core
 from daemon.handoff.service import Handoffs
 from store.base import EventQuery
@@ -191,8 +191,8 @@ class Lifecycle:
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
         thresholds = _thresholds(spec, self.defaults)
         policy = spec.policy or self.settings.on_critical
-        if policy not in POLICIES:
-            raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(POLICIES)}")
+        if policy not in ON_CRITICAL:
+            raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(ON_CRITICAL)}")
         auto_compress = spec.auto_compress or self.settings.auto_compress
         if auto_compress not in ("off", *COMPRESSION_POLICIES):
             choices = ", ".join(("off", *COMPRESSION_POLICIES))

@@ -56,7 +56,6 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "ERROR": frozenset({"TERMINATED"}),
     "TERMINATED": frozenset(),
 }
-POLICIES = ("notify", "handoff")
 SPAWN = "agent.spawn"
 LIFECYCLE = "lifecycle"
 HANDOFF = "handoff"

@@ -7,32 +7,8 @@ that replaces it, the events of the range kept verbatim, and the figures. The da
 ``Compression.to_json()`` as a ``compression`` event; no event is ever deleted or changed.
 No store, no sockets, no clock: the only I/O is running an external summarizer when one is
 configured (``external``). docs/compression.md describes the policies and the payload.
+
+
+The package imports nothing itself: the settings import its policies (``model.POLICIES``)
+without loading the engine. ``engine.compress`` is the entry point.
 """
-
-from __future__ import annotations
-
-from daemon.compress.engine import KEEP_LAST, SCORES, SUMMARY_SHARE, compress, identity, scores, summary_event
-from daemon.compress.external import ExternalFailure, run_external
-from daemon.compress.model import COMPRESSION_FORMAT, ELIDE_BYTES, POLICIES, Compression, Elided, SummarizerUsed
-from daemon.compress.summary import Summary, extractive_summary, transcript
-
-__all__ = [
-    "COMPRESSION_FORMAT",
-    "ELIDE_BYTES",
-    "KEEP_LAST",
-    "POLICIES",
-    "SCORES",
-    "SUMMARY_SHARE",
-    "Compression",
-    "Elided",
-    "ExternalFailure",
-    "Summary",
-    "SummarizerUsed",
-    "compress",
-    "extractive_summary",
-    "identity",
-    "run_external",
-    "scores",
-    "summary_event",
-    "transcript",
-]

@@ -158,7 +158,7 @@ def _assemble(
     kinds: tuple[str, ...],
     pinned_memory: list[Entry],
 ) -> dict[str, Any]:
-    from daemon.compress import compress
+    from daemon.compress.engine import compress
     from daemon.compress.tokens import event_tokens
     from daemon.redact import redact
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from daemon.agents.directory import Directory
 from daemon.agents.model import Agent
+from daemon.compress.model import POLICIES
 from daemon.core import Core
 from store.base import EventQuery, EventStore
 from store.errors import Conflict, UsageError
@@ -28,7 +29,6 @@ from store.events import Event, format_ts, parse_new_event
 log = logging.getLogger("toka.daemon")
 
 COMPRESSION = "compression"
-POLICIES = ("fifo", "window", "summarize", "importance")
 # The kinds an agent's context is made of (with note.*); everything else (usage, lifecycle, raw
 # records, hooks, thinking, which providers do not carry from one turn to the next, ...) is about
 # the session, not in it.
@@ -99,7 +99,7 @@ class Compressor:
             return await self._run(agent, request, progress)
 
     async def _run(self, agent: Agent, request: Compress, progress: Progress | None) -> dict[str, Any]:
-        from daemon.compress import compress
+        from daemon.compress.engine import compress
         from daemon.compress.tokens import estimator, event_tokens
         from daemon.redact import redact
 

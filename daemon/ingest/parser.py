@@ -16,16 +16,17 @@ from typing import Any, Protocol
 
 from daemon.ingest.lines import ParseStats, read_records
 
-Event = dict[str, Any]
+# An event as the parsers make it: the JSON object a client appends (store.events.parse_new_event).
+NewEventDict = dict[str, Any]
 State = dict[str, Any]
 
 
 class Parser(Protocol):
     stats: ParseStats  # what the parse met; may be swapped between records
 
-    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterable[Event]: ...
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterable[NewEventDict]: ...
 
-    def flush(self, end: bool = True) -> Iterable[Event]: ...
+    def flush(self, end: bool = True) -> Iterable[NewEventDict]: ...
 
     def snapshot(self) -> State: ...
 
@@ -34,7 +35,7 @@ class Parser(Protocol):
 ParserFactory = Callable[[Path, ParseStats, State | None], Parser]
 
 
-def parse_whole(factory: ParserFactory, path: Path, stats: ParseStats) -> Iterator[Event]:
+def parse_whole(factory: ParserFactory, path: Path, stats: ParseStats) -> Iterator[NewEventDict]:
     """The events of a whole file, in file order; ``stats`` is updated."""
     parser = factory(path, stats, None)
     for number, raw, record in read_records(path, stats):

@@ -32,7 +32,7 @@ from typing import Any
 
 from daemon.ingest.formats import FOLLOWERS, detect
 from daemon.ingest.lines import BadLine, ParseStats, Position, read_records
-from daemon.ingest.parser import Event, Parser
+from daemon.ingest.parser import NewEventDict, Parser
 
 log = logging.getLogger("toka.watch")
 
@@ -115,7 +115,7 @@ class Tail:
     def __contains__(self, path: Path) -> bool:
         return path in self._files
 
-    def read(self, path: Path, stats: ParseStats) -> Iterator[list[Event]]:
+    def read(self, path: Path, stats: ParseStats) -> Iterator[list[NewEventDict]]:
         """The events of the lines added to ``path`` since the last read, in batches; bad lines
         and a file of no known format go to ``stats.bad_lines``. Nothing for a file that is
         gone, or has no complete record yet."""
@@ -139,7 +139,7 @@ class Tail:
                     yield settled
             return
         followed.size, followed.grew_at, followed.settled = size, now, False
-        batch: list[Event] = []
+        batch: list[NewEventDict] = []
         for number, raw, record in read_records(path, stats, followed.position, follow=True):
             batch.extend(followed.parser.feed(number, raw, record))
             if len(batch) >= BATCH:

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from compress_support import estimate, working_session
 
-from daemon.compress import Compression, ExternalFailure, compress, run_external
+from daemon.compress.engine import compress
+from daemon.compress.external import ExternalFailure, run_external
+from daemon.compress.model import Compression
 
 MARKER = "SECRET-4242"
 MASK = "[masked]"

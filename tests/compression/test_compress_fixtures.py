@@ -13,7 +13,8 @@ import pytest
 from compress_support import estimate, stored
 from transcripts import raw_records, shared_or_skip
 
-from daemon.compress import POLICIES, Compression, compress
+from daemon.compress.engine import compress
+from daemon.compress.model import POLICIES, Compression
 from daemon.ingest.formats import PARSERS, detect, expand
 from daemon.ingest.lines import ParseStats
 from store.events import Event

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from compress_support import estimate, scripted, working_session
 
-from daemon.compress import POLICIES, SUMMARY_SHARE, Compression, compress, scores, summary_event
+from daemon.compress.engine import SUMMARY_SHARE, compress, scores, summary_event
+from daemon.compress.model import POLICIES, Compression
 from store.errors import UsageError
 from store.events import Event, canonical_json
 
