@@ -42,7 +42,7 @@ from daemon.compress.summary import (
     transcript,
 )
 from daemon.handoff import Request
-from daemon.handoff.build import PATH_FIELDS, TODO_TOOLS
+from daemon.handoff.calls import PATH_FIELDS, TODO_TOOLS
 from store.errors import UsageError
 from store.events import Event, format_ts
 

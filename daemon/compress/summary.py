@@ -32,7 +32,7 @@ from typing import Any
 
 from daemon.compress.model import ELIDE_BYTES, Elided
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject
-from daemon.handoff.build import text_of
+from daemon.handoff.text import text_of
 from store.events import Event, canonical_json, format_ts
 
 Measure = Callable[[str], int]
