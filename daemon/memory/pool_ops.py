@@ -11,7 +11,8 @@ import base64
 import binascii
 from typing import Any
 
-from daemon.memory.pool import Item, PoolService, check_key, check_ttl
+from daemon.memory.pool import Item, check_key, check_ttl
+from daemon.memory.pool_service import PoolService
 from daemon.server.ops import Context, _arg, op
 from store.errors import UsageError
 from store.events import format_ts

@@ -38,7 +38,8 @@ from daemon.ingest.spool import ingest_spool
 from daemon.memory import ops as memory_ops  # noqa: F401
 from daemon.memory import pool_ops  # noqa: F401
 from daemon.memory.context_store import ContextStore
-from daemon.memory.pool import MemoryPool, PoolService
+from daemon.memory.pool import MemoryPool
+from daemon.memory.pool_service import PoolService
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import encode, error_message
 from daemon.retention import ops as retention_ops  # noqa: F401
