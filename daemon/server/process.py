@@ -49,7 +49,8 @@ from daemon.server.commit import GroupCommitter
 from daemon.server.hub import Hub
 from daemon.server.wire import RawJson
 from daemon.states import ops as state_ops  # noqa: F401
-from daemon.states.machines import Machine, StateStore, read_machines
+from daemon.states.machines import Machine, read_machines
+from daemon.states.service import StateStore
 from store.base import EventStore
 from store.errors import Busy, StoreError, TokaError, UsageError
 from store.events import Event

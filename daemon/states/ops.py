@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.server.ops import Context, _arg, _required, op
-from daemon.states.machines import StateStore
+from daemon.states.service import StateStore
 
 
 def _states(ctx: Context) -> StateStore:
