@@ -14,7 +14,8 @@ from __future__ import annotations
 from daemon.compress.engine import KEEP_LAST, SCORES, SUMMARY_SHARE, compress, identity, scores, summary_event
 from daemon.compress.external import ExternalFailure, run_external
 from daemon.compress.model import COMPRESSION_FORMAT, ELIDE_BYTES, POLICIES, Compression, Elided, SummarizerUsed
-from daemon.compress.summary import Summary, extractive_summary, transcript
+from daemon.compress.summary import Summary, extractive_summary
+from daemon.compress.transcript import transcript
 
 __all__ = [
     "COMPRESSION_FORMAT",
