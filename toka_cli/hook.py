@@ -28,7 +28,7 @@ import re
 import sys
 import time
 
-from daemon.client.sync import DaemonNotRunning, connect_socket
+from daemon.client.connect import DaemonNotRunning, connect_socket
 from daemon.ingest.spool import append_to_spool
 from daemon.paths import hook_files
 from daemon.protocol import decode, request, result_of

@@ -12,7 +12,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from daemon.client.sync import DaemonNotRunning, ProgressFn
+from daemon.client.connect import DaemonNotRunning
+from daemon.client.sync import ProgressFn
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION

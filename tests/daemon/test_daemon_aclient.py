@@ -10,7 +10,7 @@ import pytest
 from daemon_support import Spawned
 
 from daemon.client.aio import AsyncClient
-from daemon.client.sync import DaemonNotRunning
+from daemon.client.connect import DaemonNotRunning
 from daemon.paths import Paths
 from store.errors import (
     DaemonUnavailable,

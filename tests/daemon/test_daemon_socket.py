@@ -215,7 +215,7 @@ def full_listener(path: Path) -> tuple[socket.socket, list[socket.socket]]:
 
 
 def test_a_full_accept_queue_is_retried_then_reported_as_overloaded(tmp_path: Path) -> None:
-    from daemon.client.sync import connect_socket
+    from daemon.client.connect import connect_socket
 
     listener, queued = full_listener(tmp_path / "s")
     try:
@@ -231,7 +231,7 @@ def test_a_client_meeting_a_full_queue_gets_in_once_it_drains(tmp_path: Path) ->
     """connect() retries EAGAIN while the daemon works through its queue, instead of giving up at once."""
     import threading
 
-    from daemon.client.sync import connect_socket
+    from daemon.client.connect import connect_socket
 
     listener, queued = full_listener(tmp_path / "s")
     accepted: list[socket.socket] = []
@@ -257,7 +257,7 @@ def test_the_daemon_queues_a_burst_of_connections_past_asyncios_default(daemon: 
     are all queued, and all answered once it runs again."""
     import signal
 
-    from daemon.client.sync import connect_socket
+    from daemon.client.connect import connect_socket
 
     daemon.process.send_signal(signal.SIGSTOP)
     try:
