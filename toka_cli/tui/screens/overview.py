@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from store.errors import TokaError
 from toka_cli.render import gist, short_ts
+from toka_cli.tui.notices import changed_state, compressed, handed_off, verified
 from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, styled_state
 
 if TYPE_CHECKING:
@@ -205,30 +206,3 @@ class OverviewScreen(TokaScreen):
     def action_terminate(self) -> None:
         if (agent := self._target_agent()) is not None:
             self.act(f"Terminate agent {agent}?", "agents.terminate", {"agent": agent}, changed_state)
-
-
-def compressed(result: dict[str, Any]) -> str:
-    if not result.get("stored"):
-        return "nothing to compress"
-    return f"compressed events {result['first_seq']}-{result['last_seq']}: {result['tokens_saved']:,} tokens saved"
-
-
-def handed_off(result: dict[str, Any]) -> str:
-    return f"handoff {result['id'][:12]} created (2: Handoffs)"
-
-
-def changed_state(agent: dict[str, Any]) -> str:
-    return f"{agent['id']} is {agent['state']}"
-
-
-def verified(screen: TokaScreen, report: dict[str, Any]) -> str | None:
-    """A clean log is a notification; problems are a modal, since they need reading."""
-    if report["ok"]:
-        return f"verified {report['events']:,} events: the log is intact"
-    from toka_cli.tui.modals import ErrorScreen
-
-    lines = [f"seq {p['seq']} {p['session']}: {p['what']}: {p['detail']}" for p in report["problems"][:10]]
-    screen.app.push_screen(
-        ErrorScreen(f"{report['problem_count']} problems\n" + "\n".join(lines), title="verify found problems")
-    )
-    return None
