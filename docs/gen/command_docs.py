@@ -15,7 +15,7 @@ import typer
 import typer.main
 
 PROG = "toka"
-HEADER = "generated from the toka command by `python -m toka_cli.gendocs`; do not edit"
+HEADER = "generated from the toka command by `python docs/gen/gendocs.py`; do not edit"
 
 
 @dataclass(frozen=True)
