@@ -2,8 +2,8 @@
 
 A request is a user message that a person typed. Agent harnesses inject user messages too
 (``meta`` messages, text that opens with an XML-style tag such as ``<command-name>`` or
-``<environment_context>``, Codex's AGENTS.md preamble); those are not requests. The compression
-summary (daemon/compress/summary.py) reads requests the same way.
+``<environment_context>``, Codex's AGENTS.md preamble); those are not requests. Compression
+scores requests by the same test (daemon/compress/engine.py).
 """
 
 from __future__ import annotations
