@@ -34,10 +34,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from store import sqlite as sqlite_backend
+from store import sqlite_append
 from store.events import NewEvent
 from store.search import SearchQuery
 from store.sqlite import SqliteStore
+from store.sqlite_search import SEARCH_SELECT
 
 VOCABULARY = 50_000
 BATCH = 500
@@ -90,9 +91,9 @@ def terms(frequency: Counter[str], low: int, high: int, how_many: int = 12) -> l
 
 async def ingest(path: Path, events: list[NewEvent], indexed: bool) -> float:
     """Events per second appending ``events`` into a fresh store at ``path``."""
-    original = sqlite_backend._index
+    original = sqlite_append.index_events
     if not indexed:
-        sqlite_backend._index = lambda db, events: None  # type: ignore[assignment]
+        sqlite_append.index_events = lambda db, events: None  # type: ignore[assignment]
     try:
         store = await SqliteStore.open(path)
         began = time.perf_counter()
@@ -101,7 +102,7 @@ async def ingest(path: Path, events: list[NewEvent], indexed: bool) -> float:
         elapsed = time.perf_counter() - began
         await store.close()
     finally:
-        sqlite_backend._index = original
+        sqlite_append.index_events = original
     return len(events) / elapsed
 
 
@@ -129,7 +130,7 @@ def raw_p50(path: Path, words: list[str], rounds: int, sql: str) -> float:
 
 
 RAW = "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rank LIMIT 20"
-RAW_EQUIVALENT = sqlite_backend._SEARCH + " ORDER BY search_index.rank LIMIT 20"
+RAW_EQUIVALENT = SEARCH_SELECT + " ORDER BY search_index.rank LIMIT 20"
 
 
 async def run(count: int, rounds: int) -> dict[str, Any]:

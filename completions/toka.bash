@@ -1,4 +1,4 @@
-# bash completion for toka; generated from the toka command by `python -m toka_cli.gendocs`; do not edit.
+# bash completion for toka; generated from the toka command by `python docs/gen/gendocs.py`; do not edit.
 
 _toka_commands() {
     case "$1" in

@@ -1,5 +1,5 @@
 """What the SQLite backend's modules share: the columns they select, events built from them,
-and transactions. Used by the backend (store/sqlite.py), its retention (store/sqlite_retention.py)
+and transactions. Used by the backend's modules (store/sqlite.py and the store/sqlite_*.py it runs)
 and its migrations.
 """
 

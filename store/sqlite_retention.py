@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from store.events import canonical_json, digest, format_ts, header_id, parse_ts
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
 from store.rows import CODEC_RAW, JSON_LIST, SELECT, event_of, transaction
+from store.sqlite_projections import project_sessions
 
 # Rows of a session read per step while looking for the end of its prefix.
 _PAGE = 1000
@@ -111,29 +112,6 @@ def _old_prefix(db: sqlite3.Connection, session: str, before: int) -> list[_Row]
         if len(page) < _PAGE:
             return rows
         after = page[-1][0]
-
-
-def project_sessions(db: sqlite3.Connection, session: str | None = None) -> None:
-    """Fill the session tables from the log, for one session or (None) all of them."""
-    where, params = ("", ()) if session is None else (" WHERE session = ?", (session,))
-    for table in ("sessions", "session_agents", "session_kinds"):
-        db.execute(f"DELETE FROM {table}" + where, params)
-    db.execute(
-        f"""INSERT INTO sessions
-           SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
-                  (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
-           FROM events e{where} GROUP BY session""",
-        params,
-    )
-    agents = " AND agent IS NOT NULL" if where else " WHERE agent IS NOT NULL"
-    db.execute(
-        f"INSERT INTO session_agents SELECT session, agent, count(*) FROM events{where}{agents}"
-        " GROUP BY session, agent",
-        params,
-    )
-    db.execute(
-        f"INSERT INTO session_kinds SELECT session, kind, count(*) FROM events{where} GROUP BY session, kind", params
-    )
 
 
 def replaced_ids(db: sqlite3.Connection, checkpoint_seq: int) -> list[str]:

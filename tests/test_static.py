@@ -1,4 +1,5 @@
-"""Static checks as tests: ruff (lint and format) on the whole tree, mypy (strict on store/ and daemon/)."""
+"""Static checks as tests: ruff (lint and format) on the whole tree; mypy on the packages and the docs
+generator in docs/gen/, strict on store/ and daemon/."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TREE = ["store", "daemon", "toka_cli", "tests", "benchmarks"]
+TREE = ["store", "daemon", "toka_cli", "tests", "benchmarks", "docs"]
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
@@ -28,5 +29,5 @@ def test_ruff_is_clean(command: list[str]) -> None:
 
 def test_mypy_is_clean() -> None:
     pytest.importorskip("mypy", reason="mypy comes with the test extra: pip install -e '.[test]'")
-    result = run("mypy", "store", "daemon", "toka_cli")
+    result = run("mypy", "store", "daemon", "toka_cli", "docs/gen")
     assert result.returncode == 0, result.stdout + result.stderr

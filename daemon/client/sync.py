@@ -17,7 +17,7 @@ from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.errors import DaemonUnavailable, ProtocolError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms): hooks import this module
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms) on every call
 if TYPE_CHECKING:
     from typing import Any, Literal, NamedTuple
 

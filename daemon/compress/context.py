@@ -25,7 +25,7 @@ from daemon.agents.model import Agents
 from daemon.compress.service import COMPRESSION, in_context
 from daemon.core import Core
 from daemon.memory.context_store import ContextStore, Entry
-from daemon.memory.pool import PoolService
+from daemon.memory.pool_service import PoolService
 from store.errors import NotFound, TokaError, UsageError
 from store.events import Event
 

@@ -32,19 +32,14 @@ from typing import Any
 
 from daemon.compress.external import ExternalFailure, run_external
 from daemon.compress.model import POLICIES, Compression, Elided, SummarizerUsed
-from daemon.compress.summary import (
-    BlobCitations,
-    call_id,
-    clip_to,
-    extractive_summary,
-    failed,
-    is_request,
-    transcript,
-)
+from daemon.compress.quote import BlobCitations, call_id, failed, span
+from daemon.compress.summary import clip_to, extractive_summary
+from daemon.compress.transcript import transcript
 from daemon.handoff import Request
-from daemon.handoff.build import PATH_FIELDS, TODO_TOOLS
+from daemon.handoff.calls import PATH_FIELDS, TODO_TOOLS
+from daemon.handoff.text import is_request
 from store.errors import UsageError
-from store.events import Event, format_ts
+from store.events import Event
 
 # The summary's share of the target (summarize and importance): a quarter leaves most of the
 # context to the events themselves, and a quarter of a typical target holds the request, the
@@ -169,10 +164,8 @@ def _dropped_note(events: Sequence[Event], cut: int) -> str:
     if other:
         parts.append(f"{other} other")
     first, last = events[0], events[cut - 1]
-    times = [e.ts for e in events[:cut]]
-    span = f"{format_ts(min(times))} to {format_ts(max(times))}"
     resumes = f"; the context resumes at seq {events[cut].seq}" if cut < len(events) else ""
-    return f"Dropped {cut} events, seq {first.seq}–{last.seq} ({span}): {', '.join(parts)}{resumes}."
+    return f"Dropped {cut} events, seq {first.seq}–{last.seq} ({span(events[:cut])}): {', '.join(parts)}{resumes}."
 
 
 def _with_note(job: _Job, cut: int, snap: Callable[[int], int]) -> Compression:

@@ -1,4 +1,4 @@
-"""The built-in extractive summarizer, and the transcript an external summarizer reads.
+"""The built-in extractive summarizer.
 
 The extractive summary is made of facts taken from the events, not of generated prose: offline,
 deterministic, and cheap enough to run on the daemon's hot path. Its facts come from the handoff
@@ -25,30 +25,22 @@ least-used tools, ...), measured with the caller's token estimator; a last resor
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.compress.model import ELIDE_BYTES, Elided
+from daemon.compress.model import Elided
+from daemon.compress.quote import BlobCitations, call_summary, failed, one_line, output_of, span
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject
-from daemon.handoff.build import text_of
-from store.events import Event, canonical_json, format_ts
+from store.events import Event
 
 Measure = Callable[[str], int]
 Redact = Callable[[str], str]
 
 # How much of each kind of text a summary quotes: enough to act on, never a whole output.
-REQUEST_CHARS = 1500
 MESSAGE_CHARS = 400
 OUTPUT_CHARS = 200
 RECENT_ITEMS = 40  # the last exchanges offered; the budget decides how many stay
-# The transcript an external summarizer reads: per-event clips, and a cap on the whole (a model
-# behind the command has a context window too); past the cap the middle of the range is left out.
-TRANSCRIPT_MESSAGE_CHARS = 2000
-TRANSCRIPT_OUTPUT_CHARS = 500
-TRANSCRIPT_CHARS = 400_000
-TRANSCRIPT_HEAD_SHARE = 0.25
 
 TODO_MARKS = {"completed": "[x]", "done": "[x]", "in_progress": "[>]"}
 NOTE_TITLES = {
@@ -59,9 +51,6 @@ NOTE_TITLES = {
     "note.dependency": "Dependencies",
     "note.todo": "Noted to-dos",
 }
-_CALL_FIELDS = ("file_path", "notebook_path", "command", "cmd", "pattern", "path", "url", "description", "prompt")
-_WHITESPACE = re.compile(r"\s+")
-_INJECTED = re.compile(r"\s*(?:<|# AGENTS\.md instructions|\[Request interrupted|Caveat: The messages below)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,72 +59,6 @@ class Summary:
 
     text: str
     elided: tuple[Elided, ...]
-
-
-def one_line(text: str, limit: int) -> str:
-    """``text`` with its whitespace collapsed, cut to ``limit`` characters, saying how much was cut."""
-    flat = _WHITESPACE.sub(" ", text[: limit * 4]).strip()
-    if len(text) <= limit and len(flat) <= limit:
-        return flat
-    return f"{flat[:limit].rstrip()}… [{len(text)} chars]"
-
-
-def call_summary(call_input: Any) -> str:
-    """One line saying what a tool call was asked to do."""
-    if isinstance(call_input, dict):
-        for name in _CALL_FIELDS:
-            value = call_input.get(name)
-            if value:
-                return one_line(" ".join(map(str, value)) if isinstance(value, list) else text_of(value), 160)
-        return one_line(text_of(call_input), 160)
-    if isinstance(call_input, str):
-        return one_line(call_input.split("\n", 1)[0], 160)
-    return ""
-
-
-def is_request(event: Event) -> bool:
-    """A user message that a person typed (not one the agent harness injected)."""
-    payload = event.payload
-    if event.kind != "message" or payload.get("role") != "user" or payload.get("meta") is True:
-        return False
-    text = payload.get("text")
-    return isinstance(text, str) and bool(text) and not text.isspace() and not _INJECTED.match(text)
-
-
-def output_of(event: Event) -> str:
-    """A tool result's output as text. Repeats are found by it, not by the payload's digest: the
-    payload holds the call's id too, so the same output of two calls has two digests."""
-    return text_of(event.payload.get("output"))
-
-
-def call_id(payload: dict[str, Any]) -> Any:
-    return payload.get("tool_use_id", payload.get("call_id"))
-
-
-def failed(payload: dict[str, Any]) -> bool:
-    return payload.get("is_error") is True or payload.get("ok") is False
-
-
-class BlobCitations:
-    """The large payloads a text cites, sized only when cited (sizing means encoding the payload)."""
-
-    def __init__(self) -> None:
-        self.cited: dict[str, Elided] = {}
-
-    def cite(self, event: Event) -> str:
-        """`` [blob <digest> <size>]`` for a large payload, else the empty string."""
-        known = self.cited.get(event.digest)
-        if known is not None:
-            return f" {known.citation}"
-        size = len(canonical_json(event.payload))
-        if size <= ELIDE_BYTES:
-            return ""
-        elided = self.cited[event.digest] = Elided(event.digest, size, event.kind, event.seq)
-        return f" {elided.citation}"
-
-    def present_in(self, text: str) -> tuple[Elided, ...]:
-        """The cited payloads whose citation ``text`` still holds, by seq."""
-        return tuple(sorted((e for e in self.cited.values() if e.citation in text), key=lambda e: e.seq))
 
 
 @dataclass(slots=True)
@@ -243,13 +166,6 @@ def _recent(events: Sequence[Event], blobs: BlobCitations, redact: Redact) -> tu
     return items, repeats
 
 
-def _span(events: Sequence[Event]) -> str:
-    """When the events happened: imported events carry their source's times, which need not be in
-    log order (a record without a time gets the import's), hence the earliest and the latest."""
-    times = [e.ts for e in events]
-    return f"{format_ts(min(times))} to {format_ts(max(times))}"
-
-
 def _sections(events: Sequence[Event], handoff: Handoff, blobs: BlobCitations, redact: Redact) -> list[_Section]:
     by_id = {e.id: e for e in events}
     first, last = events[0], events[-1]
@@ -258,7 +174,7 @@ def _sections(events: Sequence[Event], handoff: Handoff, blobs: BlobCitations, r
         event = None if event_id is None else by_id.get(event_id)
         return "" if event is None else blobs.cite(event)
 
-    header = _Section(None, [f"Summary of {len(events)} events, seq {first.seq}–{last.seq} ({_span(events)})."])
+    header = _Section(None, [f"Summary of {len(events)} events, seq {first.seq}–{last.seq} ({span(events)})."])
     sections = [header]
     original = handoff.original_request
     if original is not None:
@@ -350,73 +266,3 @@ def extractive_summary(
     text = fit(_sections(events, handoff, blobs, redact), budget, measure)
     elided = blobs.present_in(text)
     return Summary(clip_to(redact(text), budget, measure), elided)
-
-
-def _transcript_line(
-    event: Event, first_output: dict[str, int], blobs: BlobCitations, tools: dict[Any, str]
-) -> str | None:
-    payload = event.payload
-    kind = event.kind
-    if kind == "message":
-        text = payload.get("text")
-        if not isinstance(text, str) or not text.strip():
-            return None
-        role = payload.get("role", "?") + (" (injected)" if payload.get("meta") is True else "")
-        body = text if len(text) <= TRANSCRIPT_MESSAGE_CHARS else one_line(text, TRANSCRIPT_MESSAGE_CHARS)
-        return f"[{event.seq}] {role}: {body}{blobs.cite(event) if len(text) > TRANSCRIPT_MESSAGE_CHARS else ''}"
-    if kind == "tool.call":
-        tool = payload.get("tool")
-        tools[call_id(payload)] = str(tool)
-        return f"[{event.seq}] call {tool}: {call_summary(payload.get('input'))}{blobs.cite(event)}"
-    if kind == "tool.result":
-        tool = tools.get(call_id(payload), "tool")
-        status = "failed" if failed(payload) else "ok"
-        output = output_of(event)
-        first = first_output.setdefault(output, event.seq)
-        if first != event.seq:
-            return f"[{event.seq}] {tool} {status}: (same output as seq {first})"
-        output = one_line(output, TRANSCRIPT_OUTPUT_CHARS)
-        return f"[{event.seq}] {tool} {status}: {output}{blobs.cite(event)}"
-    if kind in NOTE_TITLES and isinstance(payload.get("text"), str):
-        reason = payload.get("reason")
-        why = f" (because: {one_line(reason, MESSAGE_CHARS)})" if isinstance(reason, str) and reason else ""
-        return f"[{event.seq}] {kind}: {one_line(payload['text'], TRANSCRIPT_MESSAGE_CHARS)}{why}"
-    if kind == "compaction" and isinstance(payload.get("summary"), str):
-        return f"[{event.seq}] earlier summary: {one_line(payload['summary'], TRANSCRIPT_MESSAGE_CHARS)}"
-    if kind == "error":
-        text = payload.get("text", payload.get("message", payload.get("error")))
-        return f"[{event.seq}] error: {one_line(text_of(text), TRANSCRIPT_OUTPUT_CHARS)}"
-    return None  # usage, thinking, raw records, metadata: nothing a summary needs
-
-
-def transcript(events: Sequence[Event], blobs: BlobCitations, limit: int = TRANSCRIPT_CHARS) -> str:
-    """``events`` as the text an external summarizer reads: one line per message, tool call, tool
-    result, note or error, prefixed with its seq; large payloads cited, repeated outputs
-    referenced; past ``limit`` characters, the middle left out. Not redacted: the caller does it."""
-    if not events:
-        return ""
-    first_output: dict[str, int] = {}
-    tools: dict[Any, str] = {}
-    lines = [f"Events seq {events[0].seq}–{events[-1].seq} of session {events[0].session} ({_span(events)}):"]
-    for event in events:
-        line = _transcript_line(event, first_output, blobs, tools)
-        if line is not None:
-            lines.append(line)
-    if sum(len(line) + 1 for line in lines) <= limit:
-        return "\n".join(lines)
-    head: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > limit * TRANSCRIPT_HEAD_SHARE:
-            break
-        head.append(line)
-        used += len(line) + 1
-    tail: list[str] = []
-    for line in reversed(lines[len(head) :]):
-        if used + len(line) + 1 > limit - 80:
-            break
-        tail.append(line)
-        used += len(line) + 1
-    tail.reverse()
-    left_out = len(lines) - len(head) - len(tail)
-    return "\n".join([*head, f"[… {left_out} lines left out …]", *tail])

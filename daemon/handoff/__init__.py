@@ -1,18 +1,20 @@
 """Handoff documents: what a fresh agent needs to carry on where another stopped, built from the log.
 
-``build`` folds a session's events into a :class:`~daemon.handoff.build.Handoff`; ``render``
+``document`` is the :class:`~daemon.handoff.document.Handoff` and its sections; ``build`` folds a
+session's events into one, reading texts and tool calls through ``text`` and ``calls``; ``render``
 turns one into markdown (for people), a continuation prompt (for the next agent) or JSON (for
-scripts). Both are pure: no I/O, no store, no clock, so the same events always give the same
-document and the same digest.
+scripts). All are pure: no I/O, no store, no clock, so the same events always give the same
+document and the same digest. ``service`` is the daemon's side: handoffs built from an agent's
+session, stored in the log and checked against it.
 """
 
 from __future__ import annotations
 
-from daemon.handoff.build import (
+from daemon.handoff.build import HandoffBuilder, build_handoff
+from daemon.handoff.document import (
     HANDOFF_FORMAT,
     FileChange,
     Handoff,
-    HandoffBuilder,
     Note,
     PendingCall,
     Progress,
@@ -21,11 +23,10 @@ from daemon.handoff.build import (
     Todo,
     ToolError,
     ToolState,
-    build_handoff,
     document_digest,
-    first_request,
 )
 from daemon.handoff.render import render_json, render_markdown, render_prompt
+from daemon.handoff.text import first_request
 
 __all__ = [
     "HANDOFF_FORMAT",

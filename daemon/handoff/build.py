@@ -1,4 +1,4 @@
-"""The handoff document and the fold that builds it from a session's events.
+"""The fold that builds a handoff document (:mod:`daemon.handoff.document`) from a session's events.
 
 A handoff is read when an agent's context is nearly full, so it is built on the hot path of a
 handoff and must cost a small fraction of reading the session back. :class:`HandoffBuilder` is
@@ -31,35 +31,43 @@ What each section is built from (docs/handoffs.md says the same for readers):
 - validity: the head event the document was built from and the document's own digest: the
   blake3 of the canonical JSON of :meth:`Handoff.to_json` without ``footer.digest``.
 
-Events from user messages that an agent harness injects (``meta`` messages, text that opens with
-an XML-style tag such as ``<command-name>`` or ``<environment_context>``, Codex's AGENTS.md
-preamble) are not requests.
+User messages that an agent harness injects are not requests (see :mod:`daemon.handoff.text`);
+which tool calls write files or set the to-do list is :mod:`daemon.handoff.calls`.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from store.events import Event, canonical_json, digest, format_ts
+from daemon.handoff.calls import TODO_TOOLS, call_summary, todo_items, todos_of, written_files
+from daemon.handoff.document import (
+    OUTPUT_CHARS,
+    REQUEST_CHARS,
+    TEXT_CHARS,
+    FileChange,
+    Handoff,
+    Note,
+    PendingCall,
+    Progress,
+    Request,
+    Subject,
+    Todo,
+    ToolError,
+    ToolState,
+    document_digest,
+)
+from daemon.handoff.text import clip, is_request, text_of
+from store.events import Event
 
-# Bumped when the JSON shape changes in a way a reader must know about (docs/json.md).
-HANDOFF_FORMAT = 1
-# How much of a text the document keeps: enough to act on, never a whole payload.
-REQUEST_CHARS = 1500
-TEXT_CHARS = 400
-OUTPUT_CHARS = 300
 # Caps that keep the builder's memory flat whatever the session's length.
 NOTES_KEPT = 50  # per note kind, the latest
 ERRORS_KEPT = 20  # the latest errors; the total is counted
 FILES_KEPT = 500  # distinct paths; more are counted, not listed
 TOOLS_KEPT = 200  # distinct tool names
 PENDING_KEPT = 256  # calls awaiting their result (an interrupted turn leaves some forever)
-TODOS_KEPT = 100
 
 NOTE_KINDS = {
     "note.decision": "decisions",
@@ -68,402 +76,8 @@ NOTE_KINDS = {
     "note.constraint": "constraints",
     "note.dependency": "dependencies",
 }
-# Claude Code's file-writing tools and the input field naming the file.
-PATH_FIELDS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-WRITE_ACTIONS = {"Write": "created", "Edit": "modified", "MultiEdit": "modified", "NotebookEdit": "modified"}
-# Codex tools that run a command, which may be apply_patch with the patch inline.
-SHELL_TOOLS = frozenset({"shell", "local_shell", "exec_command", "container.exec"})
-TODO_TOOLS = frozenset({"TodoWrite", "update_plan"})
 ERROR_SUBTYPES = frozenset({"api_error", "error"})
-_PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
-_PATCH_ACTIONS = {"Add": "created", "Update": "modified", "Delete": "deleted"}
-# Harness-injected user text (slash-command output, reminders, Codex's environment context).
-_INJECTED = re.compile(r"\s*(?:<|# AGENTS\.md instructions|\[Request interrupted|Caveat: The messages below)")
 DONE_STATUSES = frozenset({"completed", "done"})
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit].rstrip()}… [+{len(text) - limit} chars]"
-
-
-def text_of(value: Any) -> str:
-    """A payload field as text: strings as they are, content blocks joined, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, list):  # content blocks, as some harnesses record tool output
-        parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in value]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _ts(ts: int | None) -> str | None:
-    return None if ts is None else format_ts(ts)
-
-
-@dataclass(frozen=True, slots=True)
-class Subject:
-    """Who hands off. The caller knows these from the agent registry; the log does not."""
-
-    agent: str
-    session: str
-    type: str | None = None
-    role: str | None = None
-    version: int = 1
-    model: str | None = None
-    window: int | None = None
-    state: str | None = None
-    trace: str | None = None
-    predecessor: str | None = None  # the agent this one took over from
-    reason: str | None = None  # why it hands off, e.g. CONTEXT_WINDOW_EXHAUSTED
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "type": self.type,
-            "role": self.role,
-            "version": self.version,
-            "model": self.model,
-            "window": self.window,
-            "state": self.state,
-            "session": self.session,
-            "trace": self.trace,
-            "predecessor": self.predecessor,
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """A user request as the document cites it."""
-
-    text: str
-    event: str
-    ts: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "event": self.event, "ts": format_ts(self.ts)}
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """A ``note.*`` event: a decision, a rejected alternative, an assumption, ..."""
-
-    text: str
-    reason: str | None
-    event: str
-    ts: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "reason": self.reason, "event": self.event, "ts": format_ts(self.ts)}
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """A file the agent wrote. ``action`` is the net effect over the session (created,
-    modified, deleted); ``ok`` is the outcome of the last call that wrote it (None: no result
-    yet)."""
-
-    path: str
-    action: str
-    tool: str
-    writes: int
-    failed: int
-    ok: bool | None
-    event: str
-    ts: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "action": self.action,
-            "tool": self.tool,
-            "writes": self.writes,
-            "failed": self.failed,
-            "ok": self.ok,
-            "event": self.event,
-            "ts": format_ts(self.ts),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Todo:
-    text: str
-    status: str
-    active_form: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "status": self.status, "active_form": self.active_form}
-
-
-@dataclass(frozen=True, slots=True)
-class PendingCall:
-    """A tool call without a result when the document was built."""
-
-    tool: str
-    call_id: str
-    summary: str
-    event: str
-    ts: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "call_id": self.call_id,
-            "summary": self.summary,
-            "event": self.event,
-            "ts": format_ts(self.ts),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ToolError:
-    """A failed tool result or an ``error`` event. ``recovered``: a later call of the same tool
-    succeeded (always False for errors without a tool)."""
-
-    tool: str | None
-    text: str
-    summary: str | None  # what the failed call was asked to do
-    event: str
-    ts: int
-    recovered: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "text": self.text,
-            "summary": self.summary,
-            "event": self.event,
-            "ts": format_ts(self.ts),
-            "recovered": self.recovered,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ToolState:
-    tool: str
-    uses: int
-    failures: int
-    last_event: str
-    last_ts: int
-    last_error: ToolError | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "uses": self.uses,
-            "failures": self.failures,
-            "last_event": self.last_event,
-            "last_ts": format_ts(self.last_ts),
-            "last_error": None if self.last_error is None else self.last_error.to_json(),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    done: int
-    total: int
-    state: str | None
-
-    @property
-    def pct(self) -> float | None:
-        return round(100 * self.done / self.total, 1) if self.total else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"done": self.done, "total": self.total, "pct": self.pct, "state": self.state}
-
-
-@dataclass(frozen=True, slots=True)
-class Handoff:
-    """A built handoff document. ``to_json()`` is the documented shape (docs/json.md)."""
-
-    subject: Subject
-    original_request: Request | None
-    request: Request | None
-    status: Request | None  # the agent's latest message, cited like a request
-    decisions: tuple[Note, ...]
-    rejected: tuple[Note, ...]
-    assumptions: tuple[Note, ...]
-    constraints: tuple[Note, ...]
-    dependencies: tuple[Note, ...]
-    files: tuple[FileChange, ...]
-    files_omitted: int
-    todos: tuple[Todo, ...]
-    todos_event: str | None
-    pending: tuple[PendingCall, ...]
-    tools: tuple[ToolState, ...]
-    errors: tuple[ToolError, ...]
-    error_count: int
-    usage: dict[str, Any] | None
-    progress: Progress
-    events: int
-    head: str | None
-    head_seq: int | None
-    digest: str = ""
-
-    @property
-    def in_progress(self) -> tuple[Todo, ...]:
-        return tuple(t for t in self.todos if t.status == "in_progress")
-
-    def references(self) -> list[dict[str, str]]:
-        """Every event the document cites, once, with the section that cites it first."""
-        cited: dict[str, str] = {}
-
-        def cite(event: str | None, section: str) -> None:
-            if event is not None and event not in cited:
-                cited[event] = section
-
-        if self.original_request is not None:
-            cite(self.original_request.event, "original_request")
-        if self.request is not None:
-            cite(self.request.event, "task")
-        if self.status is not None:
-            cite(self.status.event, "task")
-        for name in ("decisions", "rejected", "assumptions", "constraints", "dependencies"):
-            for note in getattr(self, name):
-                cite(note.event, name)
-        for change in self.files:
-            cite(change.event, "files")
-        cite(self.todos_event, "todos")
-        for call in self.pending:
-            cite(call.event, "in_progress")
-        for tool in self.tools:
-            cite(tool.last_event, "tools")
-        for error in self.errors:
-            cite(error.event, "errors")
-        cite(self.head, "footer")
-        return [{"event": event, "section": section} for event, section in cited.items()]
-
-    def to_json(self) -> dict[str, Any]:
-        def notes(items: tuple[Note, ...]) -> list[dict[str, Any]]:
-            return [n.to_json() for n in items]
-
-        return {
-            "format": HANDOFF_FORMAT,
-            "subject": self.subject.to_json(),
-            "original_request": None if self.original_request is None else self.original_request.to_json(),
-            "task": {
-                "request": None if self.request is None else self.request.to_json(),
-                "status": None if self.status is None else self.status.to_json(),
-                "state": self.subject.state,
-            },
-            "decisions": notes(self.decisions),
-            "rejected": notes(self.rejected),
-            "files": [f.to_json() for f in self.files],
-            "files_omitted": self.files_omitted,
-            "in_progress": {
-                "todos": [t.to_json() for t in self.in_progress],
-                "calls": [c.to_json() for c in self.pending],
-            },
-            "todos": {"event": self.todos_event, "items": [t.to_json() for t in self.todos]},
-            "tools": [t.to_json() for t in self.tools],
-            "assumptions": notes(self.assumptions),
-            "constraints": notes(self.constraints),
-            "dependencies": notes(self.dependencies),
-            "errors": {"count": self.error_count, "items": [e.to_json() for e in self.errors]},
-            "usage": self.usage,
-            "progress": self.progress.to_json(),
-            "references": self.references(),
-            "footer": {"head": self.head, "head_seq": self.head_seq, "events": self.events, "digest": self.digest},
-        }
-
-
-def document_digest(document: Mapping[str, Any]) -> str:
-    """The digest a handoff's footer carries: blake3 of the canonical JSON of the document
-    (``Handoff.to_json()`` shape) with ``footer.digest`` left out. Recomputing it from a stored
-    JSON document verifies the document."""
-    footer = {k: v for k, v in document["footer"].items() if k != "digest"}
-    return digest(canonical_json({**document, "footer": footer}))
-
-
-def _request_of(event: Event) -> Request | None:
-    payload = event.payload
-    if payload.get("role") != "user" or payload.get("meta") is True:
-        return None
-    text = payload.get("text")
-    if not isinstance(text, str):
-        return None
-    # A match and isspace, not strip(): no copy of a long prompt per message.
-    if not text or text.isspace() or _INJECTED.match(text):
-        return None
-    return Request(text, event.id, event.ts)
-
-
-def first_request(events: Iterable[Event]) -> Request | None:
-    """The first user request among ``events`` (a trace's first session, in order); stops
-    reading at it. Pass the result as ``HandoffBuilder(original_request=...)``."""
-    for event in events:
-        if event.kind == "message":
-            found = _request_of(event)
-            if found is not None:
-                return replace(found, text=clip(found.text, REQUEST_CHARS))
-    return None
-
-
-def patch_paths(patch: str) -> list[tuple[str, str]]:
-    """(path, action) for each file an apply_patch text touches; a moved file counts as the
-    old path deleted and the new one created."""
-    found: list[tuple[str, str]] = []
-    for match in _PATCH_LINE.finditer(patch):
-        verb, path, moved = match.groups()
-        if moved is not None:
-            if found:
-                found[-1] = (found[-1][0], "deleted")
-            found.append((moved, "created"))
-        else:
-            found.append((path, _PATCH_ACTIONS[verb]))
-    return found
-
-
-def _shell_patch(call_input: Any) -> str | None:
-    """The patch text of a shell call that runs apply_patch, if it is one."""
-    command = call_input.get("command", call_input.get("cmd")) if isinstance(call_input, dict) else call_input
-    if isinstance(command, list):
-        command = "\n".join(c for c in command if isinstance(c, str))
-    if isinstance(command, str) and "*** Begin Patch" in command and "apply_patch" in command:
-        return command
-    return None
-
-
-def _summary(tool: str, call_input: Any) -> str:
-    """One line saying what a call was asked to do."""
-    if isinstance(call_input, dict):
-        for name in ("file_path", "notebook_path", "command", "cmd", "pattern", "path", "url", "description"):
-            value = call_input.get(name)
-            if value:
-                return clip(text_of(value) if not isinstance(value, list) else " ".join(map(str, value)), 160)
-        return ""
-    if isinstance(call_input, str):
-        return clip(call_input.split("\n", 1)[0], 160)
-    return ""
-
-
-def _todos(tool: str, call_input: Any) -> list[Todo] | None:
-    if not isinstance(call_input, dict):
-        return None  # arguments that did not parse, or were redacted
-    items = call_input.get("todos" if tool == "TodoWrite" else "plan")
-    if not isinstance(items, list):
-        return None
-    todos: list[Todo] = []
-    for item in items[:TODOS_KEPT]:
-        if not isinstance(item, dict):
-            continue
-        text = item.get("content", item.get("step"))
-        status = item.get("status")
-        if isinstance(text, str):
-            active = item.get("activeForm")
-            todos.append(
-                Todo(
-                    clip(text, TEXT_CHARS),
-                    status if isinstance(status, str) else "pending",
-                    active if isinstance(active, str) else None,
-                )
-            )
-    return todos
 
 
 @dataclass(slots=True)
@@ -522,7 +136,7 @@ class HandoffBuilder:
         self._notes: dict[str, deque[Event]] = {kind: deque(maxlen=NOTES_KEPT) for kind in NOTE_KINDS}
         self._files: dict[str, _File] = {}
         self._files_omitted: set[str] = set()
-        self._todos: tuple[str, dict[str, Any], str] | None = None  # tool, input, event id
+        self._todos: tuple[str, Any, str] | None = None  # tool, input, event id
         self._pending: dict[str, _Call] = {}
         self._tools: dict[str, _Tool] = {}
         self._errors: deque[tuple[str | None, str, str | None, str, int, int]] = deque(maxlen=ERRORS_KEPT)
@@ -560,7 +174,7 @@ class HandoffBuilder:
             text = event.payload.get("text")
             if isinstance(text, str) and text and not text.isspace():
                 self._status = event
-        elif role == "user" and _request_of(event) is not None:
+        elif is_request(event):
             if self._first is None:
                 self._first = event
             self._request = event
@@ -585,25 +199,9 @@ class HandoffBuilder:
             state.last_ts = event.ts
         # Read at the end: only the latest list is shown. A list that cannot be read (arguments
         # that did not parse, or were redacted) leaves the previous one standing.
-        if (
-            tool in TODO_TOOLS
-            and isinstance(call_input, dict)
-            and isinstance(call_input.get("todos" if tool == "TodoWrite" else "plan"), list)
-        ):
+        if tool in TODO_TOOLS and todo_items(tool, call_input) is not None:
             self._todos = (tool, call_input, event.id)
-        writes: list[tuple[str, str]] | None = None
-        field_name = PATH_FIELDS.get(tool)
-        if field_name is not None:
-            path = call_input.get(field_name) if isinstance(call_input, dict) else None
-            if isinstance(path, str) and path:
-                writes = [(path, WRITE_ACTIONS[tool])]
-        elif tool == "apply_patch":
-            patch = call_input if isinstance(call_input, str) else _shell_patch(call_input)
-            writes = patch_paths(patch) if patch else []
-        elif tool in SHELL_TOOLS:
-            patch = _shell_patch(call_input)
-            if patch is not None:
-                writes = patch_paths(patch)
+        writes = written_files(tool, call_input)
         if writes:
             for path, action in writes:
                 self._touch(path, action, tool, event)
@@ -649,7 +247,7 @@ class HandoffBuilder:
                     entry.action = _net(entry.action, action)
         if failed:
             text = text_of(payload.get("output"))
-            summary = _summary(call.tool, call.call_input)
+            summary = call_summary(call.call_input)
             self._record_error(call.tool, text, summary, event)
             if state is not None:
                 state.failures += 1
@@ -714,10 +312,9 @@ class HandoffBuilder:
         todos_event = None
         if self._todos is not None:
             tool, call_input, todos_event = self._todos
-            todos = tuple(_todos(tool, call_input) or ())
+            todos = tuple(todos_of(tool, call_input) or ())
         pending = tuple(
-            PendingCall(c.tool, c.call_id, _summary(c.tool, c.call_input), c.event, c.ts)
-            for c in self._pending.values()
+            PendingCall(c.tool, c.call_id, call_summary(c.call_input), c.event, c.ts) for c in self._pending.values()
         )
         tools = tuple(
             ToolState(

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from daemon.handoff.build import FileChange, Handoff, Note, Request, Todo, ToolError
+from daemon.handoff.document import FileChange, Handoff, Note, Request, Todo, ToolError
 from store.events import format_ts
 
 # How many items of a list the prompt shows before it says how many more there are.

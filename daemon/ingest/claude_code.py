@@ -63,12 +63,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.ingest.claude_code_payloads import (
+    block_payload,
+    boundary_payload,
+    content_text,
+    has_meta,
+    message_payload,
+    meta_payload,
+    system_payload,
+    timestamp,
+    token_count,
+    usage_payload,
+)
 from daemon.ingest.lines import ParseStats
-from daemon.ingest.parser import State, parse_whole
-from store.errors import InvalidEvent
-from store.events import digest, fit_name, format_ts, parse_ts
+from daemon.ingest.parser import NewEventDict, State, parse_whole
+from store.events import digest, fit_name, format_ts
 
-SOURCE = "claude-code"
 # Events held back while a file has not yet named its session (1.0.x files open with up to a few
 # dozen ``summary`` lines); past this many they go to the fallback session.
 PENDING_LIMIT = 1000
@@ -81,31 +91,6 @@ OPEN_RESPONSES = 64
 # Ids and names longer than this are not ids: the record is treated as having none.
 MAX_ID_CHARS = 200
 SYNTHETIC_MODEL = "<synthetic>"
-# Fields every conversation record carries; a system record's other fields are its detail.
-_ENVELOPE = frozenset(
-    {
-        "type",
-        "subtype",
-        "content",
-        "level",
-        "uuid",
-        "parentUuid",
-        "logicalParentUuid",
-        "sessionId",
-        "timestamp",
-        "isSidechain",
-        "userType",
-        "cwd",
-        "gitBranch",
-        "version",
-        "slug",
-        "entrypoint",
-        "agentId",
-        "isMeta",
-    }
-)
-
-Event = dict[str, Any]
 
 
 @dataclass
@@ -113,39 +98,12 @@ class _Response:
     """The usage of the response an agent is in the middle of, as its event."""
 
     id: tuple[str, str]
-    event: Event
+    event: NewEventDict
 
 
-def parse_claude_code(path: Path, stats: ParseStats) -> Iterator[Event]:
+def parse_claude_code(path: Path, stats: ParseStats) -> Iterator[NewEventDict]:
     """The events of one Claude Code transcript file, in file order; ``stats`` is updated."""
     return parse_whole(ClaudeCodeParser, path, stats)
-
-
-def find_transcripts(root: Path) -> list[Path]:
-    """Claude Code transcripts under ``root`` (or ``root`` itself, with its subagent files):
-    each main file followed by its ``<session>/subagents/agent-*.jsonl`` files, then the
-    ``agent-*.jsonl`` files that sit beside sessions and any other subagent file."""
-    if root.is_file():
-        files = [root]
-        folder = root.with_suffix("") / "subagents"
-        if folder.is_dir():
-            files += sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
-        return files
-    found = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-    ordered: list[Path] = []
-    listed: set[Path] = set()
-    for main in (p for p in found if not _is_subagent_file(p)):
-        folder = main.with_suffix("") / "subagents"
-        for path in [main, *sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())]:
-            if path not in listed:
-                ordered.append(path)
-                listed.add(path)
-    ordered += [p for p in found if p not in listed]
-    return ordered
-
-
-def _is_subagent_file(path: Path) -> bool:
-    return path.name.startswith("agent-") or path.parent.name == "subagents"
 
 
 class ClaudeCodeParser:
@@ -164,7 +122,7 @@ class ClaudeCodeParser:
             or "-"
         )
         self.session: str | None = None
-        self.pending: list[Event] = []
+        self.pending: list[NewEventDict] = []
         self.meta_sessions: set[str] = set()
         self.open: OrderedDict[str, _Response] = OrderedDict()
         self.emitted: OrderedDict[tuple[str, str], int] = OrderedDict()  # response -> output counted
@@ -178,7 +136,7 @@ class ClaudeCodeParser:
             self.emitted.update(((mid, rid), output) for mid, rid, output in state.get("emitted", ()))
             self.pending = list(state.get("pending", ()))
 
-    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterator[Event]:
+    def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterator[NewEventDict]:
         session = fit_name(record.get("sessionId"), MAX_ID_CHARS)
         if session is not None:
             if self.session is None:
@@ -186,7 +144,7 @@ class ClaudeCodeParser:
             self.session = session
         yield from self._settle(self._record(number, raw, record, session or self.session))
 
-    def flush(self, end: bool = True) -> Iterator[Event]:
+    def flush(self, end: bool = True) -> Iterator[NewEventDict]:
         """The responses held open; at the ``end``, the events of a file that has not named its
         session, in the fallback session (a later ``sessionId`` is still taken up)."""
         yield from self._settle(self._close_responses())
@@ -203,7 +161,7 @@ class ClaudeCodeParser:
             "pending": self.pending,
         }
 
-    def _settle(self, events: list[Event]) -> Iterator[Event]:
+    def _settle(self, events: list[NewEventDict]) -> Iterator[NewEventDict]:
         """Yield the events whose session is known; hold the others until the file names it."""
         for event in events:
             if event["session"] is None and self.session is not None:
@@ -216,73 +174,53 @@ class ClaudeCodeParser:
                 self.session = self.fallback_session
                 yield from self._release(self.fallback_session)
 
-    def _counted(self, event: Event) -> Event:
+    def _counted(self, event: NewEventDict) -> NewEventDict:
         self.stats.events += 1
         return event
 
-    def _release(self, session: str) -> Iterator[Event]:
+    def _release(self, session: str) -> Iterator[NewEventDict]:
         for event in self.pending:
             event["session"] = session
             yield self._counted(event)
         self.pending.clear()
 
-    def _record(self, number: int, raw: bytes, record: dict[str, Any], session: str | None) -> list[Event]:
+    def _record(self, number: int, raw: bytes, record: dict[str, Any], session: str | None) -> list[NewEventDict]:
         kind = record.get("type")
         agent = self._agent(record)
         rid = fit_name(record.get("uuid"), MAX_ID_CHARS) or f"{agent}@{number}#{digest(raw)[:16]}"
-        ts = _ts(record.get("timestamp"))
+        ts = timestamp(record.get("timestamp"))
         if ts is None:
             ts = self.last_ts
             self.stats.borrowed_timestamps += 1
         else:
             self.last_ts = ts
-        events: list[Event] = []
+        events: list[NewEventDict] = []
 
         def add(kind: str, key: str, payload: dict[str, Any]) -> None:
             events.append({"session": session, "agent": agent, "kind": kind, "ts": ts, "key": key, "payload": payload})
 
-        if session is not None and session not in self.meta_sessions and _has_meta(record):
+        if session is not None and session not in self.meta_sessions and has_meta(record):
             self.meta_sessions.add(session)
-            add("session.meta", f"meta:{rid}", _meta(record))
+            add("session.meta", f"meta:{rid}", meta_payload(record))
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if kind in ("user", "assistant") and isinstance(content, (str, list)):
             if kind == "user" and record.get("isCompactSummary") is True:
                 events[:0] = self._close_responses()
-                add("compaction", f"{rid}:0", {"summary": _text_of(content), "boundary": record.get("parentUuid")})
+                add("compaction", f"{rid}:0", {"summary": content_text(content), "boundary": record.get("parentUuid")})
             elif isinstance(content, str):
-                add("message", f"{rid}:0", _message(kind, content, record))
+                add("message", f"{rid}:0", message_payload(kind, content, record))
             else:
                 if kind == "assistant" and isinstance(message, dict):
                     events[:0] = self._usage(record, message, rid, agent, session, ts)
                 for index, block in enumerate(content):
-                    block_kind, payload = _block(kind, block, record)
+                    block_kind, payload = block_payload(kind, block, record)
                     add(block_kind, f"{rid}:{index}", payload)
         elif kind == "system" and record.get("subtype") == "compact_boundary":
             events[:0] = self._close_responses()
-            meta = record.get("compactMetadata")
-            meta = meta if isinstance(meta, dict) else {}
-            add(
-                "compaction",
-                f"{rid}:0",
-                {
-                    "trigger": meta.get("trigger"),
-                    "pre_tokens": meta.get("preTokens"),
-                    "logical_parent": record.get("logicalParentUuid"),
-                },
-            )
+            add("compaction", f"{rid}:0", boundary_payload(record))
         elif kind == "system":
-            detail = {k: v for k, v in record.items() if k not in _ENVELOPE}
-            add(
-                "system",
-                f"{rid}:0",
-                {
-                    "subtype": record.get("subtype"),
-                    "content": record.get("content"),
-                    "level": record.get("level"),
-                    "detail": detail,
-                },
-            )
+            add("system", f"{rid}:0", system_payload(record))
         elif kind == "summary":
             leaf = fit_name(record.get("leafUuid"), MAX_ID_CHARS)
             add(
@@ -309,7 +247,7 @@ class ClaudeCodeParser:
         agent: str,
         session: str | None,
         ts: str | None,
-    ) -> list[Event]:
+    ) -> list[NewEventDict]:
         """The usage events a record completes: the agent's previous response when this record
         starts a new one. The record's own usage is held until its response is complete."""
         usage = message.get("usage")
@@ -319,7 +257,7 @@ class ClaudeCodeParser:
         message_id = fit_name(message.get("id"), MAX_ID_CHARS) or f"uuid:{rid}"
         request_id = fit_name(record.get("requestId"), MAX_ID_CHARS) or ""
         response = (message_id, request_id)
-        output = _tokens(usage, "output_tokens")
+        output = token_count(usage, "output_tokens")
         if response in self.emitted:
             self.stats.duplicates_skipped += 1
             counted = self.emitted[response]
@@ -340,7 +278,7 @@ class ClaudeCodeParser:
         if current is not None and current.id == response:
             self.stats.duplicates_skipped += 1
             if output > current.event["payload"]["output_tokens"]:
-                current.event["payload"] = _usage_payload(usage, model, response, record)
+                current.event["payload"] = usage_payload(usage, model, response, record)
             return []
         done = [self._emit(self.open.pop(agent))] if current is not None else []
         event = {
@@ -349,20 +287,20 @@ class ClaudeCodeParser:
             "kind": "usage",
             "ts": ts,
             "key": f"usage:{message_id}:{request_id}",
-            "payload": _usage_payload(usage, model, response, record),
+            "payload": usage_payload(usage, model, response, record),
         }
         self.open[agent] = _Response(response, event)
         if len(self.open) > OPEN_RESPONSES:
             done.append(self._emit(self.open.popitem(last=False)[1]))
         return done
 
-    def _emit(self, response: _Response) -> Event:
+    def _emit(self, response: _Response) -> NewEventDict:
         self.emitted[response.id] = response.event["payload"]["output_tokens"]
         if len(self.emitted) > RECENT_RESPONSES:
             self.emitted.popitem(last=False)
         return response.event
 
-    def _close_responses(self) -> list[Event]:
+    def _close_responses(self) -> list[NewEventDict]:
         done = [self._emit(r) for r in self.open.values()]
         self.open.clear()
         return done
@@ -373,99 +311,3 @@ def _mtime(path: Path) -> str | None:
         return format_ts(path.stat().st_mtime_ns // 1000)
     except OSError:
         return None
-
-
-def _ts(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parse_ts(value)
-    except InvalidEvent:
-        return None
-    return value
-
-
-def _tokens(usage: dict[str, Any], name: str) -> int:
-    value = usage.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _usage_payload(usage: dict[str, Any], model: Any, response: tuple[str, str], record: dict[str, Any]) -> Event:
-    input_tokens = _tokens(usage, "input_tokens")
-    cache_creation = _tokens(usage, "cache_creation_input_tokens")
-    cache_read = _tokens(usage, "cache_read_input_tokens")
-    return {
-        "model": model,
-        "input_tokens": input_tokens,
-        "output_tokens": _tokens(usage, "output_tokens"),
-        "cache_creation_tokens": cache_creation,
-        "cache_read_tokens": cache_read,
-        "context_tokens": input_tokens + cache_creation + cache_read,
-        "message_id": response[0],
-        "request_id": response[1] or None,
-        "sidechain": record.get("isSidechain") is True,
-    }
-
-
-def _has_meta(record: dict[str, Any]) -> bool:
-    return any(isinstance(record.get(name), str) for name in ("cwd", "gitBranch", "version"))
-
-
-def _meta(record: dict[str, Any]) -> Event:
-    return {
-        "source": SOURCE,
-        "cwd": record.get("cwd"),
-        "git_branch": record.get("gitBranch"),
-        "version": record.get("version"),
-    }
-
-
-def _message(role: str, text: str, record: dict[str, Any]) -> Event:
-    payload: Event = {"role": role, "text": text}
-    if record.get("isMeta") is True:
-        payload["meta"] = True
-    return payload
-
-
-def _text_of(content: Any) -> str:
-    """A string content as it is; the text blocks of a list joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
-
-
-def _block(role: str, block: Any, record: dict[str, Any]) -> tuple[str, Event]:
-    kind = block.get("type") if isinstance(block, dict) else None
-    if not isinstance(block, dict):
-        return "block", {"role": role, "type": None, "block": block}
-    if kind == "text":
-        text = block.get("text")
-        return "message", _message(role, text if isinstance(text, str) else "", record)
-    if kind == "thinking":
-        text = block.get("thinking")
-        thinking: Event = {"text": text if isinstance(text, str) else ""}
-        if "signature" in block:
-            thinking["signature"] = block["signature"]
-        if not thinking["text"]:
-            thinking["hidden"] = True
-        return "thinking", thinking
-    if kind == "redacted_thinking":
-        return "thinking", {"text": "", "redacted": True}
-    if kind in ("tool_use", "server_tool_use"):
-        call: Event = {"tool": block.get("name"), "tool_use_id": block.get("id"), "input": block.get("input")}
-        if kind == "server_tool_use":
-            call["server"] = True
-        return "tool.call", call
-    if kind == "tool_result":
-        return "tool.result", {
-            "tool_use_id": block.get("tool_use_id"),
-            "output": _text_of(block.get("content")),
-            "is_error": block.get("is_error") is True,
-        }
-    return "block", {"role": role, "type": kind, "block": block}

@@ -74,13 +74,22 @@ not UTF-8) become ``BadLine`` entries and parsing goes on.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from daemon.ingest.codex_payloads import (
+    compaction_payload,
+    context_window,
+    is_count,
+    message_payload,
+    reasoning_payload,
+    session_meta_payload,
+    tool_call_payload,
+    tool_result_payload,
+)
 from daemon.ingest.lines import ParseStats
 from daemon.ingest.parser import State, parse_whole
 from store.errors import InvalidEvent
@@ -89,13 +98,8 @@ from store.events import MAX_KEY_CHARS, digest, fit_name, format_ts, parse_ts
 AGENT = "main"
 # The uuid (v7) Codex puts at the end of a rollout's file name; it equals session_meta's id.
 _FILE_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE)
-# How tool output reports a failed command, in the formats Codex has used.
-_EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)\s*$", re.MULTILINE)
 # Hex digits of the line digest in a line key: enough that an edited line never reuses a key.
 _LINE_DIGEST_CHARS = 12
-# Where to look for an exit code in tool output that has no "Output:" line.
-_HEADER_CHARS = 512
-_TEXT_PARTS = frozenset({"input_text", "output_text", "text", "summary_text", "reasoning_text"})
 _TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 # The latest-call counts that are all zero on a token_count that carries no real usage.
 _ZERO_CHECK = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
@@ -219,20 +223,20 @@ def _map(state: _State, record: dict[str, Any], stats: ParseStats) -> tuple[str,
     record_type = record.get("type")
     payload = record.get("payload")
     if _is_legacy_meta(record):
-        return "session.meta", _session_meta(record), None
+        return "session.meta", session_meta_payload(record), None
     if record_type in _RESPONSE_ITEM_TYPES and "payload" not in record:
         record_type, payload = "response_item", record  # the older format: bare response items
     if not isinstance(payload, dict):
         return _raw(record, stats, _type_name(record))
     if record_type == "session_meta":
-        return "session.meta", _session_meta(payload), None
+        return "session.meta", session_meta_payload(payload), None
     if record_type == "turn_context":
         model = payload.get("model")
         if isinstance(model, str) and model:
             state.model = model
         return "turn.context", payload, None
     if record_type == "compacted":
-        return "compaction", _compaction(payload), None
+        return "compaction", compaction_payload(payload), None
     if record_type == "response_item":
         return _response_item(state, record, payload, stats)
     if record_type == "event_msg":
@@ -243,7 +247,7 @@ def _map(state: _State, record: dict[str, Any], stats: ParseStats) -> tuple[str,
         if not isinstance(item_type, str):
             return _raw(record, stats, "event_msg/?")
         if item_type == "task_started":
-            state.context_window = _window(payload.get("model_context_window")) or state.context_window
+            state.context_window = context_window(payload.get("model_context_window")) or state.context_window
         return "event", payload, None
     return _raw(record, stats, _type_name(record))
 
@@ -260,130 +264,20 @@ def _raw(record: dict[str, Any], stats: ParseStats, type_name: str) -> tuple[str
     return "raw", {"record": record}, None
 
 
-def _session_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    payload = {key: value for key, value in meta.items() if key != "source"}
-    payload["source"] = "codex"
-    if "source" in meta:
-        payload["codex_source"] = meta["source"]
-    return payload
-
-
-def _compaction(compacted: dict[str, Any]) -> dict[str, Any]:
-    history = compacted.get("replacement_history")
-    payload: dict[str, Any] = {
-        "summary": compacted.get("message"),
-        "replacement_items": len(history) if isinstance(history, list) else None,
-    }
-    for name in ("window_id", "window_number", "previous_window_id", "first_window_id"):
-        if name in compacted:
-            payload[name] = compacted[name]
-    return payload
-
-
-def _texts(parts: Any) -> list[str]:
-    if isinstance(parts, str):
-        return [parts]
-    if not isinstance(parts, list):
-        return []
-    return [
-        part["text"]
-        for part in parts
-        if isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str)
-    ]
-
-
 def _response_item(
     state: _State, record: dict[str, Any], item: dict[str, Any], stats: ParseStats
 ) -> tuple[str, dict[str, Any], str | None]:
     item_type = item.get("type")
     call_id = item.get("call_id")
     if item_type == "message":
-        message: dict[str, Any] = {"role": item.get("role"), "text": "\n".join(_texts(item.get("content")))}
-        for name in ("phase", "id"):
-            if name in item:
-                message[name] = item[name]
-        content = item.get("content")
-        parts = content if isinstance(content, list) else []
-        images = sum(1 for part in parts if isinstance(part, dict) and "image" in str(part.get("type")))
-        if images:
-            message["images"] = images
-        return "message", message, None
+        return "message", message_payload(item), None
     if item_type == "reasoning":
-        summary = _texts(item.get("summary"))
-        return (
-            "thinking",
-            {
-                "text": "\n".join(summary + _texts(item.get("content"))),
-                "summary": summary,
-                "encrypted": bool(item.get("encrypted_content")),
-            },
-            None,
-        )
+        return "thinking", reasoning_payload(item), None
     if item_type in _CALL_TYPES:
-        return "tool.call", _tool_call(item), _call_key(state, "call", call_id or item.get("id"))
+        return "tool.call", tool_call_payload(item), _call_key(state, "call", call_id or item.get("id"))
     if item_type in _RESULT_TYPES:
-        output = item.get("output") if "output" in item else item.get("tools")
-        result: dict[str, Any] = {"call_id": call_id, "output": output}
-        is_error = _is_error(output)
-        if is_error is not None:
-            result["is_error"] = is_error
-        return "tool.result", result, _call_key(state, "result", call_id)
+        return "tool.result", tool_result_payload(item), _call_key(state, "result", call_id)
     return _raw(record, stats, f"response_item/{item_type}")
-
-
-def _tool_call(item: dict[str, Any]) -> dict[str, Any]:
-    item_type = item.get("type")
-    call: dict[str, Any]
-    if item_type == "function_call":
-        arguments = item.get("arguments")
-        try:
-            parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except ValueError:
-            parsed = arguments
-        call = {"tool": item.get("name"), "call_id": item.get("call_id"), "input": parsed}
-        if item.get("namespace") is not None:
-            call["namespace"] = item["namespace"]
-        return call
-    if item_type == "custom_tool_call":
-        call = {"tool": item.get("name"), "call_id": item.get("call_id"), "input": item.get("input")}
-    elif item_type == "local_shell_call":
-        call = {"tool": "local_shell", "call_id": item.get("call_id") or item.get("id"), "input": item.get("action")}
-    elif item_type == "web_search_call":
-        call = {"tool": "web_search", "call_id": item.get("id"), "input": item.get("action")}
-    else:
-        call = {"tool": "tool_search", "call_id": item.get("call_id"), "input": item.get("arguments")}
-    if "status" in item:
-        call["status"] = item["status"]
-    return call
-
-
-def _is_error(output: Any) -> bool | None:
-    """Whether a tool's output reports failure, when it says; None when it does not."""
-    if isinstance(output, dict) and isinstance(output.get("success"), bool):
-        return not output["success"]
-    if not isinstance(output, str):
-        return None
-    if output.startswith("{"):
-        try:
-            parsed = json.loads(output)
-        except ValueError:
-            parsed = None
-        metadata = parsed.get("metadata") if isinstance(parsed, dict) else None
-        if isinstance(metadata, dict) and _is_count(metadata.get("exit_code"), signed=True):
-            return bool(metadata["exit_code"] != 0)
-    # Only the header Codex writes above the command's own output: the output may quote anything.
-    end = output.find("Output:")
-    match = _EXIT_CODE.search(output[: end if end >= 0 else _HEADER_CHARS])
-    return int(match.group(1)) != 0 if match else None
-
-
-def _is_count(value: Any, *, signed: bool = False) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and (signed or value >= 0)
-
-
-def _window(value: Any) -> int | None:
-    """A context window size, or None for a missing, zero or odd one."""
-    return value if _is_count(value) and value > 0 else None
 
 
 def _usage(state: _State, token_count: dict[str, Any], stats: ParseStats) -> dict[str, Any] | None:
@@ -397,16 +291,14 @@ def _usage(state: _State, token_count: dict[str, Any], stats: ParseStats) -> dic
         stats.duplicates_skipped += 1
         return None
     state.last_cumulative = cumulative if isinstance(cumulative, dict) else None
-    counts = {name: value for name, value in last.items() if _is_count(value)}
+    counts = {name: value for name, value in last.items() if is_count(value)}
     usage: dict[str, Any] = {"model": state.model, **{name: 0 for name in _TOKEN_FIELDS}, **counts}
-    if not _is_count(last.get("total_tokens")):
+    if not is_count(last.get("total_tokens")):
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
     usage["context_tokens"] = usage["total_tokens"]
-    usage["context_window"] = _window(info.get("model_context_window")) or state.context_window
+    usage["context_window"] = context_window(info.get("model_context_window")) or state.context_window
     usage["cumulative"] = (
-        {name: value for name, value in cumulative.items() if _is_count(value)}
-        if isinstance(cumulative, dict)
-        else None
+        {name: value for name, value in cumulative.items() if is_count(value)} if isinstance(cumulative, dict) else None
     )
     if token_count.get("rate_limits") is not None:
         usage["rate_limits"] = token_count["rate_limits"]

@@ -6,11 +6,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from daemon.ingest.claude_code import ClaudeCodeParser, find_transcripts, parse_claude_code
+from daemon.ingest.claude_code import ClaudeCodeParser, parse_claude_code
 from daemon.ingest.codex import CodexParser, parse_codex
 from daemon.ingest.lines import ParseStats, read_records
 from daemon.ingest.parser import ParserFactory
 from daemon.ingest.toka import TokaParser, parse_toka
+from daemon.ingest.transcripts import find_transcripts
 from store.errors import NotFound, UsageError
 
 Parser = Callable[[Path, ParseStats], Iterator[dict[str, Any]]]

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.ingest.claude_code import find_transcripts
 from daemon.ingest.lines import BadLine, ParseStats
 from daemon.ingest.tail import CursorStore, Tail
+from daemon.ingest.transcripts import find_transcripts
 from store.errors import Busy, DaemonUnavailable, NotFound, TokaError
 
 if TYPE_CHECKING:

@@ -10,59 +10,38 @@ each time the fill crosses 75% (warning) or 90% (critical) of the capacity, up o
 ``pool.pressure`` event in session ``toka.pool`` records it.
 
 :class:`MemoryPool` is the pool itself: plain synchronous code with an injectable clock, so its
-tests control time. :class:`PoolService` is what the daemon holds (``daemon.memory.pool``): the pool,
-the sweeper task, and the recording of pressure crossings through the group committer.
+tests control time. Its pressure levels and health are daemon/memory/pressure.py; what the daemon
+runs is :class:`~daemon.memory.pool_service.PoolService`: the pool, the sweeper task, and the
+recording of pressure crossings through the group committer.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import heapq
-import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from daemon.config import DEFAULT_CAPACITY, DEFAULT_SWEEP_S
-from store.errors import Conflict, NotFound, TokaError, UsageError
-
-if TYPE_CHECKING:
-    from store.base import AppendResult
-    from store.events import NewEvent
-
-log = logging.getLogger("toka.daemon")
+from daemon.config import DEFAULT_CAPACITY
+from daemon.memory.pressure import (
+    CRITICAL_PCT,
+    REJECTION_WINDOW,
+    WARNING_PCT,
+    Crossing,
+    fill_pct,
+    health_document,
+    near_capacity,
+    pressure_level,
+    rejections,
+)
+from store.errors import Conflict, NotFound, UsageError
 
 MAX_KEY_CHARS = 1024
-# Pressure levels, as % of the capacity; the lifecycle's context thresholds use the same numbers.
-WARNING_PCT = 75
-CRITICAL_PCT = 90
-LEVELS = ("ok", "warning", "critical")
-POOL_SESSION = "toka.pool"
-PRESSURE_KIND = "pool.pressure"
-# Health judges rejections over the most recent puts, so an old burst does not count forever.
-REJECTION_WINDOW = 100
-REJECTION_MIN_PUTS = 10  # fewer recent puts than this say nothing about a rate
-REJECTION_WARNING = 0.10
-REJECTION_CRITICAL = 0.50
-# A sweeper that has not run for this many intervals is reported as late.
-SWEEP_LATE_INTERVALS = 3
 # The eviction heaps are rebuilt when stale items outnumber live entries by this factor.
 COMPACT_FACTOR = 2
-
-Append = Callable[[list["NewEvent"]], Awaitable[list["AppendResult"]]]
-
-
-def pressure_level(used_bytes: int, capacity_bytes: int) -> str:
-    """ok, warning (at or above 75% of the capacity) or critical (at or above 90%)."""
-    if used_bytes * 100 >= capacity_bytes * CRITICAL_PCT:
-        return "critical"
-    if used_bytes * 100 >= capacity_bytes * WARNING_PCT:
-        return "warning"
-    return "ok"
 
 
 def size_bucket(size: int) -> int:
@@ -120,24 +99,6 @@ class PutResult:
     stored: bool  # False for a ttl of 0: the value expired as it arrived
     replaced: bool  # the key held a value before
     evicted: int  # entries dropped to make room (expired or least recently used)
-
-
-@dataclass(frozen=True, slots=True)
-class Crossing:
-    """The fill moved from one pressure level to another."""
-
-    from_level: str
-    to_level: str
-    used_bytes: int
-    capacity_bytes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "from": self.from_level,
-            "to": self.to_level,
-            "used_bytes": self.used_bytes,
-            "capacity_bytes": self.capacity_bytes,
-        }
 
 
 def _wall_us() -> int:
@@ -311,7 +272,7 @@ class MemoryPool:
 
     @property
     def fill_pct(self) -> float:
-        return round(100 * self.used_bytes / self.capacity_bytes, 2)
+        return fill_pct(self.used_bytes, self.capacity_bytes)
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -332,31 +293,11 @@ class MemoryPool:
 
     def problems(self) -> list[dict[str, str]]:
         """What is wrong with the pool itself, in words, worst first."""
-        found = []
-        if self.level != "ok":
-            threshold = CRITICAL_PCT if self.level == "critical" else WARNING_PCT
-            found.append(
-                {
-                    "code": "near_capacity",
-                    "level": self.level,
-                    "message": f"the pool is {self.fill_pct:g}% full ({self.used_bytes} of {self.capacity_bytes}"
-                    f" bytes, {self.level} at {threshold}%): puts evict the least recently used entries",
-                }
-            )
-        recent = len(self._recent_puts)
-        rejected = sum(self._recent_puts)
-        if recent >= REJECTION_MIN_PUTS and rejected / recent >= REJECTION_WARNING:
-            found.append(
-                {
-                    "code": "rejections",
-                    "level": "critical" if rejected / recent >= REJECTION_CRITICAL else "warning",
-                    "message": f"{rejected} of the last {recent} puts were rejected: their values do not fit the pool",
-                }
-            )
-        return found
+        found = [near_capacity(self.level, self.used_bytes, self.capacity_bytes), rejections(self._recent_puts)]
+        return [problem for problem in found if problem is not None]
 
     def health(self) -> dict[str, Any]:
-        return health_document(self, self.problems())
+        return health_document(self.problems(), self.used_bytes, self.capacity_bytes)
 
     # ----------------------------------------------------------------------------------------
     # Internals
@@ -431,134 +372,3 @@ class MemoryPool:
         if len(self._expiry) > COMPACT_FACTOR * live + 64:
             self._expiry = [(e.expires, e.seq, e.key) for e in self._entries.values() if e.expires is not None]
             heapq.heapify(self._expiry)
-
-
-def health_document(pool: MemoryPool, problems: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
-    """The health answer: the worst level among the problems, each problem in words, a summary."""
-    level = max((p["level"] for p in problems), key=LEVELS.index, default="ok")
-    problems = sorted(problems, key=lambda p: -LEVELS.index(p["level"]))
-    return {
-        "level": level,
-        "summary": "; ".join(p["message"] for p in problems) or "the pool is healthy",
-        "problems": problems,
-        "fill_pct": pool.fill_pct,
-        "used_bytes": pool.used_bytes,
-        "capacity_bytes": pool.capacity_bytes,
-        **extra,
-    }
-
-
-class PoolService:
-    """The pool as the daemon runs it: operations that record the pressure crossings they
-    cause (answered after the events commit, so a client that reads the log next sees them),
-    and the sweeper task that drops expired entries every ``sweep_s`` seconds."""
-
-    def __init__(self, pool: MemoryPool, append: Append, sweep_s: float = DEFAULT_SWEEP_S) -> None:
-        if not sweep_s > 0:
-            raise UsageError(f"the sweep interval must be positive, got {sweep_s!r}")
-        self.pool = pool
-        self.sweep_s = sweep_s
-        self._append = append
-        self._sweeper: asyncio.Task[None] | None = None
-        self.sweeps = 0
-        self.last_sweep: float | None = None  # on the pool's clock
-
-    @property
-    def sweeper_running(self) -> bool:
-        return self._sweeper is not None and not self._sweeper.done()
-
-    def start(self) -> None:
-        """Start the sweeper on the running loop."""
-        if not self.sweeper_running:
-            self._sweeper = asyncio.create_task(self._sweep_forever(), name="pool-sweeper")
-            self._sweeper.add_done_callback(self._sweeper_ended)
-
-    async def stop(self) -> None:
-        """Stop the sweeper and record what crossings are left; call before the committer closes."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-        await self.record()
-
-    async def put(self, key: str, value: bytes, ttl: float | None = None) -> PutResult:
-        try:
-            return self.pool.put(key, value, ttl)
-        finally:
-            await self.record()  # a rejected put may still have evicted its way across a level
-
-    async def get(self, key: str) -> Item:
-        try:
-            return self.pool.get(key)
-        finally:
-            await self.record()  # an expired entry dropped on read lowers the fill
-
-    async def delete(self, key: str) -> bool:
-        deleted = self.pool.delete(key)
-        await self.record()
-        return deleted
-
-    async def sweep_once(self) -> int:
-        dropped = self.pool.sweep()
-        self.sweeps += 1
-        self.last_sweep = self.pool.clock()
-        await self.record()
-        return dropped
-
-    async def record(self) -> None:
-        """Append a ``pool.pressure`` event for each crossing not yet recorded."""
-        crossings = self.pool.take_crossings()
-        if not crossings:
-            return
-        from store.events import NewEvent
-
-        events = [NewEvent(POOL_SESSION, PRESSURE_KIND, c.to_json()) for c in crossings]
-        try:
-            await self._append(events)
-        except TokaError as exc:  # the log is closing or failing: the pool goes on without it
-            log.warning("pool: %d pressure events not recorded: %s", len(events), exc.message)
-
-    def stats(self) -> dict[str, Any]:
-        return self.pool.stats() | {"sweeper": self._sweeper_json()}
-
-    def health(self) -> dict[str, Any]:
-        problems = self.pool.problems()
-        if not self.sweeper_running:
-            problems.append(
-                {
-                    "code": "sweeper",
-                    "level": "warning",
-                    "message": "the sweeper is not running: expired entries stay until a read or a put needs"
-                    " their room (see `toka daemon logs`)",
-                }
-            )
-        elif self.last_sweep is not None and self.pool.clock() - self.last_sweep > SWEEP_LATE_INTERVALS * self.sweep_s:
-            late = self.pool.clock() - self.last_sweep
-            problems.append(
-                {
-                    "code": "sweeper",
-                    "level": "warning",
-                    "message": f"the sweeper last ran {late:.0f}s ago (every {self.sweep_s:g}s expected):"
-                    " the daemon is overloaded",
-                }
-            )
-        return health_document(self.pool, problems, sweeper=self._sweeper_json())
-
-    def _sweeper_json(self) -> dict[str, Any]:
-        since = None if self.last_sweep is None else round(self.pool.clock() - self.last_sweep, 3)
-        return {
-            "running": self.sweeper_running,
-            "interval_s": self.sweep_s,
-            "sweeps": self.sweeps,
-            "last_sweep_s": since,
-        }
-
-    async def _sweep_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.sweep_s)
-            await self.sweep_once()
-
-    @staticmethod
-    def _sweeper_ended(task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.error("pool: the sweeper stopped", exc_info=task.exception())

@@ -1,5 +1,5 @@
 """The ``pool.*`` operations (docs/pool.md): put, get, delete, list, stats and health of the
-memory pool (daemon/memory/pool.py's :class:`~daemon.memory.pool.PoolService`).
+memory pool (daemon/memory/pool.py's :class:`~daemon.memory.pool_service.PoolService`).
 
 Values travel as text when they are UTF-8 (``value``) and as base64 otherwise (``value_b64``),
 so any bytes round-trip through the JSON protocol.
@@ -12,7 +12,8 @@ import binascii
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.memory.pool import Item, PoolService, check_key, check_ttl
+from daemon.memory.pool import Item, check_key, check_ttl
+from daemon.memory.pool_service import PoolService
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NoArgs
 from store.errors import UsageError

@@ -32,7 +32,8 @@ from daemon.handoff.service import Handoffs
 from daemon.ingest.spool import ingest_spool
 from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
-from daemon.memory.pool import MemoryPool, PoolService
+from daemon.memory.pool import MemoryPool
+from daemon.memory.pool_service import PoolService
 from daemon.paths import Paths
 from daemon.protocol import encode, error_message
 from daemon.retention.ops import Retention
@@ -44,7 +45,8 @@ from daemon.server.ops import Process
 from daemon.server.registry import Call, Op, progress_sender
 from daemon.server.requests import parse
 from daemon.server.wire import RawJson
-from daemon.states.machines import Machine, StateStore
+from daemon.states.machines import Machine
+from daemon.states.service import StateStore
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventStore
 from store.errors import Busy, TokaError, UsageError

@@ -1,48 +1,30 @@
-"""Declared state machines and the current state of every entity in each, as a projection of the log.
+"""Declared state machines: the built-in ones and those of ``config.toml``.
 
 A machine names its states, its initial state, the transitions it allows and, optionally, a
 progress percentage per state. Two are built in (``agent``: an agent's execution states;
 ``session``: the phases of a session's work, with progress), more come from ``config.toml``
 (``[state.machines.NAME]``, read by :func:`machines_from_config`) or are registered over the
-protocol as ``state.machine`` events. An entity is any string (an agent id, a session name, a
-workstream); until its first change it is in its machine's initial state.
-
-Every change is a ``state.set`` event ``{machine, entity, from, to, reason, progress}`` in the
-fixed session ``toka.state`` (one chain for every machine, so ``toka verify`` covers them all and
-one query replays them). :class:`StateTable` applies ``state.machine`` and ``state.set`` events
-of that session in log order, so replaying the log rebuilds the same table; events that name an
-unknown machine or state (appended by hand, say) are passed over. :class:`StateStore` is the
-daemon's service: it validates a request under a lock and appends the event through the group
-committer; the table changes when the event commits.
+protocol as ``state.machine`` events (daemon/states/service.py). An entity is any string (an
+agent id, a session name, a workstream); until its first change it is in its machine's initial
+state, and the current state of each is daemon/states/table.py's projection of the log.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from daemon.config import read_toml
-from store.base import AppendResult, EventQuery, EventStore
-from store.errors import ConfigError, Conflict, NotFound, UsageError
-from store.events import Event, NewEvent, fit_name, format_ts, parse_new_event
+from store.errors import ConfigError, UsageError
 
-Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
-
-SESSION = "toka.state"
-SET = "state.set"
-MACHINE = "state.machine"
-KINDS = (SET, MACHINE)
 # Machine names are written on the command line and in TOML keys: keep them plain.
 _MACHINE_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 _STATE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 # Bounds that no sensible machine reaches, so one registration cannot bloat every answer.
 MAX_STATES = 100
-# Entity ids are event payload values, not names the store checks; the same bound as a session.
-MAX_ENTITY_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -232,194 +214,3 @@ def read_machines(config_file: Path) -> dict[str, Machine]:
     if table is not None and not isinstance(table, dict):
         raise ConfigError("state in config.toml must be a table", "write [state.machines.NAME] tables")
     return machines_from_config(table)
-
-
-@dataclass(frozen=True)
-class Change:
-    seq: int
-    ts: int
-    from_: str
-    to: str
-    reason: str | None
-    progress: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "ts": format_ts(self.ts),
-            "from": self.from_,
-            "to": self.to,
-            "reason": self.reason,
-            "progress": self.progress,
-        }
-
-
-@dataclass
-class Entry:
-    """One entity in one machine: its current state and every change that led there."""
-
-    machine: str
-    entity: str
-    state: str
-    progress: float | None
-    changes: list[Change] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        last = self.changes[-1] if self.changes else None
-        return {
-            "machine": self.machine,
-            "entity": self.entity,
-            "state": self.state,
-            "progress": self.progress,
-            "since": None if last is None else format_ts(last.ts),
-            "history_len": len(self.changes),
-        }
-
-
-class StateTable:
-    """Machines and the current state of every entity, kept up to date by :meth:`apply` in log order."""
-
-    def __init__(self, declared: Mapping[str, Machine] | None = None) -> None:
-        self.fixed: dict[str, Machine] = {**BUILTIN, **(declared or {})}  # not changed by the log
-        self.machines: dict[str, Machine] = dict(self.fixed)
-        self.entries: dict[tuple[str, str], Entry] = {}
-
-    def machine(self, name: str) -> Machine:
-        found = self.machines.get(name)
-        if found is None:
-            raise NotFound(f"no state machine {name!r}", f"machines: {', '.join(sorted(self.machines))}")
-        return found
-
-    def entry(self, machine: Machine, entity: str) -> Entry:
-        """The entity's entry; one in the initial state (not stored) when it has never changed."""
-        found = self.entries.get((machine.name, entity))
-        if found is None:
-            return Entry(machine.name, entity, machine.initial, machine.progress.get(machine.initial))
-        return found
-
-    def apply(self, event: Event) -> None:
-        if event.session != SESSION:
-            return
-        payload = event.payload
-        if event.kind == MACHINE:
-            name = payload.get("name")
-            if isinstance(name, str) and name not in self.fixed:
-                try:
-                    self.machines[name] = make_machine(payload)
-                except UsageError:
-                    return
-        elif event.kind == SET:
-            machine = self.machines.get(str(payload.get("machine")))
-            entity, to = payload.get("entity"), payload.get("to")
-            if machine is None or not isinstance(entity, str) or to not in machine.states:
-                return
-            reason = payload.get("reason")
-            entry = self.entries.get((machine.name, entity)) or self.entry(machine, entity)
-            self.entries[(machine.name, entity)] = entry
-            progress = machine.progress.get(to, entry.progress)
-            entry.changes.append(
-                Change(event.seq, event.ts, entry.state, to, reason if isinstance(reason, str) else None, progress)
-            )
-            entry.state, entry.progress = to, progress
-
-    def snapshot(self) -> dict[str, Any]:
-        """Everything the table holds, as JSON: for comparing two replays."""
-        entries = {
-            f"{m}/{e}": entry.to_json() | {"changes": [c.to_json() for c in entry.changes]}
-            for (m, e), entry in sorted(self.entries.items())
-        }
-        return {"machines": {n: m.to_json() for n, m in sorted(self.machines.items())}, "entries": entries}
-
-
-def entity_name(value: Any) -> str:
-    entity = fit_name(value, MAX_ENTITY_CHARS)
-    if entity is None:
-        raise UsageError(
-            "an entity must be a non-empty string without control characters",
-            f"at most {MAX_ENTITY_CHARS} characters, e.g. an agent id or a session name",
-        )
-    return entity
-
-
-class StateStore:
-    """The daemon's state machines: the table, rebuilt at start-up and changed by requests."""
-
-    def __init__(
-        self, store: EventStore, append: Append, machines_from_config: Mapping[str, Machine] | None = None
-    ) -> None:
-        self.store = store
-        self.append = append
-        self.table = StateTable(machines_from_config)
-        self._lock = asyncio.Lock()
-
-    async def load(self) -> None:
-        """Rebuild the table from the log's registrations and changes."""
-        async for event in self.store.scan(EventQuery(session=SESSION, kinds=KINDS)):
-            self.table.apply(event)
-
-    def committed(self, events: list[Event]) -> None:
-        for event in events:
-            if event.kind in KINDS:
-                self.table.apply(event)
-
-    # Requests ------------------------------------------------------------------------------
-
-    def get(self, machine: str, entity: str) -> Entry:
-        return self.table.entry(self.table.machine(machine), entity_name(entity))
-
-    async def set(self, machine_name: str, entity: str, to: str, reason: str | None = None) -> tuple[Entry, bool]:
-        """Move ``entity`` to state ``to``; the entry and whether it changed (setting the state it is
-        already in stores nothing). Conflict, naming the allowed states, when the machine forbids it."""
-        entity = entity_name(entity)
-        if reason is not None and not isinstance(reason, str):
-            raise UsageError("a reason must be a string")
-        async with self._lock:
-            machine = self.table.machine(machine_name)
-            target = machine.state_named(to)
-            entry = self.table.entry(machine, entity)
-            if target == entry.state:
-                return entry, False
-            allowed = machine.allowed(entry.state)
-            if target not in allowed:
-                hint = f"from {entry.state}: {', '.join(allowed)}" if allowed else f"{entry.state} is final"
-                raise Conflict(f"{machine.name} {entity} is {entry.state} and cannot go to {target}", hint)
-            progress = machine.progress.get(target, entry.progress)
-            payload = {
-                "machine": machine.name,
-                "entity": entity,
-                "from": entry.state,
-                "to": target,
-                "reason": reason,
-                "progress": progress,
-            }
-            await self.append([parse_new_event({"session": SESSION, "kind": SET, "payload": payload})])
-            return self.table.entry(machine, entity), True
-
-    async def register(self, data: Mapping[str, Any]) -> tuple[Machine, bool]:
-        """Register (or redefine) a machine; whether anything changed. A built-in or configured
-        name is refused, and so is a redefinition that drops a state some entity is in."""
-        machine = make_machine(data)
-        async with self._lock:
-            if machine.name in self.table.fixed:
-                where = "built in" if machine.name in BUILTIN else "declared in config.toml"
-                raise Conflict(f"machine {machine.name} is {where}", "register it under another name")
-            old = self.table.machines.get(machine.name)
-            if old is not None and old.definition() == machine.definition():
-                return old, False
-            stranded = sorted(
-                {e.state for (m, _), e in self.table.entries.items() if m == machine.name} - set(machine.states)
-            )
-            if stranded:
-                raise Conflict(
-                    f"machine {machine.name}: entities are in {', '.join(stranded)}, which the new definition drops",
-                    "keep those states, or move the entities out of them first",
-                )
-            event = {"session": SESSION, "kind": MACHINE, "payload": machine.definition()}
-            await self.append([parse_new_event(event)])
-            return self.table.machine(machine.name), True
-
-    def listing(self, machine: str | None = None) -> list[Entry]:
-        """Every entity that has changed state, by machine then entity."""
-        if machine is not None:
-            self.table.machine(machine)
-        return [e for (m, _), e in sorted(self.table.entries.items()) if machine is None or m == machine]

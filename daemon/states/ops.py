@@ -1,6 +1,6 @@
 """The ``state.*`` operations (docs/state.md): read and change the state of an entity in a state
 machine, its history, the machines, and registering a machine. They answer from the state table
-(daemon/states/machines.py)."""
+(daemon/states/service.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NoArgs
-from daemon.states.machines import StateStore
+from daemon.states.service import StateStore
 
 OPS = Ops(StateStore)
 

@@ -1,5 +1,5 @@
-"""The committed completions and man page are what `python -m toka_cli.gendocs` writes now, and
-the man page renders without a warning."""
+"""The committed completions and man page are what `python docs/gen/gendocs.py` writes now, and
+the man page renders without a warning. docs/gen is on the tests' path (pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -9,25 +9,26 @@ from pathlib import Path
 
 import pytest
 from cli_support import ROOT
+from command_docs import command_tree
+from gendocs import generate
 
-from toka_cli import gendocs
 from toka_cli.base import make_app
 from toka_cli.main import app
 
-GENERATED = gendocs.generate(app)
+GENERATED = generate(app)
 
 
 @pytest.mark.parametrize("relative", sorted(GENERATED))
 def test_the_committed_file_is_up_to_date(relative: str) -> None:
     committed = ROOT / relative
-    assert committed.exists(), f"{relative} is missing: run `python -m toka_cli.gendocs`"
+    assert committed.exists(), f"{relative} is missing: run `python docs/gen/gendocs.py`"
     assert committed.read_text(encoding="utf-8") == GENERATED[relative], (
-        f"{relative} is stale: run `python -m toka_cli.gendocs` and commit the result"
+        f"{relative} is stale: run `python docs/gen/gendocs.py` and commit the result"
     )
 
 
 def test_every_command_and_option_is_in_each_file() -> None:
-    tree = gendocs.command_tree(app)
+    tree = command_tree(app)
     for command in tree[1:]:
         assert f".SS {command.name}".replace("-", "\\-") in GENERATED["man/toka.1"], command.name
         for relative in ("completions/toka.bash", "completions/_toka", "completions/toka.fish"):
@@ -53,7 +54,7 @@ def test_a_command_added_to_the_app_shows_up() -> None:
     def frobnicate(level: int = 1) -> None:
         """Frobnicate the log."""
 
-    generated = gendocs.generate(extra)
+    generated = generate(extra)
     assert "'' ) echo 'frobnicate'" in generated["completions/toka.bash"].replace("'')", "'' )")
     assert "'frobnicate:Frobnicate the log.'" in generated["completions/_toka"]
     assert "-a 'frobnicate' -d 'Frobnicate the log.'" in generated["completions/toka.fish"]

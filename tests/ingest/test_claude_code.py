@@ -13,7 +13,8 @@ import pytest
 from transcripts import TRANSCRIPTS
 
 from daemon.ingest import lines
-from daemon.ingest.claude_code import ParseStats, find_transcripts, parse_claude_code
+from daemon.ingest.claude_code import ParseStats, parse_claude_code
+from daemon.ingest.transcripts import find_transcripts
 from store.events import format_ts, parse_new_event
 
 CLAUDE = TRANSCRIPTS / "claude"
@@ -185,17 +186,6 @@ def test_every_fixture_with_a_boundary_is_in_the_compaction_table() -> None:
             if record.get("subtype") == "compact_boundary" and metadata.get("preTokens"):
                 with_pre_tokens.add(str(path.relative_to(CLAUDE)))
     assert with_pre_tokens == {name for name, pre_tokens, _ in COMPACTIONS if pre_tokens}
-
-
-def test_find_transcripts_lists_each_session_before_its_subagents() -> None:
-    if not CLAUDE.is_dir():
-        pytest.skip(f"{CLAUDE} is absent: the shared fixtures are not checked out beside the project")
-    files = find_transcripts(CLAUDE)
-    assert sorted(files) == sorted(CLAUDE.rglob("*.jsonl"))
-    for index, path in enumerate(files):
-        if path.parent.name == "subagents":
-            main = path.parent.parent.with_suffix(".jsonl")
-            assert files.index(main) < index
 
 
 def test_subagent_files_land_in_the_parent_session_under_their_own_agent() -> None:

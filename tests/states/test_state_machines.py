@@ -7,18 +7,8 @@ from typing import Any
 
 import pytest
 
-from daemon.states.machines import (
-    AGENT,
-    BUILTIN,
-    MACHINE,
-    SESSION,
-    SESSION_PHASES,
-    SET,
-    StateTable,
-    machines_from_config,
-    make_machine,
-    read_machines,
-)
+from daemon.states.machines import AGENT, BUILTIN, SESSION_PHASES, machines_from_config, make_machine, read_machines
+from daemon.states.table import MACHINE, SESSION, SET, StateTable
 from store.errors import ConfigError, UsageError
 from store.events import Event
 

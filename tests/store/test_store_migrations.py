@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations, sqlite
+from store import migrations, sqlite_append
 from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
 from store.migrations import MIGRATIONS
-from store.sqlite import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM, SqliteStore
+from store.rows import CODEC_RAW, CODEC_ZLIB
+from store.sqlite import SqliteStore
+from store.sqlite_append import COMPRESS_FROM
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
@@ -248,7 +250,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
 ) -> None:
     with monkeypatch.context() as old_toka:  # a database as a toka of the first two steps left it
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:2])
-        old_toka.setattr(sqlite, "_index", lambda db, events: None)  # it had no search index
+        old_toka.setattr(sqlite_append, "index_events", lambda db, events: None)  # it had no search index
         async with open_sqlite(db_path) as store:
             await store.append(
                 [

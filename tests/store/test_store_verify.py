@@ -17,7 +17,8 @@ from store.base import EventQuery, EventStore
 from store.ephemeral import EphemeralStore
 from store.errors import IntegrityError
 from store.events import Event, NewEvent
-from store.sqlite import CODEC_RAW, SqliteStore
+from store.rows import CODEC_RAW
+from store.sqlite import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 

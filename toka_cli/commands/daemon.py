@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from daemon.client.autostart import start_daemon, stop_daemon
+from daemon.client.autostart import start_daemon
+from daemon.client.stop import stop_daemon
 from daemon.client.sync import probe
 from daemon.paths import resolve_paths
 from toka_cli.base import make_app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rich.text import Text
 from textual import work
@@ -13,11 +13,12 @@ from store.errors import TokaError
 from toka_cli.tui.modals import ConfirmScreen, ErrorScreen
 
 if TYPE_CHECKING:
+    from collections import deque
     from collections.abc import Callable
 
     from textual.app import ComposeResult
 
-    from toka_cli.tui.app import TokaApp
+    from daemon.client.aio import AsyncClient
 
 # The agent states that deserve a colour, worst first; the rest read as normal text.
 STATE_STYLES = {
@@ -76,12 +77,27 @@ class Banner(Static):
         self.display = bool(offline)
 
 
+class Dashboard(Protocol):
+    """What a screen uses of the app (:class:`toka_cli.tui.app.TokaApp`): its connection to the
+    daemon and what the live feed brought. The screens know the app by this alone, so that they
+    need not import the app that lists them."""
+
+    client: AsyncClient | None
+    listeners: set[TokaScreen]  # told of (re)connections and of each live event
+    status: dict[str, Any]  # the daemon's status, its event count kept up by the feed
+    recent: deque[dict[str, Any]]  # the latest lifecycle events, newest first
+
+    async def call(self, op: str, **args: Any) -> Any: ...
+
+    def events_per_second(self) -> float: ...
+
+
 class TokaScreen(Screen[None]):
     """A screen that reads from the daemon: reloaded on (re)connect, told of each live event."""
 
     @property
-    def toka(self) -> TokaApp:
-        return cast("TokaApp", self.app)
+    def toka(self) -> Dashboard:
+        return cast("Dashboard", self.app)
 
     def compose_banner(self) -> ComposeResult:
         yield Banner(id="banner")

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from store.errors import TokaError
 from toka_cli.render import gist, short_ts
+from toka_cli.tui.notices import changed_state, compressed, handed_off, verified
 from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, styled_state
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class OverviewScreen(TokaScreen):
         self._agents_stale = False
         self._sessions_stale = False
         self.pool: dict[str, Any] = {}
+        self._loading = False  # a _load is under way
         # Held here rather than queried: a timer or a worker may still run while the screen
         # is being taken down, when its children can no longer be found.
         self.status_line = Static("connecting to the daemon…", id="status")
@@ -74,12 +76,24 @@ class OverviewScreen(TokaScreen):
     def _tick(self) -> None:
         """Once a second: the rate, and the lists the live events made stale (one read however many arrived)."""
         self._show_status()
+        # A load under way is left to finish (a new one would cancel it, and on a slow machine
+        # every load would be cancelled before it showed anything); what went stale meanwhile
+        # is read at the next tick after it.
+        if self._loading:
+            return
         if self.toka.client is not None and (self._agents_stale or self._sessions_stale):
             self._load(agents=self._agents_stale, sessions=self._sessions_stale)
             self._agents_stale = self._sessions_stale = False
 
     @work(exclusive=True, group="overview")
     async def _load(self, agents: bool, sessions: bool) -> None:
+        self._loading = True
+        try:
+            await self._read(agents, sessions)
+        finally:
+            self._loading = False
+
+    async def _read(self, agents: bool, sessions: bool) -> None:
         try:
             if agents:
                 self._show_agents((await self.toka.call("agents.list"))["agents"])
@@ -205,30 +219,3 @@ class OverviewScreen(TokaScreen):
     def action_terminate(self) -> None:
         if (agent := self._target_agent()) is not None:
             self.act(f"Terminate agent {agent}?", "agents.terminate", {"agent": agent}, changed_state)
-
-
-def compressed(result: dict[str, Any]) -> str:
-    if not result.get("stored"):
-        return "nothing to compress"
-    return f"compressed events {result['first_seq']}-{result['last_seq']}: {result['tokens_saved']:,} tokens saved"
-
-
-def handed_off(result: dict[str, Any]) -> str:
-    return f"handoff {result['id'][:12]} created (2: Handoffs)"
-
-
-def changed_state(agent: dict[str, Any]) -> str:
-    return f"{agent['id']} is {agent['state']}"
-
-
-def verified(screen: TokaScreen, report: dict[str, Any]) -> str | None:
-    """A clean log is a notification; problems are a modal, since they need reading."""
-    if report["ok"]:
-        return f"verified {report['events']:,} events: the log is intact"
-    from toka_cli.tui.modals import ErrorScreen
-
-    lines = [f"seq {p['seq']} {p['session']}: {p['what']}: {p['detail']}" for p in report["problems"][:10]]
-    screen.app.push_screen(
-        ErrorScreen(f"{report['problem_count']} problems\n" + "\n".join(lines), title="verify found problems")
-    )
-    return None

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Sparkline, Static
 
 from store.errors import TokaError
 from toka_cli.render import gist, short_ts
-from toka_cli.tui.screens.overview import compressed, handed_off, verified
+from toka_cli.tui.notices import compressed, handed_off, verified
 from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style
 
 if TYPE_CHECKING:

@@ -1,0 +1,117 @@
+"""The state machines as the daemon runs them.
+
+:class:`StateStore` holds the table (daemon/states/table.py), rebuilds it from the log at
+start-up, and turns requests into events: it validates a request under a lock and appends its
+event through the group committer; the table changes when the event commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from daemon.states.machines import BUILTIN, Machine, make_machine
+from daemon.states.table import KINDS, MACHINE, SESSION, SET, Entry, StateTable
+from store.base import AppendResult, EventQuery, EventStore
+from store.errors import Conflict, UsageError
+from store.events import Event, NewEvent, fit_name, parse_new_event
+
+Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
+
+# Entity ids are event payload values, not names the store checks; the same bound as a session.
+MAX_ENTITY_CHARS = 200
+
+
+def entity_name(value: Any) -> str:
+    entity = fit_name(value, MAX_ENTITY_CHARS)
+    if entity is None:
+        raise UsageError(
+            "an entity must be a non-empty string without control characters",
+            f"at most {MAX_ENTITY_CHARS} characters, e.g. an agent id or a session name",
+        )
+    return entity
+
+
+class StateStore:
+    """The daemon's state machines: the table, rebuilt at start-up and changed by requests."""
+
+    def __init__(
+        self, store: EventStore, append: Append, machines_from_config: Mapping[str, Machine] | None = None
+    ) -> None:
+        self.store = store
+        self.append = append
+        self.table = StateTable(machines_from_config)
+        self._lock = asyncio.Lock()
+
+    async def load(self) -> None:
+        """Rebuild the table from the log's registrations and changes."""
+        async for event in self.store.scan(EventQuery(session=SESSION, kinds=KINDS)):
+            self.table.apply(event)
+
+    def committed(self, events: list[Event]) -> None:
+        for event in events:
+            if event.kind in KINDS:
+                self.table.apply(event)
+
+    # Requests ------------------------------------------------------------------------------
+
+    def get(self, machine: str, entity: str) -> Entry:
+        return self.table.entry(self.table.machine(machine), entity_name(entity))
+
+    async def set(self, machine_name: str, entity: str, to: str, reason: str | None = None) -> tuple[Entry, bool]:
+        """Move ``entity`` to state ``to``; the entry and whether it changed (setting the state it is
+        already in stores nothing). Conflict, naming the allowed states, when the machine forbids it."""
+        entity = entity_name(entity)
+        if reason is not None and not isinstance(reason, str):
+            raise UsageError("a reason must be a string")
+        async with self._lock:
+            machine = self.table.machine(machine_name)
+            target = machine.state_named(to)
+            entry = self.table.entry(machine, entity)
+            if target == entry.state:
+                return entry, False
+            allowed = machine.allowed(entry.state)
+            if target not in allowed:
+                hint = f"from {entry.state}: {', '.join(allowed)}" if allowed else f"{entry.state} is final"
+                raise Conflict(f"{machine.name} {entity} is {entry.state} and cannot go to {target}", hint)
+            progress = machine.progress.get(target, entry.progress)
+            payload = {
+                "machine": machine.name,
+                "entity": entity,
+                "from": entry.state,
+                "to": target,
+                "reason": reason,
+                "progress": progress,
+            }
+            await self.append([parse_new_event({"session": SESSION, "kind": SET, "payload": payload})])
+            return self.table.entry(machine, entity), True
+
+    async def register(self, data: Mapping[str, Any]) -> tuple[Machine, bool]:
+        """Register (or redefine) a machine; whether anything changed. A built-in or configured
+        name is refused, and so is a redefinition that drops a state some entity is in."""
+        machine = make_machine(data)
+        async with self._lock:
+            if machine.name in self.table.fixed:
+                where = "built in" if machine.name in BUILTIN else "declared in config.toml"
+                raise Conflict(f"machine {machine.name} is {where}", "register it under another name")
+            old = self.table.machines.get(machine.name)
+            if old is not None and old.definition() == machine.definition():
+                return old, False
+            stranded = sorted(
+                {e.state for (m, _), e in self.table.entries.items() if m == machine.name} - set(machine.states)
+            )
+            if stranded:
+                raise Conflict(
+                    f"machine {machine.name}: entities are in {', '.join(stranded)}, which the new definition drops",
+                    "keep those states, or move the entities out of them first",
+                )
+            event = {"session": SESSION, "kind": MACHINE, "payload": machine.definition()}
+            await self.append([parse_new_event(event)])
+            return self.table.machine(machine.name), True
+
+    def listing(self, machine: str | None = None) -> list[Entry]:
+        """Every entity that has changed state, by machine then entity."""
+        if machine is not None:
+            self.table.machine(machine)
+        return [e for (m, _), e in sorted(self.table.entries.items()) if machine is None or m == machine]

@@ -1,0 +1,122 @@
+"""The session tables of the SQLite backend: projections of the log, kept up to date by each append.
+
+``sessions`` holds a row per session (its event count, first and last seq and time, head
+event); ``session_agents`` and ``session_kinds`` count its events per agent and per kind. They
+are derived data: each append folds its batch in (:func:`project_batch`), a prune recounts its
+session, and :func:`rebuild_projections` refills them all from the log, as an upgrade that adds
+a table must.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from typing import Any
+
+from store.base import SessionInfo, resolve_prefix
+from store.events import Event
+from store.rows import transaction
+
+
+def project_batch(db: sqlite3.Connection, events: list[Event]) -> None:
+    """Fold one batch into the session tables: one upsert per session, agent and kind."""
+    sessions: dict[str, list[Any]] = {}
+    agents: dict[tuple[str, str], int] = defaultdict(int)
+    kinds: dict[tuple[str, str], int] = defaultdict(int)
+    for e in events:
+        row = sessions.get(e.session)
+        if row is None:
+            sessions[e.session] = [e.session, 1, e.seq, e.seq, e.ts, e.ts, e.id]
+        else:
+            row[1] += 1
+            row[3] = e.seq
+            row[4] = min(row[4], e.ts)
+            row[5] = max(row[5], e.ts)
+            row[6] = e.id
+        if e.agent is not None:
+            agents[(e.session, e.agent)] += 1
+        kinds[(e.session, e.kind)] += 1
+    db.executemany(  # one row per session of the batch; agents and kinds only when there are any
+        """INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET
+            events = events + excluded.events, last_seq = excluded.last_seq,
+            first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
+            head = excluded.head""",
+        sessions.values(),
+    )
+    for table, column, counts in (("session_agents", "agent", agents), ("session_kinds", "kind", kinds)):
+        if not counts:
+            continue
+        db.executemany(
+            f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT (session, {column})"
+            " DO UPDATE SET events = events + excluded.events",
+            [(s, name, n) for (s, name), n in counts.items()],
+        )
+
+
+def project_sessions(db: sqlite3.Connection, session: str | None = None) -> None:
+    """Fill the session tables from the log, for one session or (None) all of them."""
+    where, params = ("", ()) if session is None else (" WHERE session = ?", (session,))
+    for table in ("sessions", "session_agents", "session_kinds"):
+        db.execute(f"DELETE FROM {table}" + where, params)
+    db.execute(
+        f"""INSERT INTO sessions
+           SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
+                  (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
+           FROM events e{where} GROUP BY session""",
+        params,
+    )
+    agents = " AND agent IS NOT NULL" if where else " WHERE agent IS NOT NULL"
+    db.execute(
+        f"INSERT INTO session_agents SELECT session, agent, count(*) FROM events{where}{agents}"
+        " GROUP BY session, agent",
+        params,
+    )
+    db.execute(
+        f"INSERT INTO session_kinds SELECT session, kind, count(*) FROM events{where} GROUP BY session, kind", params
+    )
+
+
+def rebuild_projections(db: sqlite3.Connection) -> int:
+    """Refill every session table from the log; the number of sessions."""
+    with transaction(db):
+        project_sessions(db)
+        count: int = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    return count
+
+
+def read_sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
+    """Every session, the latest first; or the one that ``name`` names, or is a unique prefix of."""
+    if name is None:
+        rows = db.execute("SELECT * FROM sessions ORDER BY last_seq DESC").fetchall()
+    else:
+        rows = db.execute("SELECT * FROM sessions WHERE session = ?", (name,)).fetchall()
+        if not rows:
+            rows = db.execute(
+                "SELECT * FROM sessions WHERE substr(session, 1, ?) = ? LIMIT 6", (len(name), name)
+            ).fetchall()
+            found = {row[0]: row for row in rows}
+            rows = [found[resolve_prefix(name, list(found), "session")]]
+    agents: dict[str, dict[str, int]] = defaultdict(dict)
+    kinds: dict[str, dict[str, int]] = defaultdict(dict)
+    for table, into in (("session_agents", agents), ("session_kinds", kinds)):
+        sql = f"SELECT * FROM {table}"
+        params: tuple[str, ...] = ()
+        if name is not None:
+            sql += " WHERE session = ?"
+            params = (rows[0][0],)
+        for session, item, count in db.execute(sql + " ORDER BY events DESC", params):
+            into[session][item] = count
+    return [
+        SessionInfo(
+            session=row[0],
+            events=row[1],
+            first_seq=row[2],
+            last_seq=row[3],
+            first_ts=row[4],
+            last_ts=row[5],
+            head=row[6],
+            agents=agents[row[0]],
+            kinds=kinds[row[0]],
+        )
+        for row in rows
+    ]

@@ -1,0 +1,98 @@
+"""The reads of the SQLite backend that are not search or sessions: rows by statement, an event by
+id prefix, a payload by digest prefix, the chain's verification and the database's figures.
+
+Each is a plain function of a ``sqlite3`` connection, run on the reader connection's thread in
+one hop (see store/sqlite.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from store.base import CHUNK, ChainVerifier, ProgressCallback, Stats, VerifyReport, resolve_prefix
+from store.errors import StoreError
+from store.events import Event
+from store.rows import SELECT, decode_blob, event_of, event_text, stored_row
+from store.sqlite_retention import pruned_seq, replaced_ids
+
+
+def fetch_rows(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+    return db.execute(sql, params).fetchall()
+
+
+def fetch_json(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[int, str]]:
+    """(seq, the event as JSON text) for each row, its payload spliced in without being parsed."""
+    return [(row[0], event_text(row)) for row in db.execute(sql, params)]
+
+
+def get_event(db: sqlite3.Connection, event_id: str) -> Event:
+    """The event whose id is ``event_id``, or the one whose id it is a unique prefix of."""
+    prefix = event_id.lower()
+    rows = db.execute(SELECT + " WHERE e.id = ?", (prefix,)).fetchall()
+    if not rows and prefix and all(c in "0123456789abcdef" for c in prefix):
+        # Every id is lowercase hex, so the ids starting with a prefix sort between it and
+        # the prefix followed by 'g': a range scan on the unique index.
+        rows = db.execute(SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g")).fetchall()
+    by_id = {row[1]: row for row in rows}
+    return event_of(by_id[resolve_prefix(event_id, list(by_id), "event")])
+
+
+def get_payload(db: sqlite3.Connection, digest: str) -> tuple[str, dict[str, Any]]:
+    """(digest, payload) of the stored payload whose digest ``digest`` is a unique prefix of."""
+    prefix = digest.lower()
+    rows = []
+    if prefix and all(c in "0123456789abcdef" for c in prefix):  # digests are lowercase hex: a range scan
+        rows = db.execute(
+            "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6", (prefix, prefix + "g")
+        ).fetchall()
+    by_digest = {row[0]: row for row in rows}
+    found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
+    try:
+        return found[0], json.loads(decode_blob(found[1], found[2]))
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
+
+
+def verify_chain(db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:
+    """Every event of ``session`` (None: of the log) checked in seq order against its digest and
+    its chain, then each session's head; ``progress`` hears every CHUNK events."""
+
+    def seq_of(event_id: str) -> int | None:
+        row = db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
+        return row[0] if row else pruned_seq(db, event_id)
+
+    verifier = ChainVerifier(seq_of, lambda seq: replaced_ids(db, seq))
+    where, params = ("", []) if session is None else (" WHERE e.session = ?", [session])
+    total = db.execute("SELECT count(*) FROM events e" + where, params).fetchone()[0]
+    for done, row in enumerate(db.execute(SELECT + where + " ORDER BY e.seq", params), 1):
+        verifier.check(stored_row(row))
+        if progress is not None and done % CHUNK == 0:
+            progress(done, total)
+    heads = db.execute("SELECT session, head FROM sessions" + where.replace("e.", ""), params)
+    verifier.check_heads(heads.fetchall())
+    if progress is not None:
+        progress(total, total)
+    return verifier.report(session)
+
+
+def read_stats(db: sqlite3.Connection, path: Path) -> Stats:
+    """How many events, sessions and payloads the log holds, their sizes, and what its files take on disk."""
+    events, sessions = db.execute("SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions)").fetchone()
+    payload_bytes = db.execute(
+        "SELECT coalesce(sum(b.size), 0) FROM events e JOIN blobs b ON b.digest = e.digest"
+    ).fetchone()[0]
+    blobs, blob_bytes, stored_bytes = db.execute(
+        "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
+    ).fetchone()
+    return Stats(events, sessions, blobs, payload_bytes, blob_bytes, stored_bytes, disk_bytes(path))
+
+
+def disk_bytes(path: Path) -> int:
+    """The database file and its WAL and shared-memory files, in bytes."""
+    return sum(os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f))
