@@ -10,6 +10,7 @@ import typer
 from daemon.client.autostart import start_daemon, stop_daemon
 from daemon.client.sync import probe
 from daemon.paths import resolve_paths
+from store.errors import DaemonNeedsRestart, DaemonUnavailable
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, note, print_json
@@ -65,7 +66,10 @@ def status(json_: JsonOpt = False) -> None:
     else:
         rows = [("state", state.state), ("detail", state.detail), ("socket", resolve_paths().socket)]
         console().print(key_values(rows))
-    raise typer.Exit({"running": 0, "needs_restart": 1, "unreachable": 4}[state.state])
+    if state.state == "needs_restart":
+        raise DaemonNeedsRestart(state.detail)
+    if state.state == "unreachable":
+        raise DaemonUnavailable(state.detail, "start it with `toka daemon start`, or see `toka doctor`")
 
 
 @app.command()

@@ -5,12 +5,10 @@ from __future__ import annotations
 import typer
 
 from daemon.client.sync import Client
+from store.errors import IntegrityError
 from toka_cli.options import JsonOpt, OptionalSessionArg
 from toka_cli.output import console, print_json, progress
 from toka_cli.render import key_values, size, table
-
-# Exit code when verify finds a problem (DESIGN.md: 5, integrity failure).
-INTEGRITY_EXIT = 5
 
 
 def status(json_: JsonOpt = False) -> None:
@@ -90,7 +88,11 @@ def verify(session: OptionalSessionArg = None, json_: JsonOpt = False) -> None:
             grid.add_row(str(p["seq"]), p["id"][:12], p["session"], p["what"], p["detail"])
         console().print(grid)
     if not report["ok"]:
-        raise typer.Exit(INTEGRITY_EXIT)
+        first = report["problems"][0]
+        raise IntegrityError(
+            f"the log does not match its hashes: {report['problem_count']} problems, the first at seq {first['seq']}",
+            "`toka verify --json` lists every problem",
+        )
 
 
 def register(app: typer.Typer) -> None:

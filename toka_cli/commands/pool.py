@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from daemon.client.sync import Client
+from store.errors import NotFound, TokaError
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt, LimitOpt
 from toka_cli.output import console, note, print_json
@@ -87,9 +88,7 @@ def rm(key: KeyArg, json_: JsonOpt = False) -> None:
     elif result["deleted"]:
         note(f"deleted {key}")
     if not result["deleted"]:
-        if not json_:
-            note(f"no pool entry {key}")
-        raise typer.Exit(3)
+        raise NotFound(f"no pool entry {key}")
 
 
 @app.command("list")
@@ -163,7 +162,7 @@ def health(json_: JsonOpt = False) -> None:
     if report["level"] == "warning":
         note("the pool needs attention (exit status 0; 1 only when critical)")
     if report["level"] == "critical":
-        raise typer.Exit(1)
+        raise TokaError("the pool is critical", "`toka pool stats` shows what fills it")
 
 
 def register(root: typer.Typer) -> None:
