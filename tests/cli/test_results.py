@@ -10,8 +10,10 @@ import pytest
 from cli_support import EXAMPLE
 
 from daemon.client import results
+from daemon.client.doctor import database_health
 from daemon.client.sync import Client
 from daemon.client.transfer import import_files
+from daemon.paths import resolve_paths
 from store import search
 
 
@@ -92,6 +94,7 @@ def answers(toka_home: Path, tmp_path: Path) -> dict[str, Any]:
             "SearchResult": client.call("search", query="login"),
             "Recall": client.call("recall", query="login", session="fix"),
             "ImportReport": imported,
+            "DatabaseHealth": database_health(resolve_paths()),
         }
     return found
 
