@@ -2,6 +2,7 @@
 
 Two checks: what importing the lower layers actually loads (in a fresh interpreter), and a
 static check of every import statement in their source, lazy ones inside functions included.
+The CLI reaches below only through the client and the contracts it shares with the daemon.
 """
 
 from __future__ import annotations
@@ -18,7 +19,24 @@ from cli_support import ROOT
 FORBIDDEN = {
     "store": {"daemon", "toka_cli", "typer", "rich", "textual"},
     "daemon": {"toka_cli", "typer", "textual", "rich"},
+    # No SQL in the CLI: what it knows of the database it asks the daemon or its client.
+    "toka_cli": {"sqlite3", "aiosqlite"},
 }
+# All that toka_cli may import of `store` and `daemon` (a module and what is inside it), and why.
+CLI_MAY_IMPORT = {
+    "store.errors": "the one exception hierarchy, raised and caught in every layer",
+    "daemon.client": "the clients, autostart, imports, doctor's facts and the results' types",
+    "daemon.paths": "where the socket, database, config and logs are",
+    "daemon.protocol": "the wire format, which the hook speaks without the client",
+    "daemon.version": "this toka's version, for the man page",
+    "daemon.config": "config.toml and its settings: `toka config`, doctor, the man page",
+    "daemon.ingest.spool": "the hook's spool, written while the daemon is down",
+    "daemon.ingest.formats": "the formats `toka watch` reads",
+    "daemon.ingest.tail": "the cursors of `toka watch`",
+    "daemon.ingest.watch": "`toka watch` follows files in the CLI's own process, appending through the client",
+}
+# The one exception: `toka daemon run` is the daemon itself, run in the foreground.
+CLI_MAY_IMPORT_IN = {"toka_cli/commands/daemon.py": {"daemon.server.process"}}
 
 
 def _loaded_after(statement: str, candidates: list[str]) -> list[str]:
@@ -55,24 +73,39 @@ def test_cli_start_up_leaves_rich_for_human_output() -> None:
     assert _loaded_after("import toka_cli.main", ["typer", "rich", "textual"]) == ["typer"]
 
 
-def imported_modules(source: str, module: str) -> set[str]:
-    """Top-level names of every module that ``source`` (the module ``module``) imports."""
+def imported_names(source: str, module: str) -> set[str]:
+    """The dotted name of everything ``source`` (the module ``module``) imports: ``import a.b``
+    gives ``a.b``, ``from a import b`` gives ``a.b`` (a submodule or a name inside ``a``)."""
     package = module.split(".")[:-1]  # "daemon.client.sync" and "daemon.__init__" live in "daemon"
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
-                names.add(str(node.module).split(".")[0])
-                continue
-            # Relative: `from . import x` in daemon/ is daemon.x; `from .. import x` is plain x.
-            base = package[: len(package) - (node.level - 1)]
-            if node.module:
-                names.add([*base, *node.module.split(".")][0])
+                base = str(node.module).split(".")
             else:
-                names.update(([*base, alias.name])[0] for alias in node.names)
+                # Relative: `from . import x` in daemon/ is daemon.x; `from .. import x` is plain x.
+                base = package[: len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            names.update(".".join([*base, alias.name]) for alias in node.names)
     return names
+
+
+def imported_modules(source: str, module: str) -> set[str]:
+    """Top-level names of every module that ``source`` (the module ``module``) imports."""
+    return {name.split(".")[0] for name in imported_names(source, module)}
+
+
+def cli_offences(source: str, path: str) -> list[str]:
+    """What the toka_cli module at ``path`` imports of `store` and `daemon` beyond CLI_MAY_IMPORT."""
+    allowed = set(CLI_MAY_IMPORT) | CLI_MAY_IMPORT_IN.get(path, set())
+    module = path.removesuffix(".py").replace("/", ".")
+    return [
+        f"{path} imports {name}"
+        for name in sorted(imported_names(source, module))
+        if name.split(".")[0] in ("store", "daemon")
+        and not any(name == ok or name.startswith(ok + ".") for ok in allowed)
+    ]
 
 
 def _sources(layer: str) -> list[Path]:
@@ -106,3 +139,42 @@ def test_the_static_check_catches_lazy_and_relative_imports() -> None:
     )
     found = imported_modules(source, "daemon.example")
     assert {"os", "store", "rich", "typer", "toka_cli", "daemon"} <= found
+
+
+def test_the_cli_reaches_below_only_through_the_client_and_the_contracts() -> None:
+    offences = []
+    for path in _sources("toka_cli"):
+        relative = path.relative_to(ROOT).as_posix()
+        offences += cli_offences(path.read_text(encoding="utf-8"), relative)
+    assert offences == []
+
+
+def test_the_cli_rule_catches_what_it_forbids() -> None:
+    source = (
+        "from store.errors import TokaError\n"
+        "from daemon.client.sync import Client\n"
+        "from daemon import paths, protocol\n"
+        "import daemon.config\n"
+        "from store.search import MARK_START\n"
+        "import store.sqlite\n"
+        "from store import migrations\n"
+        "from daemon.server.process import run_foreground\n"
+        "def later():\n"
+        "    from daemon.server.ops import OPS\n"
+        "    from daemon import agents\n"
+        "    import daemon\n"
+        "    from daemon.ingest.parser import Parser\n"
+    )
+    assert cli_offences(source, "toka_cli/commands/example.py") == [
+        "toka_cli/commands/example.py imports daemon",
+        "toka_cli/commands/example.py imports daemon.agents",
+        "toka_cli/commands/example.py imports daemon.ingest.parser.Parser",
+        "toka_cli/commands/example.py imports daemon.server.ops.OPS",
+        "toka_cli/commands/example.py imports daemon.server.process.run_foreground",
+        "toka_cli/commands/example.py imports store.migrations",
+        "toka_cli/commands/example.py imports store.search.MARK_START",
+        "toka_cli/commands/example.py imports store.sqlite",
+    ]
+    # The exception holds where it is named, and there only.
+    assert cli_offences("from daemon.server.process import run_foreground\n", "toka_cli/commands/daemon.py") == []
+    assert "sqlite3" in imported_modules("def check():\n    import sqlite3\n", "toka_cli.doctor")
