@@ -18,15 +18,20 @@ from typing import Any, NotRequired, TypedDict
 MARK_START, MARK_END = "«", "»"
 
 
-class Event(TypedDict):
+class EventHeader(TypedDict):
+    """What names an event and says what it is; search hits carry it too."""
+
     seq: int
     id: str
     session: str
     agent: str | None
     kind: str
     ts: str
-    parents: list[str]
     digest: str
+
+
+class Event(EventHeader):
+    parents: list[str]
     key: str | None
     payload: dict[str, Any]
 
@@ -343,16 +348,9 @@ class PoolStats(TypedDict):
     sweeper: dict[str, Any]
 
 
-class SearchHit(TypedDict):
+class SearchHit(EventHeader):
     """One match, best first; ``snippet`` holds the matched words between MARK_START and MARK_END."""
 
-    seq: int
-    id: str
-    session: str
-    agent: str | None
-    kind: str
-    ts: str
-    digest: str
     score: float | None
     snippet: str
 
