@@ -73,6 +73,24 @@ def test_cli_start_up_leaves_rich_for_human_output() -> None:
     assert _loaded_after("import toka_cli.main", ["typer", "rich", "textual"]) == ["typer"]
 
 
+def test_json_output_loads_neither_rich_nor_sqlite(example: str) -> None:
+    # Scripts pay for neither: JSON is printed without Rich, and doctor asks the daemon.
+    code = (
+        "import sys\n"
+        "from toka_cli.main import app\n"
+        "for args in (['status'], ['sessions'], ['show', 'fix'], ['verify'], ['search', 'login'], ['doctor']):\n"
+        "    sys.argv = ['toka', *args, '--json']\n"
+        "    try:\n"
+        "        app()\n"
+        "    except SystemExit as exit:\n"
+        "        assert exit.code == 0, (args, exit.code)\n"
+        "print([m for m in ('rich', 'textual', 'sqlite3') if m in sys.modules], file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "[]"
+
+
 def imported_names(source: str, module: str) -> set[str]:
     """The dotted name of everything ``source`` (the module ``module``) imports: ``import a.b``
     gives ``a.b``, ``from a import b`` gives ``a.b`` (a submodule or a name inside ``a``)."""
