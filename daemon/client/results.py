@@ -2,14 +2,10 @@
 
 The daemon answers with plain JSON; these TypedDicts say what a reader may rely on, so that
 `toka show` and the dashboard's session title read the same ``Session`` and mypy holds both to
-it. They describe, they do not check: nothing here runs on the wire (and the hook, which reads
-a field or two, does not import it). tests/cli/test_results.py keeps them equal to what the
-daemon sends. Fields are only ever added (docs/json.md), so a reader that meets a newer
-daemon's extra keys is still right.
+it. They describe, they do not check (the hook, which reads a field or two, does not import
+this); tests/cli/test_results.py keeps them equal to what the daemon sends. No `from __future__
+import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 """
-
-# No `from __future__ import annotations`: TypedDict reads NotRequired from the evaluated
-# annotations, so the declared optional keys stay optional at run time too.
 
 from typing import Any, NotRequired, TypedDict
 
@@ -126,9 +122,8 @@ class AgentRecord(TypedDict):
     successor: str | None
 
 
-# One lifecycle event of an agent: its payload with its seq, id and time. The functional form,
-# as "from" is a keyword; the figures are there when the agent's usage was known, "cause" when
-# an event moved it.
+# One lifecycle event of an agent: its payload with its seq, id and time ("from" is a keyword,
+# hence this form); the figures are there when its usage was known, "cause" when an event moved it.
 AgentChange = TypedDict(
     "AgentChange",
     {
