@@ -59,6 +59,13 @@ class DaemonUnavailable(TokaError):
     exit_code = 4
 
 
+class DaemonNeedsRestart(TokaError):
+    """A daemon answers, but it runs another toka version or protocol: `toka daemon restart`."""
+
+    code = "daemon_needs_restart"
+    exit_code = 1
+
+
 class ProtocolError(TokaError):
     """The peer spoke something other than toka's protocol, or another version of it."""
 

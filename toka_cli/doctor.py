@@ -1,31 +1,33 @@
 """The checks behind `toka doctor`: each looks at one thing, says what it found, and names the
 command that fixes it.
 
-A check never changes anything: the daemon is probed, not started; the database is opened
-read-only in this process (SQLite's ``quick_check`` reads every page, which is what a
-diagnostic of the file should do, and works while the daemon is down); config.toml is parsed,
-not rewritten. ``problem`` means something does not work or will not; ``warning`` means it works
-but may not for long, or needs a look.
+A check never changes anything: the daemon is probed, not started; the database facts come from
+the daemon, or from the client reading the file read-only when no daemon runs (SQLite's
+``quick_check`` reads every page, which is what a diagnostic of the file should do);
+config.toml is parsed, not rewritten. ``problem`` means something does not work or will not;
+``warning`` means it works but may not for long, or needs a look.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from daemon.client.sync import Client, probe
+from daemon.client.doctor import clock_offset_us, database_health
+from daemon.client.sync import probe
 from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError
-from store.events import format_ts, now_us
-from store.migrations import MIGRATIONS
 from toka_cli import integrate
+
+if TYPE_CHECKING:
+    from daemon.client.results import DatabaseHealth
 
 Status = Literal["ok", "warning", "problem"]
 
@@ -107,52 +109,39 @@ def _socket(paths: Paths) -> Check:
 
 
 def _database(paths: Paths) -> list[Check]:
-    path = paths.database
-    if not path.exists():
+    health = database_health(paths)
+    path = Path(health["path"])
+    if not health["exists"]:
         return [
             Check("database", "ok", f"no database yet at {path}; the daemon creates it"),
             Check("schema", "ok", "no database yet"),
             Check("clock", "ok", "no events yet"),
         ]
-    try:
-        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error as exc:
-        return _unreadable(path, f"cannot open {path}: {exc}")
-    try:
-        integrity = _integrity(db, path)
-        schema = _schema(db)
-        clock = _newest_event(db)
-    except sqlite3.Error as exc:
-        return _unreadable(path, f"cannot read {path}: {exc}")
-    finally:
-        db.close()
-    return [integrity, schema, clock]
+    if health["unreadable"] is not None:
+        return [
+            Check("database", "problem", health["unreadable"], _recover(path)),
+            Check("schema", "ok", "not checked: the database cannot be read"),
+            Check("clock", "ok", "not checked: the database cannot be read"),
+        ]
+    return [_integrity(health, path), _schema(health), _newest_event(health)]
 
 
-def _unreadable(path: Path, detail: str) -> list[Check]:
-    recover = f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
-    return [
-        Check("database", "problem", detail, recover),
-        Check("schema", "ok", "not checked: the database cannot be read"),
-        Check("clock", "ok", "not checked: the database cannot be read"),
-    ]
+def _recover(path: Path) -> str:
+    return f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
 
 
-def _integrity(db: sqlite3.Connection, path: Path) -> Check:
-    found = [row[0] for row in db.execute("PRAGMA quick_check")]
+def _integrity(health: DatabaseHealth, path: Path) -> Check:
+    found = health["quick_check"]
     if found == ["ok"]:
-        size = path.stat().st_size
-        return Check("database", "ok", f"{path} passes SQLite's quick_check ({size / 1e6:.1f} MB)")
-    recover = f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
-    return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", recover)
+        return Check("database", "ok", f"{path} passes SQLite's quick_check ({health['size_bytes'] / 1e6:.1f} MB)")
+    return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", _recover(path))
 
 
-def _schema(db: sqlite3.Connection) -> Check:
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    current = len(MIGRATIONS)
+def _schema(health: DatabaseHealth) -> Check:
+    version, current = health["schema_version"], health["schema_current"]
     if version == current:
         return Check("schema", "ok", f"schema version {version}, this toka's")
-    if version < current:
+    if version is not None and version < current:
         return Check(
             "schema",
             "warning",
@@ -167,36 +156,31 @@ def _schema(db: sqlite3.Connection) -> Check:
     )
 
 
-def _newest_event(db: sqlite3.Connection) -> Check:
-    try:
-        newest = db.execute("SELECT max(ts) FROM events").fetchone()[0]
-    except sqlite3.OperationalError:
+def _newest_event(health: DatabaseHealth) -> Check:
+    if not health["events_table"]:
         return Check("clock", "ok", "no events table yet")
-    if newest is None:
+    newest, newest_ts = health["newest"], health["newest_ts"]
+    if newest is None or newest_ts is None:
         return Check("clock", "ok", "no events yet")
-    ahead = newest - now_us()
+    ahead = newest_ts - time.time_ns() // 1000
     if ahead > CLOCK_SKEW_US:
         return Check(
             "clock",
             "problem",
-            f"the newest event is dated {format_ts(newest)}, {ahead / 1e6:.0f} s in the future:"
+            f"the newest event is dated {newest}, {ahead / 1e6:.0f} s in the future:"
             " this clock is behind, or the clock that wrote it was ahead",
             "timedatectl set-ntp true",
         )
-    return Check("clock", "ok", f"the newest event ({format_ts(newest)}) is not in the future")
+    return Check("clock", "ok", f"the newest event ({newest}) is not in the future")
 
 
 def _daemon_clock(paths: Paths) -> Check:
     if not paths.socket.exists():
         return Check("daemon_clock", "ok", "the daemon is not running")
     try:
-        with Client(paths, autostart=False, timeout=5) as client:
-            before = now_us()
-            answer = client.call("doctor.clock")
-            after = now_us()
+        offset = clock_offset_us(paths)
     except TokaError as exc:
         return Check("daemon_clock", "ok", f"not compared: {exc.message}")
-    offset = answer["now_us"] - (before + after) // 2
     if abs(offset) > CLOCK_SKEW_US:
         return Check(
             "daemon_clock",

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+Result = TypeVar("Result")
 
 # Width for output that is not a terminal: wide enough that pipes and files get whole lines.
 PIPE_WIDTH = 200
@@ -64,6 +66,26 @@ def print_json_line(data: Any) -> None:
     """One line of a JSON-lines stream on stdout, flushed so followers see it at once."""
     sys.stdout.write(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def emit(result: Result, as_json: bool, render: Callable[[Result], object]) -> Result:
+    """The one fork between scripts and people: ``result`` as one JSON document (``--json``, the
+    shapes of docs/json.md), or ``render(result)`` for a terminal. Returns ``result``, so a
+    command can still act on it (raise the error an outcome calls for)."""
+    if as_json:
+        print_json(result)
+    else:
+        render(result)
+    return result
+
+
+def emit_lines(items: Iterable[Result], as_json: bool, render: Callable[[Result], object]) -> None:
+    """A stream: each item as a JSON line as soon as it comes, or rendered."""
+    for item in items:
+        if as_json:
+            print_json_line(item)
+        else:
+            render(item)
 
 
 def note(message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,7 @@ def gist(payload: dict[str, Any], width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def fill_line(figures: dict[str, Any]) -> str:
+def fill_line(figures: Mapping[str, Any]) -> str:
     """``14,170 of 200,000 tokens (7.1%)``, saying so when the window is assumed."""
     if figures.get("context_tokens") is None:
         return "no usage recorded"
@@ -90,7 +91,7 @@ def fill_line(figures: dict[str, Any]) -> str:
     return line
 
 
-def agents_table(agents: list[dict[str, Any]]) -> Table:
+def agents_table(agents: Sequence[Mapping[str, Any]]) -> Table:
     grid = table("agent", "state", "fill", "context", "window", "model")
     for agent in agents:
         context = "-" if agent["context_tokens"] is None else f"{agent['context_tokens']:,}"
@@ -108,7 +109,7 @@ def size(n: int) -> str:
     return f"{n} B"
 
 
-def top(counts: dict[str, int], n: int = 3) -> str:
+def top(counts: Mapping[str, int], n: int = 3) -> str:
     items = sorted(counts.items(), key=lambda kv: -kv[1])
     shown = ", ".join(f"{k} {v}" for k, v in items[:n])
     return shown + (f" +{len(items) - n}" if len(items) > n else "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.client.socket import DaemonNotRunning
 from daemon.client.sync import ProgressFn
@@ -18,6 +18,9 @@ from daemon.paths import Paths, resolve_paths
 from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION
 from store.errors import DaemonUnavailable, ProtocolError
+
+if TYPE_CHECKING:
+    from daemon.client.results import Event
 
 # The daemon bounds request lines; answers (a page of events) may be larger than asyncio's
 # default 64 KiB line limit.
@@ -120,7 +123,7 @@ class AsyncClient:
     async def record(self, session: str, kind: str, payload: dict[str, Any], **fields: Any) -> dict[str, Any]:
         return (await self.append([{"session": session, "kind": kind, "payload": payload, **fields}]))[0]
 
-    async def subscribe(self, **args: Any) -> AsyncIterator[dict[str, Any]]:
+    async def subscribe(self, **args: Any) -> AsyncIterator[Event]:
         """Events as they commit, on a connection of their own, until the caller stops."""
         reader, writer = await self._open()
         try:

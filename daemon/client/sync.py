@@ -21,6 +21,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 
 if TYPE_CHECKING:
     from typing import Any, Literal, NamedTuple
 
+    from daemon.client.results import Event
+
 ProgressFn = Callable[[int, int], None]
 
 
@@ -95,7 +97,7 @@ class Client:
         finally:
             sock.close()
 
-    def subscribe(self, **args: Any) -> Iterator[dict[str, Any]]:
+    def subscribe(self, **args: Any) -> Iterator[Event]:
         """Events as they commit (with ``after_seq``, first those after it), until closed."""
         messages = self._stream("events.subscribe", args, None)
         result_of(next(messages))
@@ -105,7 +107,7 @@ class Client:
                 return
             yield message["event"]
 
-    def iter_events(self, **query: Any) -> Iterator[dict[str, Any]]:
+    def iter_events(self, **query: Any) -> Iterator[Event]:
         """Every event matching ``query`` (events.query args; ``limit`` caps the total)."""
         for message in self._stream("events.stream", query, self._timeout):
             if "ok" in message:

@@ -13,11 +13,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.client.sync import Client
 from daemon.ingest.formats import PARSERS, detect, expand
 from daemon.ingest.lines import BadLine, ParseStats
+
+if TYPE_CHECKING:
+    from daemon.client.results import ImportReport
 
 # Events per append request: large enough to amortise the round trip and the commit.
 IMPORT_BATCH = 1000
@@ -37,7 +40,7 @@ class ImportSummary:
     def bad_lines(self) -> list[BadLine]:
         return self.stats.bad_lines
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ImportReport:
         return {
             "files": self.files,
             "formats": dict(self.formats),

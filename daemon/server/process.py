@@ -84,6 +84,7 @@ class Daemon:
         self.pool = PoolService(MemoryPool(settings.capacity_bytes), core.append, settings.sweep_s)
         self.components: dict[type, Any] = {
             Process: self,
+            Core: core,
             EventLog: EventLog(core, self.hub, self.lifecycle.evaluated),
             EventStore: store,
             Lifecycle: self.lifecycle,

@@ -18,6 +18,7 @@ def test_status_when_stopped_exits_4_and_starts_nothing() -> None:
     assert result.returncode == 4
     assert result.stdout.split("\n")[0].split() == ["state", "unreachable"]
     assert "the toka daemon is not running" in result.stdout
+    assert result.stderr.startswith("error: the toka daemon is not running\nhint: start it with `toka daemon start`")
     assert not (home() / "run" / "toka.sock").exists()
 
 

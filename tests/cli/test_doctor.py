@@ -13,6 +13,8 @@ from cli_support import import_example, invoke
 from daemons import Spawned
 from typer.testing import CliRunner, Result
 
+from daemon.client.doctor import database_health
+from store.health import inspect_database
 from toka_cli.base import make_app
 from toka_cli.commands import doctor
 
@@ -195,3 +197,25 @@ def test_hooks_on_some_events_only_are_a_warning(claude_home: Path) -> None:
     check = checks_of(result)["hooks"]
     assert check["status"] == "warning" and "SessionStart" in check["detail"]
     assert check["fix"] == "toka integrate claude-code"
+
+
+def test_the_database_facts_come_from_the_daemon_and_from_the_file_alike(daemon: Spawned) -> None:
+    import_example()
+    with daemon.client() as client:
+        answered = client.call("doctor.database")
+    assert answered == database_health(daemon.paths)
+    assert answered["exists"] and answered["quick_check"] == ["ok"] and answered["unreadable"] is None
+    assert answered["schema_version"] == answered["schema_current"] and answered["newest"] is not None
+    assert daemon.stop() == 0
+    read_here = database_health(daemon.paths)  # no daemon now: the client reads the file itself
+    assert not daemon.paths.socket.exists()
+    assert read_here == inspect_database(daemon.paths.database).to_json()
+    size = "size_bytes"  # the WAL was checkpointed into the file on the way out
+    assert {k: v for k, v in read_here.items() if k != size} == {k: v for k, v in answered.items() if k != size}
+
+
+def test_doctor_exits_1_with_an_error_naming_the_failed_checks(toka_home: Path) -> None:
+    write_config(toka_home, "[store\n")
+    result = run_doctor()
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: 1 of 10 checks found a problem (config)\n")

@@ -48,6 +48,7 @@ def test_verify_names_an_event_whose_payload_was_changed(example: str) -> None:
         f"FAILED: 1 problems; first at seq 5 (event {FIFTH['id'][:12]}, session {example}): digest:"
         " payload bytes do not hash to the recorded digest"
     )
+    assert result.stderr.startswith("error: the log does not match its hashes: 1 problems, the first at seq 5\n")
     report = json.loads(invoke("verify", "--json").stdout)
     assert normalise(report) == {
         "ok": False,

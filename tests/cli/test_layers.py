@@ -2,6 +2,7 @@
 
 Two checks: what importing the lower layers actually loads (in a fresh interpreter), and a
 static check of every import statement in their source, lazy ones inside functions included.
+The CLI reaches below only through the client and the contracts it shares with the daemon.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import ast
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,35 @@ from cli_support import ROOT
 FORBIDDEN = {
     "store": {"daemon", "toka_cli", "typer", "rich", "textual"},
     "daemon": {"toka_cli", "typer", "textual", "rich"},
+    # No SQL in the CLI: what it knows of the database it asks the daemon or its client.
+    "toka_cli": {"sqlite3", "aiosqlite"},
 }
+# All that toka_cli may import of `store` and `daemon` (a module and what is inside it), and why.
+CLI_MAY_IMPORT = {
+    "store.errors": "the one exception hierarchy, raised and caught in every layer",
+    "daemon.client": "the clients, autostart, imports, doctor's facts and the results' types",
+    "daemon.paths": "where the socket, database, config and logs are",
+    "daemon.config": "config.toml and its settings: `toka config`, doctor, the man page",
+    "daemon.ingest.formats": "the formats `toka watch` reads",
+    "daemon.ingest.tail": "the cursors of `toka watch`",
+    "daemon.ingest.watch": "`toka watch` follows files in the CLI's own process, appending through the client",
+}
+# The one exception: `toka daemon run` is the daemon itself, run in the foreground.
+# The client package runs in the CLI's and the hook's process: of the daemon it may import the
+# shared contracts and the transcript parsers (`toka import` parses in the client's process),
+# never the server or the components it runs.
+CLIENT_MAY_IMPORT = {
+    "store.errors": "the exceptions it raises and the daemon's errors it re-raises",
+    "store.health": "doctor reads the database file itself when no daemon runs",
+    "daemon.client": "its own modules",
+    "daemon.paths": "where the socket, the spool and the logs are",
+    "daemon.protocol": "the wire format",
+    "daemon.version": "the protocol version it checks",
+    "daemon.config": "the start timeout autostart waits",
+    "daemon.ingest.formats": "the transcript formats `toka import` parses",
+    "daemon.ingest.lines": "the parse statistics of an import",
+}
+CLI_MAY_IMPORT_IN = {"toka_cli/commands/daemon.py": {"daemon.server.main"}}
 
 
 def _loaded_after(statement: str, candidates: list[str]) -> list[str]:
@@ -55,24 +85,58 @@ def test_cli_start_up_leaves_rich_for_human_output() -> None:
     assert _loaded_after("import toka_cli.main", ["typer", "rich", "textual"]) == ["typer"]
 
 
-def imported_modules(source: str, module: str) -> set[str]:
-    """Top-level names of every module that ``source`` (the module ``module``) imports."""
+def test_json_output_loads_neither_rich_nor_sqlite(example: str) -> None:
+    # Scripts pay for neither: JSON is printed without Rich, and doctor asks the daemon.
+    code = (
+        "import sys\n"
+        "from toka_cli.main import app\n"
+        "for args in (['status'], ['sessions'], ['show', 'fix'], ['verify'], ['search', 'login'], ['doctor']):\n"
+        "    sys.argv = ['toka', *args, '--json']\n"
+        "    try:\n"
+        "        app()\n"
+        "    except SystemExit as exit:\n"
+        "        assert exit.code == 0, (args, exit.code)\n"
+        "print([m for m in ('rich', 'textual', 'sqlite3') if m in sys.modules], file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "[]"
+
+
+def imported_names(source: str, module: str) -> set[str]:
+    """The dotted name of everything ``source`` (the module ``module``) imports: ``import a.b``
+    gives ``a.b``, ``from a import b`` gives ``a.b`` (a submodule or a name inside ``a``)."""
     package = module.split(".")[:-1]  # "daemon.client.sync" and "daemon.__init__" live in "daemon"
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
-                names.add(str(node.module).split(".")[0])
-                continue
-            # Relative: `from . import x` in daemon/ is daemon.x; `from .. import x` is plain x.
-            base = package[: len(package) - (node.level - 1)]
-            if node.module:
-                names.add([*base, *node.module.split(".")][0])
+                base = str(node.module).split(".")
             else:
-                names.update(([*base, alias.name])[0] for alias in node.names)
+                # Relative: `from . import x` in daemon/ is daemon.x; `from .. import x` is plain x.
+                base = package[: len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            names.update(".".join([*base, alias.name]) for alias in node.names)
     return names
+
+
+def imported_modules(source: str, module: str) -> set[str]:
+    """Top-level names of every module that ``source`` (the module ``module``) imports."""
+    return {name.split(".")[0] for name in imported_names(source, module)}
+
+
+def cli_offences(source: str, path: str, allowed_anywhere: Iterable[str] = CLI_MAY_IMPORT) -> list[str]:
+    """What the module at ``path`` imports of `store` and `daemon` beyond ``allowed_anywhere``
+    (the CLI's rule unless told) and CLI_MAY_IMPORT_IN."""
+    allowed = set(allowed_anywhere) | CLI_MAY_IMPORT_IN.get(path, set())
+    module = path.removesuffix(".py").replace("/", ".")
+    return [
+        f"{path} imports {name}"
+        for name in sorted(imported_names(source, module))
+        if name.split(".")[0] in ("store", "daemon")
+        and not any(name == ok or name.startswith(ok + ".") for ok in allowed)
+    ]
 
 
 def _sources(layer: str) -> list[Path]:
@@ -106,3 +170,57 @@ def test_the_static_check_catches_lazy_and_relative_imports() -> None:
     )
     found = imported_modules(source, "daemon.example")
     assert {"os", "store", "rich", "typer", "toka_cli", "daemon"} <= found
+
+
+def test_the_cli_reaches_below_only_through_the_client_and_the_contracts() -> None:
+    offences = []
+    for path in _sources("toka_cli"):
+        relative = path.relative_to(ROOT).as_posix()
+        offences += cli_offences(path.read_text(encoding="utf-8"), relative)
+    assert offences == []
+
+
+def test_the_client_imports_nothing_of_the_server_side() -> None:
+    offences = []
+    for path in sorted((ROOT / "daemon" / "client").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        offences += cli_offences(path.read_text(encoding="utf-8"), relative, CLIENT_MAY_IMPORT)
+    assert offences == []
+    forbidden = "from daemon.server.registry import Call\nfrom daemon.agents.model import Agent\nimport store.sqlite\n"
+    assert cli_offences(forbidden, "daemon/client/example.py", CLIENT_MAY_IMPORT) == [
+        "daemon/client/example.py imports daemon.agents.model.Agent",
+        "daemon/client/example.py imports daemon.server.registry.Call",
+        "daemon/client/example.py imports store.sqlite",
+    ]
+
+
+def test_the_cli_rule_catches_what_it_forbids() -> None:
+    source = (
+        "from store.errors import TokaError\n"
+        "from daemon.client.sync import Client\n"
+        "from daemon import paths, protocol\n"
+        "import daemon.config\n"
+        "from store.search import MARK_START\n"
+        "import store.sqlite\n"
+        "from store import migrations\n"
+        "from daemon.server.process import run_foreground\n"
+        "def later():\n"
+        "    from daemon.server.ops import OPS\n"
+        "    from daemon import agents\n"
+        "    import daemon\n"
+        "    from daemon.ingest.parser import Parser\n"
+    )
+    assert cli_offences(source, "toka_cli/commands/example.py") == [
+        "toka_cli/commands/example.py imports daemon",
+        "toka_cli/commands/example.py imports daemon.agents",
+        "toka_cli/commands/example.py imports daemon.ingest.parser.Parser",
+        "toka_cli/commands/example.py imports daemon.protocol",
+        "toka_cli/commands/example.py imports daemon.server.ops.OPS",
+        "toka_cli/commands/example.py imports daemon.server.process.run_foreground",
+        "toka_cli/commands/example.py imports store.migrations",
+        "toka_cli/commands/example.py imports store.search.MARK_START",
+        "toka_cli/commands/example.py imports store.sqlite",
+    ]
+    # The exception holds where it is named, and there only.
+    assert cli_offences("from daemon.server.main import run_foreground\n", "toka_cli/commands/daemon.py") == []
+    assert "sqlite3" in imported_modules("def check():\n    import sqlite3\n", "toka_cli.doctor")

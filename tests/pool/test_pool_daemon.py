@@ -206,7 +206,8 @@ def test_cli_put_get_rm(small: Spawned) -> None:
     document = json.loads(invoke("pool", "get", "greeting", "--json").stdout)
     assert document["value"] == "hello" and document["size"] == 5
     assert invoke("pool", "rm", "greeting").exit_code == 0
-    assert invoke("pool", "rm", "greeting").exit_code == 3
+    gone = invoke("pool", "rm", "greeting")
+    assert gone.exit_code == 3 and gone.stderr == "error: no pool entry greeting\n"
     missing = invoke("pool", "get", "greeting")
     assert missing.exit_code == 3 and "error:" in missing.stderr
 

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from daemon.client.sync import Client
 from toka_cli.base import make_app
+from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, print_json
+from toka_cli.output import console
 from toka_cli.render import agents_table, fill_line, key_values, short_ts
+
+if TYPE_CHECKING:
+    from daemon.client.results import Agent, AgentList
 
 app = make_app("Agents: spawn them, follow their context fill and lifecycle, pause, resume, terminate.", name="agent")
 AgentArg = Annotated[str, typer.Argument(help="An agent id (frontend-v2-3f9a, or SESSION/NAME), or a unique prefix.")]
 
 
-def _show(agent: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        print_json(agent)
-        return
+def agent_view(agent: Agent) -> None:
     rows = [
         ("agent", agent["id"]),
         ("state", agent["state"] + (f" ({agent['reason']})" if agent["reason"] else "")),
@@ -59,23 +59,24 @@ def spawn(
     json_: JsonOpt = False,
 ) -> None:
     """Register a new agent; each spawn of a type within a trace gets the next version."""
-    args: dict[str, Any] = {
-        "type": type_,
-        "role": role,
-        "model": model,
-        "window": window,
-        "warning_pct": warning,
-        "critical_pct": critical,
-        "policy": policy,
-        "session": session,
-        "trace": trace,
-    }
-    with Client() as client:
-        agent = client.call("agents.spawn", **{k: v for k, v in args.items() if v is not None})
-    if json_:
-        print_json(agent)
-    else:
-        typer.echo(agent["id"])
+    call_and_show(
+        "agents.spawn",
+        json_,
+        _spawned,
+        type=type_,
+        role=role,
+        model=model,
+        window=window,
+        warning_pct=warning,
+        critical_pct=critical,
+        policy=policy,
+        session=session,
+        trace=trace,
+    )
+
+
+def _spawned(agent: Agent) -> None:
+    typer.echo(agent["id"])
 
 
 @app.command("list")
@@ -85,34 +86,29 @@ def list_(
     json_: JsonOpt = False,
 ) -> None:
     """Every agent, those at risk first (ERROR, CRITICAL, WARNING, ...), then by fill."""
-    args: dict[str, Any] = {k: v for k, v in {"trace": trace, "state": state}.items() if v is not None}
-    with Client() as client:
-        agents = client.call("agents.list", **args)["agents"]
-    if json_:
-        print_json({"agents": agents})
-    else:
-        console().print(agents_table(agents))
+    call_and_show("agents.list", json_, agents_view, trace=trace, state=state)
+
+
+def agents_view(result: AgentList) -> None:
+    console().print(agents_table(result["agents"]))
 
 
 @app.command()
 def show(agent: AgentArg, json_: JsonOpt = False) -> None:
     """One agent: state and why, context fill, thresholds, trace, and its lifecycle history."""
-    with Client() as client:
-        _show(client.call("agents.get", agent=agent), json_)
+    call_and_show("agents.get", json_, agent_view, agent=agent)
 
 
 @app.command()
 def pause(agent: AgentArg, json_: JsonOpt = False) -> None:
     """Pause an agent: usage is still recorded, its state stays PAUSED until resumed."""
-    with Client() as client:
-        _show(client.call("agents.pause", agent=agent), json_)
+    call_and_show("agents.pause", json_, agent_view, agent=agent)
 
 
 @app.command()
 def resume(agent: AgentArg, json_: JsonOpt = False) -> None:
     """Resume a paused agent, in the state its context fill calls for."""
-    with Client() as client:
-        _show(client.call("agents.resume", agent=agent), json_)
+    call_and_show("agents.resume", json_, agent_view, agent=agent)
 
 
 @app.command()
@@ -125,9 +121,7 @@ def terminate(
     json_: JsonOpt = False,
 ) -> None:
     """End an agent; TERMINATED is final."""
-    args: dict[str, Any] = {"agent": agent, "reason": reason} | ({"detail": detail} if detail else {})
-    with Client() as client:
-        _show(client.call("agents.terminate", **args), json_)
+    call_and_show("agents.terminate", json_, agent_view, agent=agent, reason=reason, detail=detail or None)
 
 
 @app.command("usage")
@@ -141,14 +135,14 @@ def usage_(
     json_: JsonOpt = False,
 ) -> None:
     """Report one call's usage by hand; the agent's state follows its context fill."""
-    args: dict[str, Any] = {
-        "agent": agent,
-        "input_tokens": input_,
-        "output_tokens": output,
-        "cache_read_tokens": cache_read,
-        "cache_creation_tokens": cache_creation,
-    }
-    if model:
-        args["model"] = model
-    with Client() as client:
-        _show(client.call("agents.usage", **args), json_)
+    call_and_show(
+        "agents.usage",
+        json_,
+        agent_view,
+        agent=agent,
+        input_tokens=input_,
+        output_tokens=output,
+        cache_read_tokens=cache_read,
+        cache_creation_tokens=cache_creation,
+        model=model or None,
+    )

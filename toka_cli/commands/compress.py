@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from store.errors import UsageError
 from toka_cli.base import make_app
+from toka_cli.call import call, call_and_show
 from toka_cli.options import JsonOpt, SessionArg
-from toka_cli.output import console, note, print_json, progress
+from toka_cli.output import console, note, print_json
 from toka_cli.render import key_values
+
+if TYPE_CHECKING:
+    from daemon.client.results import Compression, WorkingContext
 
 POLICY_HELP = "fifo, window, summarize or importance (default: compression.policy)."
 CONTEXT_FORMATS = ("messages", "text", "json")
@@ -36,13 +39,20 @@ def compress(
     than compression.min_interval_s ago or has fewer than compression.min_messages new
     messages, unless --force.
     """
-    args: dict[str, Any] = {"session": session, "dry_run": dry_run, "force": force}
-    args |= {k: v for k, v in {"policy": policy, "target_pct": target}.items() if v is not None}
-    with Client() as client, progress("reading the session") as update:
-        result = client.call("compress", progress=update, **args)
-    if json_:
-        print_json(result)
-        return
+    call_and_show(
+        "compress",
+        json_,
+        _compressed,
+        progress_label="reading the session",
+        session=session,
+        dry_run=dry_run,
+        force=force,
+        policy=policy,
+        target_pct=target,
+    )
+
+
+def _compressed(result: Compression) -> None:
     if result["first_seq"] is None:
         note(f"nothing to compress: {result['tokens_before']:,} tokens fit the target of {result['target_tokens']:,}")
         return
@@ -76,9 +86,9 @@ def context(
     """The working context of a session as an agent should see it now, fitted to a budget."""
     if format_ not in CONTEXT_FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(CONTEXT_FORMATS)}")
-    args: dict[str, Any] = {"session": session, "budget": budget} | ({"policy": policy} if policy else {})
-    with Client() as client, progress("reading the session") as update:
-        result = client.call("context", progress=update, **args)
+    result: WorkingContext = call(
+        "context", progress_label="reading the session", session=session, budget=budget, policy=policy or None
+    )
     if format_ == "json":
         print_json(result)
     elif format_ == "messages":
@@ -96,12 +106,11 @@ def show(
     json_: JsonOpt = False,
 ) -> None:
     """Print a stored payload, e.g. one a summary cites as [blob DIGEST SIZE]."""
-    with Client() as client:
-        found = client.call("blobs.get", digest=digest)
-    if json_:
-        print_json(found)
-    else:
-        typer.echo(json.dumps(found["payload"], indent=2, ensure_ascii=False))
+    call_and_show("blobs.get", json_, _payload, digest=digest)
+
+
+def _payload(blob: dict[str, Any]) -> None:
+    typer.echo(json.dumps(blob["payload"], indent=2, ensure_ascii=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -10,7 +10,7 @@ from daemon.config import SETTINGS, key_of, load_settings, lookup, write_setting
 from daemon.paths import resolve_paths
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, emit, note
 from toka_cli.render import table
 
 app = make_app("Read and write config.toml (precedence: flag, env TOKA_*, file, default).", name="config")
@@ -30,11 +30,12 @@ def show(json_: JsonOpt = False) -> None:
         }
         for name in SETTINGS
     ]
-    if json_:
-        print_json({"settings": rows})
-        return
+    emit({"settings": rows}, json_, _settings)
+
+
+def _settings(document: dict[str, list[dict[str, Any]]]) -> None:
     grid = table("key", "value", "source")
-    for row in rows:
+    for row in document["settings"]:
         grid.add_row(row["key"], _shown(row["value"], ", "), row["source"])
     console().print(grid)
 
@@ -44,11 +45,8 @@ def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """One setting's resolved value."""
     name = lookup(key)
     resolved = load_settings(resolve_paths().config_file)
-    value = getattr(resolved.settings, name)
-    if json_:
-        print_json({"key": key_of(name), "value": value, "source": resolved.sources[name]})
-    else:
-        typer.echo(_shown(value, "\n"))
+    setting = {"key": key_of(name), "value": getattr(resolved.settings, name), "source": resolved.sources[name]}
+    emit(setting, json_, lambda shown: typer.echo(_shown(shown["value"], "\n")))
 
 
 @app.command("set")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -11,39 +11,44 @@ from daemon.client.autostart import start_daemon
 from daemon.client.stop import stop_daemon
 from daemon.client.sync import probe
 from daemon.paths import resolve_paths
+from store.errors import DaemonNeedsRestart, DaemonUnavailable
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, emit, note
 from toka_cli.render import key_values
 
 app = make_app("Start, stop and inspect the background daemon.", name="daemon")
 
 
-def _show_state(as_json: bool) -> None:
+def _state() -> dict[str, Any]:
+    """Whether the daemon answers, as `toka daemon status --json` prints it (docs/json.md)."""
     state = probe()
-    if as_json:
-        print_json({"state": state.state, "detail": state.detail, "server": state.server})
-    else:
-        console().print(f"{state.state}: {state.detail}", highlight=False)
+    return {"state": state.state, "detail": state.detail, "server": state.server}
+
+
+def _state_line(state: dict[str, Any]) -> None:
+    console().print(f"{state['state']}: {state['detail']}", highlight=False)
 
 
 @app.command()
 def start(json_: JsonOpt = False) -> None:
     """Start the daemon in the background (nothing to do when it runs already)."""
     start_daemon(resolve_paths())
-    _show_state(json_)
+    emit(_state(), json_, _state_line)
 
 
 @app.command()
 def stop(json_: JsonOpt = False) -> None:
     """Stop the daemon: it finishes in-flight requests, checkpoints and removes its socket."""
     pid = stop_daemon(resolve_paths())
-    if json_:
-        print_json({"stopped": pid is not None, "pid": pid})
-    elif pid is None:
-        note("the daemon was not running")
+    emit({"stopped": pid is not None, "pid": pid}, json_, _stopped)
+
+
+def _stopped(result: dict[str, Any]) -> None:
+    if result["stopped"]:
+        console().print(f"stopped the daemon (pid {result['pid']})")
     else:
-        console().print(f"stopped the daemon (pid {pid})")
+        note("the daemon was not running")
 
 
 @app.command()
@@ -51,7 +56,7 @@ def restart(json_: JsonOpt = False) -> None:
     """Stop the daemon if it runs, then start it (after upgrading toka, say)."""
     stop_daemon(resolve_paths())
     start_daemon(resolve_paths())
-    _show_state(json_)
+    emit(_state(), json_, _state_line)
 
 
 @app.command()
@@ -60,13 +65,16 @@ def status(json_: JsonOpt = False) -> None:
 
     Exit code 0 when it runs, 1 when it needs a restart, 4 when it is unreachable.
     """
-    state = probe()
-    if json_:
-        print_json({"state": state.state, "detail": state.detail, "server": state.server})
-    else:
-        rows = [("state", state.state), ("detail", state.detail), ("socket", resolve_paths().socket)]
-        console().print(key_values(rows))
-    raise typer.Exit({"running": 0, "needs_restart": 1, "unreachable": 4}[state.state])
+    state = emit(_state(), json_, _state_rows)
+    if state["state"] == "needs_restart":
+        raise DaemonNeedsRestart(state["detail"])
+    if state["state"] == "unreachable":
+        raise DaemonUnavailable(state["detail"], "start it with `toka daemon start`, or see `toka doctor`")
+
+
+def _state_rows(state: dict[str, Any]) -> None:
+    rows = [("state", state["state"]), ("detail", state["detail"]), ("socket", resolve_paths().socket)]
+    console().print(key_values(rows))
 
 
 @app.command()

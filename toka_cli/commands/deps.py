@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from toka_cli.base import make_app
+from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, note
 from toka_cli.render import table
 
 app = make_app("Dependencies between agents or workstreams: a graph kept acyclic, run in waves.", name="deps")
@@ -20,37 +20,35 @@ NeedsOpt = Annotated[list[str], typer.Option("--needs", help="A node it needs (r
 @app.command()
 def add(node: NodeArg, needs: NeedsOpt, json_: JsonOpt = False) -> None:
     """Record that NODE needs others; an edge that would close a cycle is refused (exit 6)."""
-    with Client() as client:
-        result = client.call("deps.add", node=node, needs=needs)
-    if json_:
-        print_json(result)
-    elif result["added"]:
-        note(f"{node} needs {', '.join(result['added'])}")
-    else:
-        note(f"{node} already needs {', '.join(needs)}: nothing stored")
+
+    def added(result: dict[str, Any]) -> None:
+        if result["added"]:
+            note(f"{node} needs {', '.join(result['added'])}")
+        else:
+            note(f"{node} already needs {', '.join(needs)}: nothing stored")
+
+    call_and_show("deps.add", json_, added, node=node, needs=needs)
 
 
 @app.command("rm")
 def rm(node: NodeArg, needs: NeedsOpt, json_: JsonOpt = False) -> None:
     """Drop edges; an edge that is not there is an error (exit 3) and nothing is stored."""
-    with Client() as client:
-        result = client.call("deps.remove", node=node, needs=needs)
-    if json_:
-        print_json(result)
-    else:
+
+    def removed(result: dict[str, Any]) -> None:
         note(f"{node} no longer needs {', '.join(result['removed'])}")
+
+    call_and_show("deps.remove", json_, removed, node=node, needs=needs)
 
 
 @app.command()
 def show(json_: JsonOpt = False) -> None:
     """Every edge: node and what it needs."""
-    with Client() as client:
-        edges = client.call("deps.list")["edges"]
-    if json_:
-        print_json({"edges": edges})
-        return
+    call_and_show("deps.list", json_, _edges)
+
+
+def _edges(result: dict[str, Any]) -> None:
     grid = table("node", "needs")
-    for edge in edges:
+    for edge in result["edges"]:
         grid.add_row(edge["node"], edge["needs"])
     console().print(grid)
 
@@ -58,11 +56,10 @@ def show(json_: JsonOpt = False) -> None:
 @app.command()
 def order(json_: JsonOpt = False) -> None:
     """The nodes in waves: wave 0 needs nothing, each wave needs only earlier ones; a wave runs in parallel."""
-    with Client() as client:
-        result = client.call("deps.order")
-    if json_:
-        print_json(result)
-        return
+    call_and_show("deps.order", json_, _waves)
+
+
+def _waves(result: dict[str, Any]) -> None:
     for number, wave in enumerate(result["waves"]):
         typer.echo(f"wave {number}: {' '.join(wave)}")
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from daemon.paths import resolve_paths
+from store.errors import TokaError
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, print_json
+from toka_cli.output import console, emit
 
 _STYLES = {"ok": "green", "warning": "yellow", "problem": "bold red"}
 
@@ -20,26 +23,29 @@ def doctor(json_: JsonOpt = False) -> None:
     daemon or changes anything. Exit code 0 when nothing is wrong (warnings allowed), 1 when
     something is.
     """
-    from rich.text import Text
-
     from toka_cli.doctor import problems, run_checks
 
     checks = run_checks(resolve_paths())
-    ok = not problems(checks)
-    if json_:
-        print_json({"ok": ok, "checks": [check.to_json() for check in checks]})
-    else:
-        width = max(len(check.name) for check in checks)
-        for check in checks:
-            line = Text.assemble(
-                (f"{check.status:<8}", _STYLES[check.status]), f"{check.name:<{width}}  ", check.detail
-            )
-            if check.fix and check.status != "ok":
-                line.append(f"; fix: {check.fix}")
-            elif check.fix:
-                line.append(f"; to add them: {check.fix}")
-            console().print(line, highlight=False)
-    raise typer.Exit(0 if ok else 1)
+    found = problems(checks)
+    emit({"ok": not found, "checks": [check.to_json() for check in checks]}, json_, _report)
+    if found:
+        names = ", ".join(check.name for check in found)
+        raise TokaError(f"{len(found)} of {len(checks)} checks found a problem ({names})", "each check names its fix")
+
+
+def _report(document: dict[str, Any]) -> None:
+    from rich.text import Text
+
+    checks = document["checks"]
+    width = max(len(check["name"]) for check in checks)
+    for check in checks:
+        status = check["status"]
+        line = Text.assemble((f"{status:<8}", _STYLES[status]), f"{check['name']:<{width}}  ", check["detail"])
+        if check["fix"] and status != "ok":
+            line.append(f"; fix: {check['fix']}")
+        elif check["fix"]:
+            line.append(f"; to add them: {check['fix']}")
+        console().print(line, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from store.errors import NotFound, UsageError
+from toka_cli.call import connection
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
-from toka_cli.output import console, print_json, print_json_line
+from toka_cli.output import console, emit, emit_lines
 from toka_cli.render import gist, short_ts, when
+
+if TYPE_CHECKING:
+    from daemon.client.results import Event
 
 # Events per request when `record` reads a batch from stdin.
 RECORD_BATCH = 1000
 
 
-def _line(event: dict[str, Any]) -> str:
+def _line(event: Event) -> None:
     agent = event["agent"] or "-"
-    return f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {gist(event['payload'])}"
+    line = f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {gist(event['payload'])}"
+    console().print(line, highlight=False, markup=False)
 
 
 def events(
@@ -38,7 +43,7 @@ def events(
     """List a session's events, oldest first; with --json, one JSON object per line."""
     query: dict[str, Any] = {"session": session, "kinds": kind or [], "since": when(since), "until": when(until)}
     query = {k: v for k, v in query.items() if v not in (None, [])}
-    with Client() as client:
+    with connection() as client:
         head = None
         started = True
         if follow:
@@ -48,22 +53,14 @@ def events(
             except NotFound:  # a session that has not started yet: wait for its first event
                 head, started = 0, False
             query["before_seq"] = head + 1
-        found = client.iter_events(**query, limit=limit, order="desc" if last else "asc") if started else iter(())
+        found: Iterator[Event] = (
+            client.iter_events(**query, limit=limit, order="desc" if last else "asc") if started else iter(())
+        )
         if last:
             found = iter(reversed(list(found)))
-        for event in found:
-            _print_event(event, json_)
-        if head is None:
-            return
-        for event in client.subscribe(session=session, kinds=kind or [], after_seq=head):
-            _print_event(event, json_)
-
-
-def _print_event(event: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        print_json_line(event)
-    else:
-        console().print(_line(event), highlight=False, markup=False)
+        emit_lines(found, json_, _line)
+        if head is not None:
+            emit_lines(client.subscribe(session=session, kinds=kind or [], after_seq=head), json_, _line)
 
 
 def replay(
@@ -74,24 +71,24 @@ def replay(
     json_: JsonOpt = False,
 ) -> None:
     """The session as it stood at a point, in order: a readable transcript, or JSON lines."""
-    from rich.markup import escape
-
-    with Client() as client:
+    with connection() as client:
         to_seq = None
         if to is not None:
             to_seq = int(to) if to.isdigit() else int(client.call("events.get", id=to)["seq"])
         query: dict[str, Any] = {"session": session}
         if to_seq is not None:
             query["before_seq"] = to_seq + 1
-        for event in client.iter_events(**query):
-            if json_:
-                print_json_line(event)
-                continue
-            who = f" {escape(event['agent'])}" if event["agent"] else ""
-            console().print(
-                f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]", markup=True
-            )
-            console().print("  " + gist(event["payload"], width=400), highlight=False)
+        emit_lines(client.iter_events(**query), json_, _transcript_entry)
+
+
+def _transcript_entry(event: Event) -> None:
+    from rich.markup import escape
+
+    who = f" {escape(event['agent'])}" if event["agent"] else ""
+    console().print(
+        f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]", markup=True
+    )
+    console().print("  " + gist(event["payload"], width=400), highlight=False)
 
 
 def _read_payloads(payload: str | None) -> list[dict[str, Any]]:
@@ -135,15 +132,17 @@ def record(
         raise UsageError("--key names one event, but stdin holds several", "put a key in each event instead")
     fields = {k: v for k, v in {"agent": agent, "key": key, "ts": when(ts)}.items() if v is not None}
     results: list[dict[str, Any]] = []
-    with Client() as client:
+    with connection() as client:
         # Each request is atomic; a batch larger than one request commits request by request.
         for start in range(0, len(items), RECORD_BATCH):
             chunk = items[start : start + RECORD_BATCH]
             events = [{"session": session, "kind": kind, "payload": p, **fields} for p in chunk]
             results += client.append(events)
-    if json_:
-        print_json({"events": results})
-        return
+    emit({"events": results}, json_, _recorded)
+
+
+def _recorded(answer: dict[str, list[dict[str, Any]]]) -> None:
+    results = answer["events"]
     created = sum(1 for r in results if r["created"])
     first, last_ = results[0], results[-1]
     span = f"seq {first['seq']}" if len(results) == 1 else f"seq {first['seq']}..{last_['seq']}"

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from store.errors import IntegrityError, UsageError
 from toka_cli.base import make_app
+from toka_cli.call import call, call_and_show, connection
 from toka_cli.options import JsonOpt, SessionArg
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, emit, note, print_json
 from toka_cli.render import percent, short_ts, table
+
+if TYPE_CHECKING:
+    from daemon.client.results import Handoff, HandoffChain, HandoffCheck, HandoffList, HandoffSummary
 
 app = make_app("Handoff documents: build, show, list, walk a trace's chain, check against the log.", name="handoff")
 IdArg = Annotated[str, typer.Argument(help="A handoff id (its event id), or a unique prefix of one.")]
@@ -30,16 +34,16 @@ def create(
     """Build the handoff document from the log as it stands, store it, and print its markdown."""
     if write is not None and write.exists() and not force:
         raise UsageError(f"{write} exists", "add --force to replace it, or choose another --write path")
-    with Client() as client:
-        handoff = client.call("handoffs.create", target=target)
+    handoff: Handoff = call("handoffs.create", target=target)
     if write is not None:
         write.write_text(handoff["markdown"], encoding="utf-8")
         note(f"wrote {write}")
-    if json_:
-        print_json(handoff)
-    else:
-        typer.echo(handoff["markdown"], nl=False)
-        note(f"handoff {handoff['id'][:12]} stored")
+    emit(handoff, json_, _created)
+
+
+def _created(handoff: Handoff) -> None:
+    typer.echo(handoff["markdown"], nl=False)
+    note(f"handoff {handoff['id'][:12]} stored")
 
 
 @app.command()
@@ -50,15 +54,14 @@ def show(
     """Print a stored handoff: markdown for people, the continuation prompt, or its JSON."""
     if format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(FORMATS)}")
-    with Client() as client:
-        handoff = client.call("handoffs.get", id=handoff_id)
+    handoff: Handoff = call("handoffs.get", id=handoff_id)
     if format_ == "json":
         print_json(handoff)
     else:
-        typer.echo(handoff[format_], nl=False)
+        typer.echo(handoff["markdown" if format_ == "markdown" else "prompt"], nl=False)
 
 
-def _print_rows(rows: list[dict[str, Any]]) -> None:
+def _print_rows(rows: Sequence[HandoffSummary]) -> None:
     grid = table("handoff", "when", "trace", "from", "to", "reason", "fill", "active")
     for row in rows:
         grid.add_row(
@@ -81,23 +84,20 @@ def list_(
     json_: JsonOpt = False,
 ) -> None:
     """Stored handoffs, oldest first."""
-    args: dict[str, Any] = {"active": active} | ({"trace": trace} if trace else {})
-    with Client() as client:
-        rows = client.call("handoffs.list", **args)["handoffs"]
-    if json_:
-        print_json({"handoffs": rows})
-    else:
-        _print_rows(rows)
+    call_and_show("handoffs.list", json_, _listed, active=active, trace=trace or None)
+
+
+def _listed(result: HandoffList) -> None:
+    _print_rows(result["handoffs"])
 
 
 @app.command()
 def chain(trace: Annotated[str, typer.Argument(help="A trace id.")], json_: JsonOpt = False) -> None:
     """A trace: its agents by version and the handoffs between them."""
-    with Client() as client:
-        found = client.call("handoffs.chain", trace=trace)
-    if json_:
-        print_json(found)
-        return
+    call_and_show("handoffs.chain", json_, _chain, trace=trace)
+
+
+def _chain(found: HandoffChain) -> None:
     for agent in found["agents"]:
         reason = f" ({agent['reason']})" if agent["reason"] else ""
         console().print(f"v{agent['version']}  {agent['id']}  {agent['state']}{reason}", highlight=False, markup=False)
@@ -107,11 +107,10 @@ def chain(trace: Annotated[str, typer.Argument(help="A trace id.")], json_: Json
 @app.command()
 def stats(json_: JsonOpt = False) -> None:
     """How many handoffs, by reason, and the average fill and completion at handoff."""
-    with Client() as client:
-        figures = client.call("handoffs.stats")
-    if json_:
-        print_json(figures)
-        return
+    call_and_show("handoffs.stats", json_, _stats)
+
+
+def _stats(figures: dict[str, Any]) -> None:
     for key, value in figures.items():
         console().print(f"{key}: {value}", highlight=False, markup=False)
 
@@ -119,16 +118,16 @@ def stats(json_: JsonOpt = False) -> None:
 @app.command()
 def verify(handoff_id: IdArg, json_: JsonOpt = False) -> None:
     """Check that the document is intact and that the log still gives it; exit 5 if not."""
-    with Client() as client:
-        report = client.call("handoffs.verify", id=handoff_id)
-    if json_:
-        print_json(report)
-    elif report["ok"]:
-        console().print(f"ok: handoff {report['id'][:12]} matches the log (digest {report['digest'][:16]})")
+    report = call_and_show("handoffs.verify", json_, _checked, id=handoff_id)
     if not report["ok"]:
         raise IntegrityError(
             f"handoff {report['id'][:12]}: " + "; ".join(report["problems"]), "rebuild it with `toka handoff create`"
         )
+
+
+def _checked(report: HandoffCheck) -> None:
+    if report["ok"]:
+        console().print(f"ok: handoff {report['id'][:12]} matches the log (digest {report['digest'][:16]})")
 
 
 def note_(
@@ -142,12 +141,9 @@ def note_(
     """Add a note the next handoff document lists: decisions, rejected paths, assumptions, constraints."""
     if kind not in NOTE_KINDS:
         raise UsageError(f"unknown note kind {kind!r}", f"use one of: {', '.join(NOTE_KINDS)}")
-    with Client() as client:
+    with connection() as client:
         event = client.note(session, kind, text, reason=reason, agent=agent)
-    if json_:
-        print_json(event)
-    else:
-        note(f"noted {kind} as event {event['seq']}")
+    emit(event, json_, lambda noted: note(f"noted {kind} as event {noted['seq']}"))
 
 
 def register(app_: typer.Typer) -> None:

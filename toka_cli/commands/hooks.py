@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from toka_cli import integrate as settings_file
 from toka_cli.hook import record_hook
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, print_json
+from toka_cli.output import console, emit
 
 AgentArg = Annotated[str, typer.Argument(help="The agent: claude-code.")]
 
@@ -59,30 +59,31 @@ def integrate(
         raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code)", param_hint="AGENT")
     change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall)
     backup = settings_file.apply(change) if change.changed and not dry_run else None
-    if json_:
-        print_json(
-            {
-                "settings": str(change.path),
-                "action": change.action,
-                "command": change.command,
-                "events": change.events,
-                "changed": change.changed,
-                "dry_run": dry_run,
-                "backup": None if backup is None else str(backup),
-            }
-        )
-        return
+    result = {
+        "settings": str(change.path),
+        "action": change.action,
+        "command": change.command,
+        "events": change.events,
+        "changed": change.changed,
+        "dry_run": dry_run,
+        "backup": None if backup is None else str(backup),
+    }
+    emit(result, json_, _integrated)
+
+
+def _integrated(result: dict[str, Any]) -> None:
     out = console()
+    uninstall = result["action"] == "uninstall"
     verb = "remove" if uninstall else "add"
-    if not change.changed:
-        out.print(f"{change.path}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
+    if not result["changed"]:
+        out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
         return
-    for event in change.events:
-        out.print(f"{'would ' if dry_run else ''}{verb} {event}: {change.command}")
-    if dry_run:
-        out.print(f"{change.path}: dry run, nothing written")
+    for event in result["events"]:
+        out.print(f"{'would ' if result['dry_run'] else ''}{verb} {event}: {result['command']}")
+    if result["dry_run"]:
+        out.print(f"{result['settings']}: dry run, nothing written")
     else:
-        out.print(f"wrote {change.path}" + (f" (backup: {backup})" if backup else ""))
+        out.print(f"wrote {result['settings']}" + (f" (backup: {result['backup']})" if result["backup"] else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from daemon.client.sync import Client
+from store.errors import IntegrityError
+from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, OptionalSessionArg
-from toka_cli.output import console, print_json, progress
+from toka_cli.output import console
 from toka_cli.render import key_values, size, table
 
-# Exit code when verify finds a problem (DESIGN.md: 5, integrity failure).
-INTEGRITY_EXIT = 5
+if TYPE_CHECKING:
+    from daemon.client.results import Stats, Status, VerifyReport
 
 
 def status(json_: JsonOpt = False) -> None:
     """The daemon (starting it when needed) and the log: version, pid, database, counts."""
-    with Client() as client:
-        info = client.call("status")
-    if json_:
-        print_json(info)
-        return
-    rows = [
+    call_and_show("status", json_, _status)
+
+
+def _status(info: Status) -> None:
+    rows: list[tuple[str, object]] = [
         (
             "daemon",
             f"toka {info['version']} (protocol {info['protocol']}), pid {info['pid']}, up {info['uptime_s']:.0f}s",
@@ -45,11 +47,10 @@ def status(json_: JsonOpt = False) -> None:
 
 def stats(json_: JsonOpt = False) -> None:
     """Storage figures: events, blobs, deduplication, size on disk."""
-    with Client() as client:
-        info = client.call("stats")
-    if json_:
-        print_json(info)
-        return
+    call_and_show("stats", json_, _stats)
+
+
+def _stats(info: Stats) -> None:
     rows = [
         ("events", info["events"]),
         ("sessions", info["sessions"]),
@@ -70,12 +71,17 @@ def verify(session: OptionalSessionArg = None, json_: JsonOpt = False) -> None:
 
     Exit code 5 names the first event that does not match.
     """
-    args = {"session": session} if session else {}
-    with Client() as client, progress("verifying") as update:
-        report = client.call("verify", progress=update, **args)
-    if json_:
-        print_json(report)
-    elif report["ok"]:
+    report = call_and_show("verify", json_, _verified, progress_label="verifying", session=session or None)
+    if not report["ok"]:
+        first = report["problems"][0]
+        raise IntegrityError(
+            f"the log does not match its hashes: {report['problem_count']} problems, the first at seq {first['seq']}",
+            "`toka verify --json` lists every problem",
+        )
+
+
+def _verified(report: VerifyReport) -> None:
+    if report["ok"]:
         scope = f"session {report['session']}" if report["session"] else "the log"
         console().print(f"ok: {report['events']} events in {scope} match their hashes")
     else:
@@ -89,8 +95,6 @@ def verify(session: OptionalSessionArg = None, json_: JsonOpt = False) -> None:
         for p in report["problems"]:
             grid.add_row(str(p["seq"]), p["id"][:12], p["session"], p["what"], p["detail"])
         console().print(grid)
-    if not report["ok"]:
-        raise typer.Exit(INTEGRITY_EXIT)
 
 
 def register(app: typer.Typer) -> None:

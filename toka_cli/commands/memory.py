@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from store.errors import UsageError
 from toka_cli.base import make_app
+from toka_cli.call import call_and_show, connection
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, print_json, print_json_line
+from toka_cli.output import console, emit, emit_lines
 from toka_cli.render import short_ts, table
+
+if TYPE_CHECKING:
+    from daemon.client.results import Event, MemoryEntry, MemoryList
 
 app = make_app("Durable scoped memory: global, agent:<id>, session:<name>, trace:<id>.", name="memory")
 ScopeArg = Annotated[str, typer.Argument(help="global, agent:<id>, session:<name> or trace:<id>.")]
@@ -50,25 +54,16 @@ def set_(
 ) -> None:
     """Set a key to a JSON value; each change gets the next version."""
     args: dict[str, Any] = {"scope": scope, "key": key, "value": _value(value)}
-    optional = {"expect_version": expect_version, "ttl": ttl, "pinned": pin}
-    args |= {k: v for k, v in optional.items() if v is not None}
-    with Client() as client:
-        entry = client.call("memory.set", **args)
-    if json_:
-        print_json(entry)
-    else:
-        typer.echo(f"{scope} {key} = version {entry['version']}", err=True)
+    args |= {k: v for k, v in {"expect_version": expect_version, "ttl": ttl, "pinned": pin}.items() if v is not None}
+    with connection() as client:  # not call(): the value may be null, which call() leaves out
+        entry: MemoryEntry = client.call("memory.set", **args)
+    emit(entry, json_, lambda stored: typer.echo(f"{scope} {key} = version {stored['version']}", err=True))
 
 
 @app.command()
 def get(scope: ScopeArg, key: KeyArg, json_: JsonOpt = False) -> None:
     """A key's value (as JSON); --json adds its version, pin and times."""
-    with Client() as client:
-        entry = client.call("memory.get", scope=scope, key=key)
-    if json_:
-        print_json(entry)
-    else:
-        typer.echo(_shown(entry["value"]))
+    call_and_show("memory.get", json_, lambda entry: typer.echo(_shown(entry["value"])), scope=scope, key=key)
 
 
 @app.command("list")
@@ -79,16 +74,12 @@ def list_(
     json_: JsonOpt = False,
 ) -> None:
     """Live entries, by scope and key (expired and deleted ones are left out)."""
-    args: dict[str, Any] = (
-        {"prefix": prefix} | ({"scope": scope} if scope else {}) | ({"pinned": True} if pinned else {})
-    )
-    with Client() as client:
-        entries = client.call("memory.list", **args)["entries"]
-    if json_:
-        print_json({"entries": entries})
-        return
+    call_and_show("memory.list", json_, _entries, prefix=prefix, scope=scope or None, pinned=pinned or None)
+
+
+def _entries(result: MemoryList) -> None:
     grid = table("scope", "key", "version", "pinned", "set", "value")
-    for entry in entries:
+    for entry in result["entries"]:
         value = _shown(entry["value"])
         grid.add_row(
             entry["scope"],
@@ -104,28 +95,28 @@ def list_(
 @app.command("rm")
 def rm(scope: ScopeArg, key: KeyArg, expect_version: ExpectOpt = None, json_: JsonOpt = False) -> None:
     """Delete a key (its history stays in the log)."""
-    args: dict[str, Any] = {"scope": scope, "key": key} | (
-        {"expect_version": expect_version} if expect_version is not None else {}
-    )
-    with Client() as client:
-        result = client.call("memory.delete", **args)
-    if json_:
-        print_json(result)
-    else:
+
+    def deleted(result: dict[str, Any]) -> None:
         typer.echo(f"{scope} {key} deleted (version {result['version']})", err=True)
+
+    call_and_show("memory.delete", json_, deleted, scope=scope, key=key, expect_version=expect_version)
 
 
 @app.command()
 def history(scope: ScopeArg, key: KeyArg, json_: JsonOpt = False) -> None:
     """Every change of a key, oldest first."""
-    with Client() as client:
-        found = client.call("memory.history", scope=scope, key=key)
-    if json_:
-        print_json(found)
-        return
+    call_and_show("memory.history", json_, _history, scope=scope, key=key)
+
+
+def _history(found: dict[str, Any]) -> None:
     for change in found["changes"]:
-        what = "deleted" if change["kind"] == "memory.delete" else _shown(change.get("value"))
-        console().print(f"{short_ts(change['ts'])}  v{change['version']}  {what}", highlight=False, markup=False)
+        console().print(
+            f"{short_ts(change['ts'])}  v{change['version']}  {_what(change)}", highlight=False, markup=False
+        )
+
+
+def _what(change: dict[str, Any]) -> str:
+    return "deleted" if change["kind"] == "memory.delete" else _shown(change.get("value"))
 
 
 @app.command()
@@ -135,14 +126,20 @@ def watch(
     json_: JsonOpt = False,
 ) -> None:
     """Print changes as they commit, until Ctrl-C."""
-    with Client() as client:
-        for event in client.subscribe(session="toka.memory", kinds=["memory.*"]):
-            payload = event["payload"]
-            if (scope and payload.get("scope") != scope) or (key and payload.get("key") != key):
-                continue
-            if json_:
-                print_json_line({"seq": event["seq"], "ts": event["ts"], "kind": event["kind"], **payload})
-            else:
-                what = "deleted" if event["kind"] == "memory.delete" else _shown(payload.get("value"))
-                line = f"{short_ts(event['ts'])}  {payload['scope']} {payload['key']} v{payload['version']}  {what}"
-                console().print(line, highlight=False, markup=False)
+    with connection() as client:
+        changes = client.subscribe(session="toka.memory", kinds=["memory.*"])
+        emit_lines(_changes(changes, scope, key), json_, _change_line)
+
+
+def _changes(events: Iterator[Event], scope: str | None, key: str | None) -> Iterator[dict[str, Any]]:
+    """Each change of the scope and key watched: its event's payload with its seq, time and kind."""
+    for event in events:
+        payload = event["payload"]
+        if (scope and payload.get("scope") != scope) or (key and payload.get("key") != key):
+            continue
+        yield {"seq": event["seq"], "ts": event["ts"], "kind": event["kind"], **payload}
+
+
+def _change_line(change: dict[str, Any]) -> None:
+    line = f"{short_ts(change['ts'])}  {change['scope']} {change['key']} v{change['version']}  {_what(change)}"
+    console().print(line, highlight=False, markup=False)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
+from store.errors import NotFound, TokaError
 from toka_cli.base import make_app
+from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, LimitOpt
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, note
 from toka_cli.render import key_values, size, table
+
+if TYPE_CHECKING:
+    from daemon.client.results import PoolStats
 
 app = make_app(
     "The memory pool: short-lived working memory in the daemon, bounded in bytes, with time-to-live and"
@@ -50,27 +54,25 @@ def put(
 
     Exits 6 when the value does not fit the pool.
     """
-    with Client() as client:
-        result = client.call("pool.put", key=key, ttl=ttl, **_value_args(value))
-    if json_:
-        print_json(result)
-        return
-    evicted = f", {result['evicted']} evicted to make room" if result["evicted"] else ""
-    if result["stored"]:
-        expires = "never expires" if ttl is None else f"expires in {ttl:g}s"
-        note(f"stored {key} ({size(result['size'])}, {expires}){evicted}")
-    else:
-        note(f"{key}: a ttl of 0 stores nothing")
+
+    def stored(result: dict[str, Any]) -> None:
+        evicted = f", {result['evicted']} evicted to make room" if result["evicted"] else ""
+        if result["stored"]:
+            expires = "never expires" if ttl is None else f"expires in {ttl:g}s"
+            note(f"stored {key} ({size(result['size'])}, {expires}){evicted}")
+        else:
+            note(f"{key}: a ttl of 0 stores nothing")
+
+    call_and_show("pool.put", json_, stored, key=key, ttl=ttl, **_value_args(value))
 
 
 @app.command()
 def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """Print the value stored under KEY, as raw bytes (exit 3 when there is none)."""
-    with Client() as client:
-        entry = client.call("pool.get", key=key)
-    if json_:
-        print_json(entry)
-        return
+    call_and_show("pool.get", json_, _raw_value, key=key)
+
+
+def _raw_value(entry: dict[str, Any]) -> None:
     data = entry["value"].encode("utf-8") if "value" in entry else base64.b64decode(entry["value_b64"])
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
@@ -80,16 +82,13 @@ def get(key: KeyArg, json_: JsonOpt = False) -> None:
 @app.command()
 def rm(key: KeyArg, json_: JsonOpt = False) -> None:
     """Delete the entry under KEY; exits 3 when there was none."""
-    with Client() as client:
-        result = client.call("pool.delete", key=key)
-    if json_:
-        print_json(result)
-    elif result["deleted"]:
-        note(f"deleted {key}")
-    if not result["deleted"]:
-        if not json_:
-            note(f"no pool entry {key}")
-        raise typer.Exit(3)
+
+    def deleted(result: dict[str, Any]) -> None:
+        if result["deleted"]:
+            note(f"deleted {key}")
+
+    if not call_and_show("pool.delete", json_, deleted, key=key)["deleted"]:
+        raise NotFound(f"no pool entry {key}")
 
 
 @app.command("list")
@@ -99,12 +98,10 @@ def list_(
     json_: JsonOpt = False,
 ) -> None:
     """The live entries, by key, without their values."""
-    args: dict[str, Any] = {"prefix": prefix, "limit": limit}
-    with Client() as client:
-        result = client.call("pool.list", **{k: v for k, v in args.items() if v is not None})
-    if json_:
-        print_json(result)
-        return
+    call_and_show("pool.list", json_, _entries, prefix=prefix, limit=limit)
+
+
+def _entries(result: dict[str, Any]) -> None:
     grid = table("key", "size", "age", "ttl left", "hits")
     for entry in result["entries"]:
         grid.add_row(
@@ -118,11 +115,10 @@ def list_(
 @app.command()
 def stats(json_: JsonOpt = False) -> None:
     """Fill, pressure level, high water, puts, hits, evictions and value sizes."""
-    with Client() as client:
-        figures = client.call("pool.stats")
-    if json_:
-        print_json(figures)
-        return
+    call_and_show("pool.stats", json_, _figures)
+
+
+def _figures(figures: PoolStats) -> None:
     thresholds = figures["thresholds"]
     histogram = ", ".join(f"≤{size(int(b))} {n}" for b, n in figures["size_histogram"].items()) or "-"
     rows = [
@@ -152,18 +148,17 @@ def health(json_: JsonOpt = False) -> None:
 
     Exit status: 0 when ok, 0 with a note on stderr at warning, 1 when critical.
     """
-    with Client() as client:
-        report = client.call("pool.health")
-    if json_:
-        print_json(report)
-    else:
-        typer.echo(report["level"])
-        for problem in report["problems"]:
-            typer.echo(f"  {problem['level']}: {problem['message']}")
+    report = call_and_show("pool.health", json_, _health)
     if report["level"] == "warning":
         note("the pool needs attention (exit status 0; 1 only when critical)")
     if report["level"] == "critical":
-        raise typer.Exit(1)
+        raise TokaError("the pool is critical", "`toka pool stats` shows what fills it")
+
+
+def _health(report: dict[str, Any]) -> None:
+    typer.echo(report["level"])
+    for problem in report["problems"]:
+        typer.echo(f"  {problem['level']}: {problem['message']}")
 
 
 def register(root: typer.Typer) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from store.errors import UsageError
+from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note, print_json, progress
+from toka_cli.output import console, note
 from toka_cli.render import short_ts, size, table, top, when
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say exactly what would go, and change nothing.")]
@@ -37,11 +37,13 @@ def prune(
     if (before is None) == (keep_days is None):
         raise UsageError("give one of --before DATE or --keep-days N", "e.g. toka prune --keep-days 30 --dry-run")
     cutoff = when(before if before is not None else f"{keep_days}d")
-    with Client() as client, progress("pruning sessions") as update:
-        result = client.call("log.prune", update, before=cutoff, session=session, dry_run=dry_run)
-    if json_:
-        print_json(result)
-        return
+    call_and_show(
+        "log.prune", json_, _pruned, progress_label="pruning sessions", before=cutoff, session=session, dry_run=dry_run
+    )
+
+
+def _pruned(result: dict[str, Any]) -> None:
+    dry_run = result["dry_run"]
     for skipped in result["skipped"]:
         note(f"skipped {skipped['session']}: {skipped['reason']}")
     verb = "would prune" if dry_run else "pruned"
@@ -75,12 +77,11 @@ def gc(
     reused by later writes; --vacuum rewrites the file so that it shrinks (it needs as much
     free disk as the database takes, and holds writes while it runs).
     """
-    with Client() as client:
-        result = client.call("log.gc", dry_run=dry_run, vacuum=vacuum)
-    if json_:
-        print_json(result)
-        return
-    verb = "would delete" if dry_run else "deleted"
+    call_and_show("log.gc", json_, _collected, dry_run=dry_run, vacuum=vacuum)
+
+
+def _collected(result: dict[str, Any]) -> None:
+    verb = "would delete" if result["dry_run"] else "deleted"
     console().print(
         f"{verb} {result['blobs']} payloads ({size(result['bytes'])}, {size(result['stored_bytes'])} stored)"
         f"; kept {result['cited']} cited by compression summaries"

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from daemon.client.sync import Client
+from daemon.client.results import MARK_END, MARK_START
+from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
-from toka_cli.output import console, print_json
+from toka_cli.output import console
 from toka_cli.render import short_ts, table, when
 
 if TYPE_CHECKING:
     from rich.text import Text
+
+    from daemon.client.results import Recall, RecallItem, SearchHit, SearchResult
 
 QueryArg = Annotated[str, typer.Argument(help='Words to find; FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().')]
 
@@ -26,19 +30,17 @@ def highlighted(snippet: str) -> Text | str:
         return line
     from rich.text import Text
 
-    from store.search import MARK_END, MARK_START  # the store's index code loads for search only
-
     text = Text()
     for index, part in enumerate(line.replace(MARK_END, MARK_START).split(MARK_START)):
         text.append(part, style="bold" if index % 2 else "")
     return text
 
 
-def _rows(items: list[dict[str, Any]], why: bool) -> None:
+def _rows(items: Sequence[SearchHit], why: Sequence[str] = ()) -> None:
     grid = table(*(("why",) if why else ()), "seq", "time", "session", "kind", "snippet")
-    for item in items:
+    for index, item in enumerate(items):
         cells = [str(item["seq"]), short_ts(item["ts"]), item["session"], item["kind"], highlighted(item["snippet"])]
-        grid.add_row(*([item["why"]] if why else []), *cells)
+        grid.add_row(*([why[index]] if why else []), *cells)
     console().print(grid)
 
 
@@ -53,23 +55,25 @@ def search(
     json_: JsonOpt = False,
 ) -> None:
     """Find events by their text, best match first (docs/search.md)."""
-    args: dict[str, Any] = {
-        "query": query,
-        "session": session,
-        "agent": agent,
-        "kinds": kind or [],
-        "since": when(since),
-        "until": when(until),
-        "limit": limit,
-    }
-    with Client() as client:
-        hits = client.call("search", **{k: v for k, v in args.items() if v not in (None, [])})["hits"]
-    if json_:
-        print_json({"hits": hits})
-    elif not hits:
-        console().print(f"no event matches {query!r}", highlight=False)
-    else:
-        _rows(hits, why=False)
+
+    def found(result: SearchResult) -> None:
+        if result["hits"]:
+            _rows(result["hits"])
+        else:
+            console().print(f"no event matches {query!r}", highlight=False)
+
+    call_and_show(
+        "search",
+        json_,
+        found,
+        query=query,
+        session=session,
+        agent=agent,
+        kinds=kind or None,
+        since=when(since),
+        until=when(until),
+        limit=limit,
+    )
 
 
 def recall(
@@ -79,17 +83,15 @@ def recall(
     json_: JsonOpt = False,
 ) -> None:
     """What a session should remember about QUERY: its recent events, matches, its summaries."""
-    args: dict[str, Any] = {"query": query, "session": session}
-    if limit is not None:
-        args["limit"] = limit
-    with Client() as client:
-        result = client.call("recall", **args)
-    if json_:
-        print_json(result)
-    elif not result["items"]:
-        console().print(f"nothing to recall about {query!r} in {result['session']}", highlight=False)
+    call_and_show("recall", json_, _recalled, query=query, session=session, limit=limit)
+
+
+def _recalled(result: Recall) -> None:
+    items: list[RecallItem] = result["items"]
+    if items:
+        _rows(items, why=[item["why"] for item in items])
     else:
-        _rows(result["items"], why=True)
+        console().print(f"nothing to recall about {result['query']!r} in {result['session']}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

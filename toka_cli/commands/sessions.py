@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from daemon.client.sync import Client
+from toka_cli.call import call, call_and_show
 from toka_cli.options import JsonOpt, LimitOpt, SessionArg
-from toka_cli.output import console, print_json
+from toka_cli.output import console, emit
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top
+
+if TYPE_CHECKING:
+    from daemon.client.results import Session, SessionList
 
 
 def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
     """List sessions, most recently active first."""
-    with Client() as client:
-        found = client.call("sessions.list")["sessions"][:limit]
-    if json_:
-        print_json({"sessions": found})
-        return
-    if not found:
+    found: SessionList = call("sessions.list")
+    shown: SessionList = {"sessions": found["sessions"][:limit]}
+    emit(shown, json_, _listed)
+
+
+def _listed(found: SessionList) -> None:
+    if not found["sessions"]:
         console().print("no sessions yet: record one with `toka record` or `toka import`")
         return
     grid = table("session", "source", "project", "model", "fill", "events", "last")
-    for s in found:
+    for s in found["sessions"]:
         grid.add_row(
             s["session"],
             s["source"] or "-",
@@ -36,11 +42,10 @@ def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
 
 def show(session: SessionArg, json_: JsonOpt = False) -> None:
     """Show one session: its counts, time span, head, agents and kinds."""
-    with Client() as client:
-        info = client.call("sessions.get", session=session)
-    if json_:
-        print_json(info)
-        return
+    call_and_show("sessions.get", json_, _session, session=session)
+
+
+def _session(info: Session) -> None:
     rows = [
         ("session", info["session"]),
         ("events", f"{info['events']} (seq {info['first_seq']}..{info['last_seq']})"),

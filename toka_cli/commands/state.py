@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from daemon.client.sync import Client
 from store.errors import UsageError
 from toka_cli.base import make_app
+from toka_cli.call import call_and_show, connection
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, emit, note
 from toka_cli.render import key_values, short_ts, table
 
 app = make_app(
@@ -44,12 +44,7 @@ def _show(entry: dict[str, Any]) -> None:
 @app.command()
 def get(machine: MachineArg, entity: EntityArg, json_: JsonOpt = False) -> None:
     """The entity's current state (its machine's initial state until it first changes)."""
-    with Client() as client:
-        entry = client.call("state.get", machine=machine, entity=entity)
-    if json_:
-        print_json(entry)
-    else:
-        _show(entry)
+    call_and_show("state.get", json_, _show, machine=machine, entity=entity)
 
 
 @app.command("set")
@@ -61,12 +56,11 @@ def set_(
     json_: JsonOpt = False,
 ) -> None:
     """Move an entity to another state; a transition its machine does not allow is refused (exit 6)."""
-    args: dict[str, Any] = {"machine": machine, "entity": entity, "to": to} | ({"reason": reason} if reason else {})
-    with Client() as client:
-        entry = client.call("state.set", **args)
-    if json_:
-        print_json(entry)
-    elif entry["changed"]:
+    call_and_show("state.set", json_, _moved, machine=machine, entity=entity, to=to, reason=reason or None)
+
+
+def _moved(entry: dict[str, Any]) -> None:
+    if entry["changed"]:
         typer.echo(f"{entry['entity']}: {entry['from']} -> {entry['state']}")
     else:
         note(f"{entry['entity']} is already {entry['state']}: nothing stored")
@@ -75,11 +69,10 @@ def set_(
 @app.command()
 def history(machine: MachineArg, entity: EntityArg, json_: JsonOpt = False) -> None:
     """Every change of the entity's state in that machine, oldest first."""
-    with Client() as client:
-        entry = client.call("state.history", machine=machine, entity=entity)
-    if json_:
-        print_json(entry)
-        return
+    call_and_show("state.history", json_, _history, machine=machine, entity=entity)
+
+
+def _history(entry: dict[str, Any]) -> None:
     grid = table("seq", "time", "from", "to", "progress", "reason")
     for change in entry["changes"]:
         when = short_ts(change["ts"])
@@ -94,14 +87,12 @@ def list_(
     json_: JsonOpt = False,
 ) -> None:
     """Every entity whose state has changed, by machine."""
-    args: dict[str, Any] = {"machine": machine} if machine else {}
-    with Client() as client:
-        entities = client.call("state.list", **args)["entities"]
-    if json_:
-        print_json({"entities": entities})
-        return
+    call_and_show("state.list", json_, _entities, machine=machine or None)
+
+
+def _entities(result: dict[str, Any]) -> None:
     grid = table("machine", "entity", "state", "progress", "since")
-    for entry in entities:
+    for entry in result["entities"]:
         since = short_ts(entry["since"]) if entry["since"] else "-"
         grid.add_row(entry["machine"], entry["entity"], entry["state"], _progress(entry["progress"]), since)
     console().print(grid)
@@ -110,12 +101,11 @@ def list_(
 @app.command()
 def machines(json_: JsonOpt = False) -> None:
     """The state machines: states, where each may go, progress, and where each was declared."""
-    with Client() as client:
-        found = client.call("state.machines")["machines"]
-    if json_:
-        print_json({"machines": found})
-        return
-    for machine in found:
+    call_and_show("state.machines", json_, _machines)
+
+
+def _machines(result: dict[str, Any]) -> None:
+    for machine in result["machines"]:
         console().print(f"{machine['name']} ({machine['source']}), starts {machine['initial']}", highlight=False)
         for state in machine["states"]:
             pct = machine["progress"].get(state)
@@ -140,15 +130,16 @@ def register_(
     if not isinstance(declared, dict) or not declared:
         raise UsageError(f"{file} declares no machine", "write [state.machines.NAME] tables (docs/state.md)")
     registered = []
-    with Client() as client:
+    with connection() as client:
         for name, definition in declared.items():
             if not isinstance(definition, dict):
                 raise UsageError(f"state.machines.{name} must be a table")
             registered.append(client.call("state.register", **(definition | {"name": name})))
-    if json_:
-        print_json({"machines": registered})
-        return
-    for machine in registered:
+    emit({"machines": registered}, json_, _registered)
+
+
+def _registered(result: dict[str, list[dict[str, Any]]]) -> None:
+    for machine in result["machines"]:
         typer.echo(f"{machine['name']}: {'registered' if machine['changed'] else 'unchanged'}")
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from daemon.client.sync import Client
+from toka_cli.call import connection
 from toka_cli.options import JsonOpt, SessionArg
-from toka_cli.output import console, note, print_json, print_json_line, progress
+from toka_cli.output import console, emit, note, print_json_line, progress
+
+if TYPE_CHECKING:
+    from daemon.client.results import ImportReport
 
 # Bad lines listed on stderr after an import; the JSON summary lists them all.
 SHOW_BAD_LINES = 20
@@ -36,25 +39,28 @@ def import_(
     """
     from daemon.client.transfer import import_files  # the importers load for import only
 
-    with Client() as client, progress("importing") as update:
+    with connection() as client, progress("importing") as update:
         summary = import_files(client, paths, format_, update)
-    if json_:
-        print_json(summary.to_json())
-    else:
-        console().print(
-            f"imported {summary.created} new events ({summary.existing} already present)"
-            f" into {_count(len(summary.sessions), 'session')} from {_count(summary.files, 'file')}"
-        )
-        unknown = summary.stats.unknown_types
-        if unknown:
-            shown = ", ".join(f"{name} {count}" for name, count in unknown.most_common(5))
-            note(f"kept {sum(unknown.values())} records of types toka does not know as raw events ({shown})")
-        for bad in summary.bad_lines[:SHOW_BAD_LINES]:
-            note(f"skipped {bad}")
-        if len(summary.bad_lines) > SHOW_BAD_LINES:
-            note(f"... and {len(summary.bad_lines) - SHOW_BAD_LINES} more bad lines (see --json)")
-    if summary.bad_lines:
+    report = emit(summary.to_json(), json_, _imported)
+    if report["bad_lines"]:
+        # Each was named on stderr (or is in the document), so no error line repeats them.
         raise typer.Exit(1)
+
+
+def _imported(report: ImportReport) -> None:
+    console().print(
+        f"imported {report['created']} new events ({report['existing']} already present)"
+        f" into {_count(len(report['sessions']), 'session')} from {_count(report['files'], 'file')}"
+    )
+    unknown = sorted(report["unknown_types"].items(), key=lambda item: -item[1])
+    if unknown:
+        shown = ", ".join(f"{name} {count}" for name, count in unknown[:5])
+        note(f"kept {sum(n for _, n in unknown)} records of types toka does not know as raw events ({shown})")
+    bad_lines = report["bad_lines"]
+    for bad in bad_lines[:SHOW_BAD_LINES]:
+        note(f"skipped {bad['path']}:{bad['line']}: {bad['reason']}")
+    if len(bad_lines) > SHOW_BAD_LINES:
+        note(f"... and {len(bad_lines) - SHOW_BAD_LINES} more bad lines (see --json)")
 
 
 def export(
@@ -64,7 +70,7 @@ def export(
     """Export a session as JSON lines, one event per line (the shape of docs/json.md)."""
     import json
 
-    with Client() as client:
+    with connection() as client:
         if output is None:
             for event in client.iter_events(session=session):
                 print_json_line(event)

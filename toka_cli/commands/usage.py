@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from daemon.client.sync import Client
+from toka_cli.call import call_and_show
+from toka_cli.commands.agent import agents_view
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, print_json
-from toka_cli.render import agents_table, fill_line, key_values
+from toka_cli.output import console
+from toka_cli.render import fill_line, key_values
+
+if TYPE_CHECKING:
+    from daemon.client.results import Usage
 
 
 def usage(
@@ -20,18 +24,13 @@ def usage(
     json_: JsonOpt = False,
 ) -> None:
     """How full a context window is (latest prompt), the headroom to each threshold, and the tokens used in all."""
-    with Client() as client:
-        if target is None:
-            agents = client.call("agents.list")["agents"]
-            if json_:
-                print_json({"agents": agents})
-            else:
-                console().print(agents_table(agents))
-            return
-        figures = client.call("usage", target=target)
-    if json_:
-        print_json(figures)
-        return
+    if target is None:
+        call_and_show("agents.list", json_, agents_view)
+    else:
+        call_and_show("usage", json_, _headroom, target=target)
+
+
+def _headroom(figures: Usage) -> None:
     until = figures["tokens_until"]
     rows = [
         ("agent" if "agent" in figures else "session", figures.get("agent") or figures["session"]),

@@ -28,6 +28,7 @@ from toka_cli.tui.screens.search import SearchScreen
 from toka_cli.tui.widgets import LIFECYCLE_KINDS
 
 if TYPE_CHECKING:
+    from daemon.client.results import Event, EventsPage, Status
     from daemon.paths import Paths
     from toka_cli.tui.widgets import TokaScreen
 
@@ -68,8 +69,8 @@ class TokaApp(App[None]):
         self.paths = paths
         self.client: AsyncClient | None = None
         self.listeners: set[TokaScreen] = set()
-        self.status: dict[str, Any] = {}
-        self.recent: deque[dict[str, Any]] = deque(maxlen=50)
+        self.status: Status | None = None
+        self.recent: deque[Event] = deque(maxlen=50)
         self._arrivals: deque[float] = deque()
 
     def on_mount(self) -> None:
@@ -97,7 +98,9 @@ class TokaApp(App[None]):
                 await client.connect()
                 self.client = client
                 self.status = await client.call("status")
-                recent = await client.call("events.query", kinds=sorted(LIFECYCLE_KINDS), order="desc", limit=50)
+                recent: EventsPage = await client.call(
+                    "events.query", kinds=sorted(LIFECYCLE_KINDS), order="desc", limit=50
+                )
                 self.recent = deque(recent["events"], maxlen=50)
                 self.offline = ""
                 for screen in list(self.listeners):
@@ -113,11 +116,11 @@ class TokaApp(App[None]):
             autostart = False
             await asyncio.sleep(RETRY_S)
 
-    def live_event(self, event: dict[str, Any]) -> None:
+    def live_event(self, event: Event) -> None:
         now = time.monotonic()
         self._arrivals.append(now)
-        if self.status:
-            self.status["events"] = self.status.get("events", 0) + 1
+        if self.status is not None:
+            self.status["events"] += 1
         if event["kind"] in LIFECYCLE_KINDS:
             self.recent.appendleft(event)
         for screen in list(self.listeners):

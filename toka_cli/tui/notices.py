@@ -7,29 +7,30 @@ offer the same actions, so they say the same thing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toka_cli.tui.modals import ErrorScreen
 
 if TYPE_CHECKING:
+    from daemon.client.results import Agent, Compression, Handoff, VerifyReport
     from toka_cli.tui.widgets import TokaScreen
 
 
-def compressed(result: dict[str, Any]) -> str:
+def compressed(result: Compression) -> str:
     if not result.get("stored"):
         return "nothing to compress"
     return f"compressed events {result['first_seq']}-{result['last_seq']}: {result['tokens_saved']:,} tokens saved"
 
 
-def handed_off(result: dict[str, Any]) -> str:
+def handed_off(result: Handoff) -> str:
     return f"handoff {result['id'][:12]} created (2: Handoffs)"
 
 
-def changed_state(agent: dict[str, Any]) -> str:
+def changed_state(agent: Agent) -> str:
     return f"{agent['id']} is {agent['state']}"
 
 
-def verified(screen: TokaScreen, report: dict[str, Any]) -> str | None:
+def verified(screen: TokaScreen, report: VerifyReport) -> str | None:
     """A clean log is a notification; problems are a modal, since they need reading."""
     if report["ok"]:
         return f"verified {report['events']:,} events: the log is intact"

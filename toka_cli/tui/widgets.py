@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from textual.app import ComposeResult
 
     from daemon.client.aio import AsyncClient
+    from daemon.client.results import Event, Thresholds
 
 # The agent states that deserve a colour, worst first; the rest read as normal text.
 STATE_STYLES = {
@@ -37,16 +38,16 @@ LIFECYCLE_KINDS = frozenset(
 GAUGE_WIDTH = 10
 
 
-def fill_style(pct: float | None, state: str | None = None, thresholds: dict[str, Any] | None = None) -> str:
+def fill_style(pct: float | None, state: str | None = None, thresholds: Thresholds | None = None) -> str:
     """The gauge's colour: the agent's state when it says so, else the fill against the thresholds."""
     if state in ("CRITICAL", "ERROR"):
         return "red"
     if state in ("WARNING", "HANDOFF_PENDING"):
         return "yellow"
-    limits = thresholds or {}
-    if pct is not None and pct >= float(limits.get("critical_pct", 90.0)):
+    warning, critical = (thresholds["warning_pct"], thresholds["critical_pct"]) if thresholds else (75.0, 90.0)
+    if pct is not None and pct >= critical:
         return "red"
-    if pct is not None and pct >= float(limits.get("warning_pct", 75.0)):
+    if pct is not None and pct >= warning:
         return "yellow"
     return "green"
 
@@ -118,7 +119,7 @@ class TokaScreen(Screen[None]):
     def reload(self) -> None:
         """Read what the screen shows again (in a worker)."""
 
-    def live_event(self, event: dict[str, Any]) -> None:
+    def live_event(self, event: Event) -> None:
         """An event that just committed, from the app's subscription."""
 
     def show_error(self, error: TokaError, title: str = "error") -> None:

@@ -16,6 +16,8 @@ from toka_cli.tui.widgets import TokaScreen
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
+    from daemon.client.results import Event, Handoff, HandoffChain, HandoffList, HandoffSummary
+
 
 class HandoffsScreen(TokaScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -43,7 +45,7 @@ class HandoffsScreen(TokaScreen):
     def reload(self) -> None:
         self._load()
 
-    def live_event(self, event: dict[str, Any]) -> None:
+    def live_event(self, event: Event) -> None:
         if event["kind"] == "handoff":
             self._load()
 
@@ -53,7 +55,7 @@ class HandoffsScreen(TokaScreen):
     @work(exclusive=True, group="handoffs")
     async def _load(self) -> None:
         try:
-            handoffs = (await self.toka.call("handoffs.list"))["handoffs"]
+            listed: HandoffList = await self.toka.call("handoffs.list")
         except TokaError as error:
             self.show_error(error)
             return
@@ -61,6 +63,7 @@ class HandoffsScreen(TokaScreen):
             return
         table: DataTable[Any] = self.query_one("#handoffs", DataTable)
         table.clear()
+        handoffs = listed["handoffs"]
         for handoff in reversed(handoffs) if _oldest_first(handoffs) else handoffs:
             table.add_row(
                 handoff["id"][:12],
@@ -81,7 +84,7 @@ class HandoffsScreen(TokaScreen):
     @work(exclusive=True, group="handoff-doc")
     async def _show(self, handoff_id: str) -> None:
         try:
-            handoff = await self.toka.call("handoffs.get", id=handoff_id)
+            handoff: Handoff = await self.toka.call("handoffs.get", id=handoff_id)
         except TokaError as error:
             self.show_error(error)
             return
@@ -93,7 +96,7 @@ class HandoffsScreen(TokaScreen):
         self.rendered = handoff_id
         if handoff.get("trace"):
             try:
-                chain = await self.toka.call("handoffs.chain", trace=handoff["trace"])
+                chain: HandoffChain = await self.toka.call("handoffs.chain", trace=handoff["trace"])
             except TokaError:
                 return  # a trace of agents no longer known: the document stands on its own
             if not self.gone:
@@ -107,7 +110,7 @@ class HandoffsScreen(TokaScreen):
         self.notify("continuation prompt copied")
 
 
-def chain_line(chain: dict[str, Any]) -> str:
+def chain_line(chain: HandoffChain) -> str:
     """``trace pay: billing-v1-9063 (TERMINATED) -> billing-v2-c4ce (ACTIVE)``, or the handoffs'
     own ends when the trace's agents are not spawned ones."""
     agents = [f"{a['id']} ({a['state']})" for a in chain["agents"]]
@@ -117,5 +120,5 @@ def chain_line(chain: dict[str, Any]) -> str:
     return f"trace {chain['trace']}: " + " -> ".join(agents)
 
 
-def _oldest_first(handoffs: list[dict[str, Any]]) -> bool:
+def _oldest_first(handoffs: list[HandoffSummary]) -> bool:
     return len(handoffs) > 1 and handoffs[0]["seq"] < handoffs[-1]["seq"]

@@ -17,6 +17,8 @@ from toka_cli.tui.widgets import TokaScreen, fill_gauge
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
+    from daemon.client.results import Event, MemoryList, PoolStats
+
 
 class MemoryScreen(TokaScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -40,15 +42,15 @@ class MemoryScreen(TokaScreen):
     def action_refresh(self) -> None:
         self._load()
 
-    def live_event(self, event: dict[str, Any]) -> None:
+    def live_event(self, event: Event) -> None:
         if event["kind"].startswith("memory.") or event["kind"] == "pool.pressure":
             self._load()
 
     @work(exclusive=True, group="memory")
     async def _load(self) -> None:
         try:
-            pool = await self.toka.call("pool.stats")
-            entries = (await self.toka.call("memory.list"))["entries"]
+            pool: PoolStats = await self.toka.call("pool.stats")
+            listed: MemoryList = await self.toka.call("memory.list")
         except TokaError as error:
             self.show_error(error)
             return
@@ -64,7 +66,7 @@ class MemoryScreen(TokaScreen):
         self.query_one("#pool", Static).update(line)
         table: DataTable[Any] = self.query_one("#entries", DataTable)
         table.clear()
-        for entry in entries:
+        for entry in listed["entries"]:
             value = json.dumps(entry["value"], ensure_ascii=False)
             table.add_row(
                 entry["scope"],

@@ -17,6 +17,16 @@ from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_s
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
+    from daemon.client.results import (
+        Agent,
+        AgentList,
+        Event,
+        PoolStats,
+        Session,
+        SessionList,
+        VerifyReport,
+    )
+
 # How many recent lifecycle events the overview lists.
 RECENT_ROWS = 20
 
@@ -36,7 +46,7 @@ class OverviewScreen(TokaScreen):
         super().__init__()
         self._agents_stale = False
         self._sessions_stale = False
-        self.pool: dict[str, Any] = {}
+        self.pool: PoolStats | None = None
         self._loading = False  # a _load is under way
         # Held here rather than queried: a timer or a worker may still run while the screen
         # is being taken down, when its children can no longer be found.
@@ -67,7 +77,7 @@ class OverviewScreen(TokaScreen):
     def reload(self) -> None:
         self._load(agents=True, sessions=True)
 
-    def live_event(self, event: dict[str, Any]) -> None:
+    def live_event(self, event: Event) -> None:
         self._sessions_stale = True
         if event["kind"] in LIFECYCLE_KINDS or event["kind"].startswith(("usage", "agent")):
             self._agents_stale = True
@@ -96,9 +106,11 @@ class OverviewScreen(TokaScreen):
     async def _read(self, agents: bool, sessions: bool) -> None:
         try:
             if agents:
-                self._show_agents((await self.toka.call("agents.list"))["agents"])
+                listed_agents: AgentList = await self.toka.call("agents.list")
+                self._show_agents(listed_agents["agents"])
             if sessions:
-                self._show_sessions((await self.toka.call("sessions.list"))["sessions"])
+                listed_sessions: SessionList = await self.toka.call("sessions.list")
+                self._show_sessions(listed_sessions["sessions"])
                 self.toka.status = await self.toka.call("status")
             self.pool = await self.toka.call("pool.stats")
         except TokaError:
@@ -110,18 +122,19 @@ class OverviewScreen(TokaScreen):
 
     def _show_status(self) -> None:
         status = self.toka.status
-        if not status:
+        if status is None:
             return
         pool = self.pool
         pool_text = f"pool {pool['fill_pct']:.0f}% {pool['level']}" if pool else "pool -"
-        line = Text(f"toka {status.get('version', '?')} · ")
-        line.append(f"events {status.get('events', 0):,} · sessions {status.get('sessions', 0):,}")
-        line.append(f" · clients {status.get('clients', 0)} · ")
-        line.append(pool_text, style={"warning": "yellow", "critical": "bold red"}.get(pool.get("level", ""), ""))
+        pool_style = {"warning": "yellow", "critical": "bold red"}.get(pool["level"], "") if pool else ""
+        line = Text(f"toka {status['version']} · ")
+        line.append(f"events {status['events']:,} · sessions {status['sessions']:,}")
+        line.append(f" · clients {status['clients']} · ")
+        line.append(pool_text, style=pool_style)
         line.append(f" · {self.toka.events_per_second():.1f} ev/s")
         self.status_line.update(line)
 
-    def _show_agents(self, agents: list[dict[str, Any]]) -> None:
+    def _show_agents(self, agents: list[Agent]) -> None:
         table = self.agents
         keep = table.cursor_row
         table.clear()
@@ -138,7 +151,7 @@ class OverviewScreen(TokaScreen):
         if table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1))
 
-    def _show_sessions(self, sessions: list[dict[str, Any]]) -> None:
+    def _show_sessions(self, sessions: list[Session]) -> None:
         table = self.sessions
         keep = table.cursor_row
         table.clear()
@@ -205,7 +218,7 @@ class OverviewScreen(TokaScreen):
     def action_verify(self) -> None:
         self.act(None, "verify", {}, self._verified)
 
-    def _verified(self, report: dict[str, Any]) -> str | None:
+    def _verified(self, report: VerifyReport) -> str | None:
         return verified(self, report)
 
     def action_pause(self) -> None:

@@ -8,13 +8,15 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Input
 
+from daemon.client.results import MARK_END, MARK_START
 from store.errors import TokaError
-from store.search import MARK_END, MARK_START
 from toka_cli.render import short_ts
 from toka_cli.tui.widgets import TokaScreen
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
+
+    from daemon.client.results import SearchHit, SearchResult
 
 # Hits asked for: the daemon's own ceiling.
 HITS = 200
@@ -27,7 +29,7 @@ class SearchScreen(TokaScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.hits: dict[str, dict[str, Any]] = {}
+        self.hits: dict[str, SearchHit] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -48,7 +50,7 @@ class SearchScreen(TokaScreen):
     @work(exclusive=True, group="search")
     async def _search(self, query: str) -> None:
         try:
-            hits = (await self.toka.call("search", query=query, limit=HITS))["hits"]
+            found: SearchResult = await self.toka.call("search", query=query, limit=HITS)
         except TokaError as error:
             self.show_error(error, title="search failed")
             return
@@ -57,6 +59,7 @@ class SearchScreen(TokaScreen):
         table: DataTable[Any] = self.query_one("#hits", DataTable)
         table.clear()
         self.hits = {}
+        hits = found["hits"]
         for hit in hits:
             key = str(hit["seq"])
             self.hits[key] = hit

@@ -24,6 +24,8 @@ from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_s
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
+    from daemon.client.results import Event, EventsPage, Session
+
 # Events read per page: enough to fill a tall terminal, small enough to show at once.
 PAGE = 100
 # Usage events read for the fill curve (the latest ones); the sparkline squeezes them to its width.
@@ -68,7 +70,7 @@ class SessionScreen(TokaScreen):
         super().__init__()
         self.session = session
         self.at_seq = at_seq
-        self.events: dict[int, dict[str, Any]] = {}
+        self.events: dict[int, Event] = {}
         self.calls: dict[str, int] = {}
         self.more = False
         self.curve: list[float] = []
@@ -102,7 +104,7 @@ class SessionScreen(TokaScreen):
                 args["before_seq"] = self.replay_to + 1
             elif self.at_seq is not None:
                 args["before_seq"] = self.at_seq + PAGE // 2
-            page = await self.toka.call("events.query", **args)
+            page: EventsPage = await self.toka.call("events.query", **args)
             if self.gone:
                 return
             self.session = page.get("session") or self.session
@@ -110,13 +112,13 @@ class SessionScreen(TokaScreen):
             self.events = {}
             self._add(page["events"])
             self._show_timeline(focus=self.replay_to if self.replay_to is not None else self.at_seq)
-            summary = await self.toka.call("sessions.get", session=self.session)
+            summary: Session = await self.toka.call("sessions.get", session=self.session)
             if self.gone:
                 return
             curve_args: dict[str, Any] = {"kinds": ["usage"], "order": "desc", "limit": CURVE_POINTS}
             if self.replay_to is not None:
                 curve_args["before_seq"] = self.replay_to + 1
-            usage = await self.toka.call("events.query", session=self.session, **curve_args)
+            usage: EventsPage = await self.toka.call("events.query", session=self.session, **curve_args)
         except TokaError as error:
             self.show_error(error, title=f"cannot read session {self.session}")
             return
@@ -127,7 +129,7 @@ class SessionScreen(TokaScreen):
         self.fill_curve.data = self.curve
         self._show_title(summary)
 
-    def _replayed(self, summary: dict[str, Any]) -> dict[str, Any]:
+    def _replayed(self, summary: Session) -> Session:
         """The title's figures as they stood at ``replay_to``: events up to it, the fill of the
         latest usage before it (on the session's window as it is now)."""
         shown = self.events.get(self.replay_to or 0)
@@ -139,11 +141,11 @@ class SessionScreen(TokaScreen):
         label = f"{summary['session']} as it stood at seq {self.replay_to} ({when})"
         return summary | {"session": label, "fill_pct": pct, "events": events}
 
-    def _add(self, events: list[dict[str, Any]]) -> None:
+    def _add(self, events: list[Event]) -> None:
         for event in events:
             self.events[event["seq"]] = event
 
-    def _show_title(self, summary: dict[str, Any]) -> None:
+    def _show_title(self, summary: Session) -> None:
         if self.replay_to is not None:
             summary = self._replayed(summary)
         pct = summary.get("fill_pct")
@@ -154,7 +156,7 @@ class SessionScreen(TokaScreen):
             title.append(f" · {summary['model']}")
         self.title_line.update(title)
 
-    def _row(self, event: dict[str, Any]) -> tuple[Any, ...]:
+    def _row(self, event: Event) -> tuple[Any, ...]:
         payload = event["payload"]
         line = gist(payload, 200)
         call_id = payload.get("tool_use_id") or payload.get("call_id")
@@ -187,7 +189,7 @@ class SessionScreen(TokaScreen):
         elif focus is None:
             table.move_cursor(row=table.row_count - 1)
 
-    def live_event(self, event: dict[str, Any]) -> None:
+    def live_event(self, event: Event) -> None:
         stopped = self.at_seq is not None or self.replay_to is not None
         if event["session"] != self.session or not self.events or stopped:
             return
@@ -275,7 +277,7 @@ class SessionScreen(TokaScreen):
         self.act(None, "verify", {"session": self.session}, lambda report: verified(self, report))
 
 
-def payload_view(event: dict[str, Any]) -> Group:
+def payload_view(event: Event) -> Group:
     """The payload as highlighted JSON, cut at PAYLOAD_CHARS with a note saying how much is left out."""
     text = json.dumps(event["payload"], indent=2, ensure_ascii=False)
     note = ""

@@ -1,0 +1,62 @@
+"""The client's side of `toka doctor`: what it asks the daemon, and reads itself when none runs.
+
+Doctor never starts the daemon. The database facts come from the daemon (``doctor.database``)
+when one of this toka answers, else from the file read here, read-only, by the same store
+function the daemon calls: the diagnosis matters most when the daemon cannot start.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, cast
+
+from daemon.client.sync import Client, probe
+from daemon.paths import Paths
+from store.errors import DaemonUnavailable, ProtocolError
+
+if TYPE_CHECKING:
+    from daemon.client.results import DatabaseHealth
+
+# quick_check reads every page: a large database takes a while, in the daemon as here.
+DATABASE_CHECK_TIMEOUT_S = 300.0
+# The clock is one small answer; a daemon slower than this has other problems, which the
+# daemon check reports.
+CLOCK_TIMEOUT_S = 5.0
+
+
+def database_health(paths: Paths) -> DatabaseHealth:
+    """quick_check, schema version and newest event of the database file (docs/protocol.md,
+    ``doctor.database``)."""
+    answer = _ask_daemon(paths)
+    if answer is not None:
+        return answer
+    from store.health import inspect_database  # sqlite3 loads for doctor only
+
+    return cast("DatabaseHealth", inspect_database(paths.database).to_json())
+
+
+def _ask_daemon(paths: Paths) -> DatabaseHealth | None:
+    """The daemon's answer, or None when no daemon of this toka answers (then the file is read
+    here; a daemon of another version may not know the op)."""
+    if probe(paths).state != "running":
+        return None
+    try:
+        with Client(paths, autostart=False, timeout=DATABASE_CHECK_TIMEOUT_S) as client:
+            return cast("DatabaseHealth", client.call("doctor.database"))
+    except (DaemonUnavailable, ProtocolError):
+        return None  # it stopped since the probe
+
+
+def clock_offset_us(paths: Paths) -> int:
+    """How far the daemon's clock is ahead of this one (negative: behind), in microseconds,
+    against the middle of the round trip. DaemonUnavailable when it cannot be asked."""
+    with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
+        before = _now_us()
+        answer: dict[str, Any] = client.call("doctor.clock")
+        after = _now_us()
+    return int(answer["now_us"]) - (before + after) // 2
+
+
+def _now_us() -> int:
+    # store.events.now_us, without loading blake3 with it
+    return time.time_ns() // 1000

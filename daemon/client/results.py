@@ -1,0 +1,398 @@
+"""The results the CLI and the TUI read, as declared types: the shapes of docs/json.md.
+
+The daemon answers with plain JSON; these TypedDicts say what a reader may rely on, so that
+`toka show` and the dashboard's session title read the same ``Session`` and mypy holds both to
+it. They describe, they do not check (the hook, which reads a field or two, does not import
+this); tests/cli/test_results.py keeps them equal to what the daemon sends. No `from __future__
+import annotations`: TypedDict reads NotRequired from the evaluated annotations.
+"""
+
+from typing import Any, NotRequired, TypedDict
+
+# What a search snippet wraps each matched run of words in (docs/search.md). The store writes
+# them (store.search, which cannot import this layer); a test keeps the two equal.
+MARK_START, MARK_END = "«", "»"
+
+
+class EventHeader(TypedDict):
+    """What names an event and says what it is; search hits carry it too."""
+
+    seq: int
+    id: str
+    session: str
+    agent: str | None
+    kind: str
+    ts: str
+    digest: str
+
+
+class Event(EventHeader):
+    parents: list[str]
+    key: str | None
+    payload: dict[str, Any]
+
+
+class EventsPage(TypedDict):
+    """``events.query``: a page of events; ``more`` when a full page came back."""
+
+    session: str | None
+    events: list[Event]
+    more: bool
+
+
+class Session(TypedDict):
+    session: str
+    events: int
+    first_seq: int
+    last_seq: int
+    first_ts: str
+    last_ts: str
+    head: str
+    agents: dict[str, int]
+    kinds: dict[str, int]
+    source: str | None
+    project: str | None
+    model: str | None
+    context_tokens: int | None
+    context_window: int | None
+    fill_pct: float | None
+
+
+class SessionList(TypedDict):
+    sessions: list[Session]
+
+
+class WatchStatus(TypedDict):
+    paths: list[str]
+    missing: list[str]
+    files: int
+    events: int
+    bad_lines: int
+    last_error: str | None
+
+
+class AgentAtRisk(TypedDict):
+    id: str
+    state: str
+    fill_pct: float | None
+    detail: str | None
+
+
+class Status(TypedDict):
+    version: str
+    protocol: int
+    pid: int
+    uptime_s: float
+    database: str
+    durability: str
+    socket: str
+    events: int
+    sessions: int
+    clients: int
+    subscribers: int
+    commits: int
+    watch: WatchStatus | None
+    agents_at_risk: list[AgentAtRisk]
+
+
+class Thresholds(TypedDict):
+    warning_pct: float
+    critical_pct: float
+    compress_pct: float
+
+
+class AgentRecord(TypedDict):
+    """An agent as its lifecycle keeps it (`toka handoff chain` lists these)."""
+
+    id: str
+    session: str
+    name: str
+    spawned: bool
+    type: str | None
+    role: str | None
+    version: int | None
+    trace: str | None
+    model: str | None
+    state: str
+    reason: str | None
+    detail: str | None
+    policy: str | None
+    auto_compress: str | None
+    predecessor: str | None
+    successor: str | None
+
+
+# One lifecycle event of an agent: its payload with its seq, id and time ("from" is a keyword,
+# hence this form); the figures are there when its usage was known, "cause" when an event moved it.
+AgentChange = TypedDict(
+    "AgentChange",
+    {
+        "seq": int,
+        "id": str,
+        "ts": str,
+        "agent": str,
+        "from": str,
+        "to": str,
+        "reason": str | None,
+        "detail": str | None,
+        "cause": NotRequired[str],
+        "context_tokens": NotRequired[int],
+        "context_window": NotRequired[int],
+        "fill_pct": NotRequired[float | None],
+    },
+)
+
+
+class Agent(AgentRecord):
+    """`toka agent show` (``history`` only there) and each of `toka agent list`."""
+
+    context_tokens: int | None
+    context_window: int
+    window_source: str
+    fill_pct: float | None
+    thresholds: Thresholds
+    handoffs_in_trace: int
+    history: NotRequired[list[AgentChange]]
+
+
+class AgentList(TypedDict):
+    agents: list[Agent]
+
+
+class TokensUntil(TypedDict):
+    warning: int | None
+    critical: int | None
+    compression: int | None
+
+
+class Usage(TypedDict):
+    """The headroom document: `toka usage SESSION|AGENT` (``agent`` for an agent only)."""
+
+    session: str
+    agent: NotRequired[str]
+    model: str | None
+    context_tokens: int | None
+    context_window: int
+    window_source: str
+    fill_pct: float | None
+    headroom_tokens: int | None
+    thresholds: Thresholds
+    tokens_until: TokensUntil
+    input_tokens: int
+    output_tokens: int
+    cache_creation_tokens: int
+    cache_read_tokens: int
+    calls: int
+    per_call: dict[str, dict[str, float]]
+    last_usage_ts: str | None
+    state: str | None
+
+
+class HandoffSummary(TypedDict):
+    """A stored handoff as `toka handoff list` shows it."""
+
+    id: str
+    seq: int
+    ts: str
+    session: str
+    trace: str | None
+    predecessor: str | None
+    successor: str | None
+    reason: str | None
+    fill_pct: float | None
+    progress: dict[str, Any]
+    active: bool
+
+
+class Handoff(HandoffSummary):
+    """`toka handoff show|create`: the summary with the document and its two renderings."""
+
+    document: dict[str, Any]
+    markdown: str
+    prompt: str
+
+
+class HandoffList(TypedDict):
+    handoffs: list[HandoffSummary]
+
+
+class HandoffChain(TypedDict):
+    trace: str
+    agents: list[AgentRecord]
+    handoffs: list[HandoffSummary]
+
+
+class HandoffCheck(TypedDict):
+    """`toka handoff verify`."""
+
+    id: str
+    ok: bool
+    digest: str
+    rebuilt: str
+    problems: list[str]
+
+
+class VerifyProblem(TypedDict):
+    seq: int
+    id: str
+    session: str
+    what: str
+    detail: str
+
+
+class VerifyReport(TypedDict):
+    ok: bool
+    session: str | None
+    events: int
+    problem_count: int
+    problems: list[VerifyProblem]
+
+
+class Stats(TypedDict):
+    events: int
+    sessions: int
+    blobs: int
+    payload_bytes: int
+    blob_bytes: int
+    stored_bytes: int
+    disk_bytes: int
+    dedup_ratio: float
+
+
+class Compression(TypedDict):
+    """`toka compress`: the ``compression`` event's payload with what the daemon adds."""
+
+    stored: bool
+    id: str | None
+    seq: int | None
+    format: int
+    policy: str
+    first_seq: int | None
+    last_seq: int | None
+    first_event: str | None
+    last_event: str | None
+    events_in_range: int
+    summary: str
+    kept_seqs: list[int]
+    summarizer: dict[str, Any] | None
+    elided: list[dict[str, Any]]
+    target_tokens: int
+    tokens_before: int
+    tokens_after: int
+    summary_tokens: int
+    tokens_saved: int
+    ratio: float
+    agent: str
+    target_pct: float
+    window: int
+    trigger: str
+    estimator: str
+
+
+class ContextMessage(TypedDict):
+    role: str
+    content: str
+
+
+class WorkingContext(TypedDict):
+    """`toka context --format json`: the context an agent should see, fitted to a budget."""
+
+    session: str
+    budget: int
+    policy: str
+    estimator: str
+    allocation: dict[str, int]
+    parts: dict[str, dict[str, int]]
+    tokens: int
+    compressions: list[str]
+    fitted_by: dict[str, Any] | None
+    included: list[dict[str, Any]]
+    left_out: list[dict[str, Any]]
+    messages: list[ContextMessage]
+
+
+class MemoryEntry(TypedDict):
+    scope: str
+    key: str
+    value: Any
+    version: int
+    pinned: bool
+    set_ts: str
+    expires_ts: str | None
+    seq: int
+
+
+class MemoryList(TypedDict):
+    entries: list[MemoryEntry]
+
+
+class PoolStats(TypedDict):
+    capacity_bytes: int
+    used_bytes: int
+    free_bytes: int
+    fill_pct: float
+    level: str
+    thresholds: dict[str, float]
+    high_water_bytes: int
+    entries: int
+    puts: dict[str, int]
+    gets: dict[str, int]
+    deletes: int
+    evictions: dict[str, int]
+    size_histogram: dict[str, int]
+    sweeper: dict[str, Any]
+
+
+class SearchHit(EventHeader):
+    """One match, best first; ``snippet`` holds the matched words between MARK_START and MARK_END."""
+
+    score: float | None
+    snippet: str
+
+
+class SearchResult(TypedDict):
+    hits: list[SearchHit]
+
+
+class RecallItem(SearchHit):
+    why: str
+
+
+class Recall(TypedDict):
+    query: str
+    session: str
+    items: list[RecallItem]
+
+
+class BadLine(TypedDict):
+    path: str
+    line: int
+    reason: str
+
+
+class ImportReport(TypedDict):
+    """`toka import --json`: what the files held and what was new to the log."""
+
+    files: int
+    formats: dict[str, int]
+    events: int
+    created: int
+    existing: int
+    sessions: list[str]
+    unknown_types: dict[str, int]
+    bad_lines: list[BadLine]
+
+
+class DatabaseHealth(TypedDict):
+    """``doctor.database``: facts about the database file, meant for `toka doctor`."""
+
+    path: str
+    exists: bool
+    unreadable: str | None
+    quick_check: list[str]
+    size_bytes: int
+    schema_version: int | None
+    schema_current: int
+    events_table: bool
+    newest_ts: int | None
+    newest: str | None
