@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rich.text import Text
 from textual import work
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from store.errors import TokaError
 from toka_cli.tui.modals import ConfirmScreen, ErrorScreen
@@ -141,3 +142,25 @@ class TokaScreen(Screen[None]):
         if message:
             self.notify(message)
         self.reload()
+
+
+def refill(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[str | Text]]], keep_cursor: bool = True) -> None:
+    """Replace ``table``'s rows (key, cells), its columns as wide as their widest cell.
+
+    The widths are set here rather than left to the table, which measures new rows only when it
+    is next idle: on a busy machine that can be seconds, and meanwhile every column is cut to
+    its label's width.
+    """
+    labels = [(column.key, column.label) for column in table.columns.values()]
+    widths = [label.cell_len for _, label in labels]
+    for _, cells in rows:
+        for index, cell in enumerate(cells):
+            widths[index] = max(widths[index], cell.cell_len if isinstance(cell, Text) else Text(cell).cell_len)
+    keep = table.cursor_row
+    table.clear(columns=True)
+    for (key, label), width in zip(labels, widths, strict=True):
+        table.add_column(label, width=width, key=key.value)
+    for row_key, cells in rows:
+        table.add_row(*cells, key=row_key)
+    if keep_cursor and table.row_count:
+        table.move_cursor(row=min(keep, table.row_count - 1))

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 from store.errors import TokaError
 from toka_cli.render import gist, short_ts
 from toka_cli.tui.notices import changed_state, compressed, handed_off, verified
-from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, styled_state
+from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, refill, styled_state
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
@@ -135,38 +135,32 @@ class OverviewScreen(TokaScreen):
         self.status_line.update(line)
 
     def _show_agents(self, agents: list[Agent]) -> None:
-        table = self.agents
-        keep = table.cursor_row
-        table.clear()
+        rows = []
         for agent in agents:
             style = fill_style(agent.get("fill_pct"), agent.get("state"), agent.get("thresholds"))
-            table.add_row(
+            cells = (
                 agent["id"],
                 fill_gauge(agent.get("fill_pct"), style),
                 styled_state(agent.get("state")),
                 f"{agent['context_window']:,}" if agent.get("context_window") else "-",
                 agent.get("model") or "-",
-                key=agent["id"],
             )
-        if table.row_count:
-            table.move_cursor(row=min(keep, table.row_count - 1))
+            rows.append((agent["id"], cells))
+        refill(self.agents, rows)
 
     def _show_sessions(self, sessions: list[Session]) -> None:
-        table = self.sessions
-        keep = table.cursor_row
-        table.clear()
+        rows = []
         for session in sessions:
             pct = session.get("fill_pct")
-            table.add_row(
+            cells = (
                 session["session"],
                 fill_gauge(pct, fill_style(pct)),
                 f"{session['events']:,}",
                 short_ts(session["last_ts"]) if session.get("last_ts") else "-",
                 session.get("model") or "-",
-                key=session["session"],
             )
-        if table.row_count:
-            table.move_cursor(row=min(keep, table.row_count - 1))
+            rows.append((session["session"], cells))
+        refill(self.sessions, rows)
 
     def _show_recent(self) -> None:
         table = self.recent
