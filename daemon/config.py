@@ -26,101 +26,159 @@ DEFAULT_CAPACITY = 64 * 1024 * 1024
 DEFAULT_SWEEP_S = 5.0
 
 
-def _setting(default: Any, section: str, help: str, choices: tuple[str, ...] = (), env: str | None = None) -> Any:
-    metadata = {"section": section, "help": help, "choices": choices, "env": env}
+def _setting(default: Any, help: str, choices: tuple[str, ...] = (), env: str | None = None) -> Any:
+    metadata = {"help": help, "choices": choices, "env": env}
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata=metadata)
     return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
-class Settings:
+class StoreSettings:
     durability: str = _setting(
         "normal",
-        "store",
         "normal: commit with synchronous=NORMAL (an OS crash may lose the last commits, never"
         " corrupt); full: fsync every commit",
         ("normal", "full"),
     )
     backend: str = _setting(
-        "sqlite", "store", "sqlite: the database file in the data dir; memory: nothing kept", ("sqlite", "memory")
+        "sqlite", "sqlite: the database file in the data dir; memory: nothing kept", ("sqlite", "memory")
     )
-    max_line_bytes: int = _setting(4 * 1024 * 1024, "daemon", "largest request line the daemon accepts, in bytes")
-    shutdown_deadline: float = _setting(5.0, "daemon", "seconds the daemon waits for in-flight requests when it stops")
-    start_timeout: float = _setting(10.0, "daemon", "seconds a client waits for an autostarted daemon to answer")
-    warning_pct: float = _setting(75.0, "lifecycle", "context fill (% of the window) at which an agent goes WARNING")
-    critical_pct: float = _setting(90.0, "lifecycle", "context fill (% of the window) at which an agent goes CRITICAL")
+
+
+@dataclass(frozen=True)
+class DaemonSettings:
+    max_line_bytes: int = _setting(4 * 1024 * 1024, "largest request line the daemon accepts, in bytes")
+    shutdown_deadline: float = _setting(5.0, "seconds the daemon waits for in-flight requests when it stops")
+    start_timeout: float = _setting(10.0, "seconds a client waits for an autostarted daemon to answer")
+
+
+@dataclass(frozen=True)
+class LifecycleSettings:
+    warning_pct: float = _setting(75.0, "context fill (% of the window) at which an agent goes WARNING")
+    critical_pct: float = _setting(90.0, "context fill (% of the window) at which an agent goes CRITICAL")
     on_critical: str = _setting(
         "notify",
-        "lifecycle",
         "what the daemon does when a spawned agent goes CRITICAL: notify (a lifecycle event only) or handoff"
         " (hand its work to a successor); per agent with `toka agent spawn --policy`",
         ON_CRITICAL,
     )
-    max_handoffs: int = _setting(5, "lifecycle", "handoffs allowed per trace; the next one puts the agent in ERROR")
+    max_handoffs: int = _setting(5, "handoffs allowed per trace; the next one puts the agent in ERROR")
+
+
+@dataclass(frozen=True)
+class HandoffSettings:
     save_markdown: bool = _setting(
-        False, "handoff", "also write each handoff's markdown to handoffs/<trace>/<id>.md in the data dir"
+        False, "also write each handoff's markdown to handoffs/<trace>/<id>.md in the data dir"
     )
+
+
+@dataclass(frozen=True)
+class CompressionSettings:
     policy: str = _setting(
         "summarize",
-        "compression",
         "how `toka compress` and automatic compression shrink a session: fifo, window, summarize or importance",
         COMPRESSION_POLICIES,
     )
-    trigger_pct: float = _setting(
-        75.0, "compression", "context fill (% of the window) from which compression is considered"
-    )
-    target_pct: float = _setting(37.5, "compression", "context fill (% of the window) compression aims at")
-    min_messages: int = _setting(20, "compression", "new messages a session needs since its last compression")
-    min_interval_s: float = _setting(1800.0, "compression", "seconds between two compressions of a session")
+    trigger_pct: float = _setting(75.0, "context fill (% of the window) from which compression is considered")
+    target_pct: float = _setting(37.5, "context fill (% of the window) compression aims at")
+    min_messages: int = _setting(20, "new messages a session needs since its last compression")
+    min_interval_s: float = _setting(1800.0, "seconds between two compressions of a session")
     auto_compress: str = _setting(
         "off",
-        "compression",
         "compress a spawned agent's session by itself at the trigger (off, or a policy); per agent with"
         " `toka agent spawn --auto-compress`",
         ("off", *COMPRESSION_POLICIES),
     )
     summarizer: str = _setting(
         "builtin",
-        "compression",
         "builtin (extractive, offline), or a command that reads the text on stdin and writes the summary on stdout",
     )
-    summarizer_timeout: float = _setting(30.0, "compression", "seconds an external summarizer may take")
+    summarizer_timeout: float = _setting(30.0, "seconds an external summarizer may take")
+
+
+@dataclass(frozen=True)
+class RedactionSettings:
     kinds: tuple[str, ...] = _setting(
         REDACT_KINDS,
-        "redaction",
         "what is redacted from text that leaves the process (summaries, handoffs, external summarizers)",
         REDACT_KINDS,
         env="TOKA_REDACT",
     )
+
+
+@dataclass(frozen=True)
+class ModelSettings:
     windows: dict[str, int] = _setting(
         {},
-        "models",
         'context windows by model name prefix, over the model table (e.g. {"my-model" = 32000})',
         env="TOKA_MODEL_WINDOWS",
     )
+
+
+@dataclass(frozen=True)
+class PoolSettings:
     capacity_bytes: int = _setting(
         DEFAULT_CAPACITY,
-        "pool",
         "bytes the memory pool holds (values only); puts past it evict the least recently used entries",
         env="TOKA_POOL_CAPACITY_BYTES",
     )
     sweep_s: float = _setting(
-        DEFAULT_SWEEP_S, "pool", "seconds between two sweeps of expired pool entries", env="TOKA_POOL_SWEEP_S"
+        DEFAULT_SWEEP_S, "seconds between two sweeps of expired pool entries", env="TOKA_POOL_SWEEP_S"
     )
+
+
+@dataclass(frozen=True)
+class WatchSettings:
     paths: tuple[str, ...] = _setting(
         (),
-        "watch",
         "transcript files and folders the daemon ingests as they are written (as `toka watch` does)",
         env="TOKA_WATCH_PATHS",
     )
 
 
-SETTINGS = {f.name: f for f in fields(Settings)}
+# The sections of config.toml, each a table of its settings, in the order `toka config show` lists them.
+SECTIONS: dict[str, type] = {
+    "store": StoreSettings,
+    "daemon": DaemonSettings,
+    "lifecycle": LifecycleSettings,
+    "handoff": HandoffSettings,
+    "compression": CompressionSettings,
+    "redaction": RedactionSettings,
+    "models": ModelSettings,
+    "pool": PoolSettings,
+    "watch": WatchSettings,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, by section: ``settings.store.durability``, ``settings.watch.paths``."""
+
+    store: StoreSettings = field(default_factory=StoreSettings)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
+    handoff: HandoffSettings = field(default_factory=HandoffSettings)
+    compression: CompressionSettings = field(default_factory=CompressionSettings)
+    redaction: RedactionSettings = field(default_factory=RedactionSettings)
+    models: ModelSettings = field(default_factory=ModelSettings)
+    pool: PoolSettings = field(default_factory=PoolSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
+
+    def value(self, name: str) -> Any:
+        """A setting by its name (``durability``), wherever its section."""
+        return getattr(getattr(self, SECTION_OF[name]), name)
+
+
+# Every setting by name (names are unique across sections, so `toka config get durability`
+# needs no section), and the section each belongs to.
+SETTINGS = {f.name: f for section in SECTIONS.values() for f in fields(section)}
+SECTION_OF = {f.name: name for name, section in SECTIONS.items() for f in fields(section)}
+assert len(SETTINGS) == sum(len(fields(section)) for section in SECTIONS.values()), "setting names must be unique"
 
 
 def key_of(name: str) -> str:
-    return f"{SETTINGS[name].metadata['section']}.{name}"
+    return f"{SECTION_OF[name]}.{name}"
 
 
 def env_name(name: str) -> str:
@@ -186,7 +244,7 @@ def _coerce_list(name: str, value: Any, source: str) -> tuple[str, ...]:
         return tuple(value)
     raise ConfigError(
         f"{key_of(name)} from {source} must be a list of strings, got {value!r}",
-        f'in config.toml: [{SETTINGS[name].metadata["section"]}] {name} = ["~/.claude/projects"]',
+        f'in config.toml: [{SECTION_OF[name]}] {name} = ["~/.claude/projects"]',
     )
 
 
@@ -227,7 +285,7 @@ def read_file(path: Path) -> dict[str, Any]:
         if not isinstance(table, dict):
             continue  # top-level keys belong to no toka setting; later versions may use them
         for name, value in table.items():
-            if name in SETTINGS and SETTINGS[name].metadata["section"] == section:
+            if name in SETTINGS and SECTION_OF[name] == section:
                 found[name] = value
     return found
 
@@ -251,7 +309,11 @@ def load_settings(config_file: Path, flags: dict[str, Any] | None = None) -> Res
             label = f"env {env_name(name)}" if source == "env" else source
             values[name] = coerce(name, value, label)
             sources[name] = label
-    return Resolved(replace(Settings(), **values), sources)
+    sections = {
+        section: replace(kind(), **{n: v for n, v in values.items() if SECTION_OF[n] == section})
+        for section, kind in SECTIONS.items()
+    }
+    return Resolved(Settings(**sections), sources)
 
 
 def write_setting(config_file: Path, key: str, value: str) -> Any:
@@ -264,7 +326,7 @@ def write_setting(config_file: Path, key: str, value: str) -> Any:
         data = tomllib.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_file} is not valid TOML: {exc}", "fix it by hand first") from None
-    section = SETTINGS[name].metadata["section"]
+    section = SECTION_OF[name]
     data.setdefault(section, {})[name] = list(checked) if isinstance(checked, tuple) else checked
     config_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = config_file.with_suffix(".toml.tmp")

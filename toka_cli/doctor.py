@@ -235,14 +235,14 @@ def _config(paths: Paths) -> Check:
 def _watched_paths(settings: Settings | None) -> Check:
     if settings is None:
         return Check("watch", "ok", "not checked: the config does not parse")
-    if not settings.paths:
+    if not settings.watch.paths:
         return Check("watch", "ok", "no watched paths (watch.paths)")
-    missing = [path for path in settings.paths if not Path(path).expanduser().exists()]
+    missing = [path for path in settings.watch.paths if not Path(path).expanduser().exists()]
     if missing:
-        kept = os.pathsep.join(path for path in settings.paths if path not in missing)
+        kept = os.pathsep.join(path for path in settings.watch.paths if path not in missing)
         fix = f"mkdir -p {' '.join(missing)}, or toka config set watch.paths '{kept}'"
         return Check("watch", "problem", f"watched paths missing: {', '.join(missing)}", fix)
-    return Check("watch", "ok", f"{len(settings.paths)} watched path(s) exist")
+    return Check("watch", "ok", f"{len(settings.watch.paths)} watched path(s) exist")
 
 
 def _hooks(cwd: Path) -> Check:

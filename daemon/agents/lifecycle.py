@@ -55,9 +55,9 @@ class Lifecycle:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.settings = core.settings
-        self.defaults = Thresholds(core.settings.warning_pct, core.settings.critical_pct)
+        self.defaults = Thresholds(core.settings.lifecycle.warning_pct, core.settings.lifecycle.critical_pct)
         self.agents = Agents(self.defaults)
-        self.directory = Directory(core.store, self.agents, core.settings.windows)
+        self.directory = Directory(core.store, self.agents, core.settings.models.windows)
         self.handoffs = Handoffs(core, self.directory)
         self._queue: deque[Event] = deque()
         self._wake = asyncio.Event()
@@ -190,10 +190,10 @@ class Lifecycle:
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window <= 0):
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
         thresholds = _thresholds(spec, self.defaults)
-        policy = spec.policy or self.settings.on_critical
+        policy = spec.policy or self.settings.lifecycle.on_critical
         if policy not in ON_CRITICAL:
             raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(ON_CRITICAL)}")
-        auto_compress = spec.auto_compress or self.settings.auto_compress
+        auto_compress = spec.auto_compress or self.settings.compression.auto_compress
         if auto_compress not in ("off", *COMPRESSION_POLICIES):
             choices = ", ".join(("off", *COMPRESSION_POLICIES))
             raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
@@ -250,7 +250,7 @@ class Lifecycle:
     async def _hand_off(self, agent: Agent, cause: Event) -> None:
         trace = agent.trace or agent.session
         made = self.agents.handoffs.get(trace, 0)
-        if made >= self.settings.max_handoffs:
+        if made >= self.settings.lifecycle.max_handoffs:
             detail = (
                 f"handoff refused: trace {trace} has had {made} handoffs, the most lifecycle.max_handoffs allows;"
                 " finish the work by hand or raise the limit"

@@ -71,7 +71,7 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
     if timeout is None:
         from daemon.config import load_settings
 
-        timeout = load_settings(paths.config_file).settings.start_timeout
+        timeout = load_settings(paths.config_file).settings.daemon.start_timeout
     with lock, log:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent starter finishes first
         if answers(paths):

@@ -108,7 +108,7 @@ class ContextAssembler:
     async def context(
         self, session: str, budget: int, policy: str | None, progress: Progress | None = None
     ) -> dict[str, Any]:
-        policy = policy or self.core.settings.policy
+        policy = policy or self.core.settings.compression.policy
         # The first seq tells a session that was pruned since (its last seq is the same).
         info = await self.core.store.session(session)
         key = f"context/{session}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{self.memory.changes}"
@@ -137,7 +137,7 @@ class ContextAssembler:
                 progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
             events.append(event)
         count = estimator()
-        kinds = self.core.settings.kinds
+        kinds = self.core.settings.redaction.kinds
         pinned = self._pinned_memory(session)
         return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
 

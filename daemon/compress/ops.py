@@ -37,8 +37,8 @@ async def compress_op(compressor: Compressor, request: CompressRequest, call: Ca
         raise UsageError("argument 'session' is required")
     agent = await compressor.directory.agent_or_session(target)
     compress = Compress(
-        policy=request.policy or settings.policy,
-        target_pct=float(request.target_pct or settings.target_pct),
+        policy=request.policy or settings.compression.policy,
+        target_pct=float(request.target_pct or settings.compression.target_pct),
         dry_run=request.dry_run,
         force=request.force,
     )

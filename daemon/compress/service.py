@@ -103,7 +103,7 @@ class Compressor:
         from daemon.compress.tokens import estimator, event_tokens
         from daemon.redact import redact
 
-        store, settings = self.core.store, self.core.settings
+        store, settings, kinds = self.core.store, self.core.settings.compression, self.core.settings.redaction.kinds
         previous = await last_compression(store, agent.session)
         events = await context_events(store, agent.session, compressed_to(previous), progress)
         if not request.force:
@@ -118,7 +118,7 @@ class Compressor:
             policy=request.policy,
             target_tokens=target,
             tokens=lambda event: event_tokens(event, count),
-            redact=lambda text: redact(text, settings.kinds).text,
+            redact=lambda text: redact(text, kinds).text,
             summarizer=external,
             timeout_s=settings.summarizer_timeout,
         )
@@ -140,7 +140,7 @@ class Compressor:
     def _check_rate(self, previous: Event | None, events: list[Event]) -> None:
         if previous is None:
             return
-        settings = self.core.settings
+        settings = self.core.settings.compression
         waited = self.core.clock() - previous.ts / 1_000_000
         if waited < settings.min_interval_s:
             raise Conflict(
@@ -158,7 +158,7 @@ class Compressor:
 
     def consider(self, agent: Agent, fill_pct: float) -> None:
         """At the trigger, start an automatic compression for an agent whose policy asks for one."""
-        settings = self.core.settings
+        settings = self.core.settings.compression
         if agent.auto_compress in (None, "off") or fill_pct < settings.trigger_pct or agent.session in self._auto:
             return
         self._auto.add(agent.session)

@@ -45,7 +45,7 @@ class Handoffs:
     def __init__(self, core: Core, directory: Directory) -> None:
         self.core = core
         self.directory = directory
-        self.markdown_dir = core.paths.handoffs if core.settings.save_markdown else None
+        self.markdown_dir = core.paths.handoffs if core.settings.handoff.save_markdown else None
 
     async def build(self, agent: Agent, successor: str | None = None, reason: str | None = None) -> Event:
         """Build the handoff document of ``agent`` from its session's log and store it."""
@@ -70,7 +70,7 @@ class Handoffs:
             predecessor=agent.predecessor,
             reason=reason,
         )
-        kinds = self.core.settings.kinds
+        kinds = self.core.settings.redaction.kinds
         document = redacted(builder.finish(subject, figures.to_json(window, agent.thresholds)), kinds)
         payload = {
             "trace": subject.trace,

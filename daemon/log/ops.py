@@ -213,7 +213,7 @@ async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str,
 
 @OPS.op("sessions.list", NoArgs)
 async def sessions_list(log: EventLog, request: NoArgs, call: Call) -> dict[str, Any]:
-    store, windows = log.core.store, log.core.settings.windows
+    store, windows = log.core.store, log.core.settings.models.windows
     return {"sessions": [await _session_json(store, s, windows) for s in await store.sessions()]}
 
 
@@ -225,7 +225,7 @@ class Session:
 @OPS.op("sessions.get", Session)
 async def sessions_get(log: EventLog, request: Session, call: Call) -> dict[str, Any]:
     info = await log.core.store.session(request.session)
-    return await _session_json(log.core.store, info, log.core.settings.windows)
+    return await _session_json(log.core.store, info, log.core.settings.models.windows)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,14 +24,14 @@ log = logging.getLogger("toka.daemon")
 
 
 async def open_store(paths: Paths, settings: Settings) -> EventStore:
-    if settings.backend == "memory":
+    if settings.store.backend == "memory":
         from store.ephemeral import EphemeralStore
 
         return EphemeralStore()
     from store.sqlite import SqliteStore
 
     paths.data_dir.mkdir(parents=True, exist_ok=True)
-    return await SqliteStore.open(paths.database, durability=settings.durability)  # type: ignore[arg-type]
+    return await SqliteStore.open(paths.database, durability=settings.store.durability)  # type: ignore[arg-type]
 
 
 async def run(paths: Paths, settings: Settings) -> None:

@@ -81,7 +81,7 @@ class Daemon:
         self.lifecycle = Lifecycle(core)
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = ContextStore(store, core.append)
-        self.pool = PoolService(MemoryPool(settings.capacity_bytes), core.append, settings.sweep_s)
+        self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
@@ -129,7 +129,7 @@ class Daemon:
             "pid": os.getpid(),
             "uptime_s": round(time.monotonic() - self.started, 3),
             "database": self.store.location,
-            "durability": self.settings.durability,
+            "durability": self.settings.store.durability,
             "socket": str(self.paths.socket),
             "events": sum(s.events for s in sessions),
             "sessions": len(sessions),
@@ -161,7 +161,7 @@ class Daemon:
         await self.deps.load()
         await self.memory.load()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
-        if self.settings.backend != "memory":  # a throw-away store would lose the spooled hooks
+        if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
             await ingest_spool(self.paths, self.committer)
         old_umask = os.umask(0o177)
@@ -171,7 +171,7 @@ class Daemon:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
-        if self.settings.paths:
+        if self.settings.watch.paths:
             self._start_watching()
         await self._stop.wait()
         await self._shutdown()
@@ -181,9 +181,9 @@ class Daemon:
         from daemon.ingest.watch import DaemonWatcher, resolve_roots
 
         # A memory store forgets its events at exit, so its watcher must forget how far it read.
-        cursors = CursorStore(self.paths.cursors("daemon") if self.settings.backend != "memory" else None)
+        cursors = CursorStore(self.paths.cursors("daemon") if self.settings.store.backend != "memory" else None)
         self.watcher = DaemonWatcher(
-            resolve_roots(self.settings.paths), cursors, self.committer.append, exclude=self.paths.data_dir
+            resolve_roots(self.settings.watch.paths), cursors, self.committer.append, exclude=self.paths.data_dir
         )
         self._watching = asyncio.create_task(self.watcher.run(self._watch_stop), name="watch")
 
@@ -193,7 +193,7 @@ class Daemon:
         self._watch_stop.set()
         self.watcher.stopping.set()  # the file being read stops after its current batch
         try:
-            await asyncio.wait_for(self._watching, self.settings.shutdown_deadline)
+            await asyncio.wait_for(self._watching, self.settings.daemon.shutdown_deadline)
         except TimeoutError:
             log.warning("the watcher did not stop within the deadline")
 
@@ -202,7 +202,7 @@ class Daemon:
         if self._lifecycle_task is None:
             return
         try:
-            await asyncio.wait_for(self.lifecycle.drained(), self.settings.shutdown_deadline)
+            await asyncio.wait_for(self.lifecycle.drained(), self.settings.daemon.shutdown_deadline)
         except TimeoutError:
             log.warning("lifecycle: usage left unevaluated at shutdown")
         self._lifecycle_task.cancel()
@@ -217,7 +217,7 @@ class Daemon:
         for closed in self._streams:
             closed.set()
         try:
-            await asyncio.wait_for(self._idle.wait(), self.settings.shutdown_deadline)
+            await asyncio.wait_for(self._idle.wait(), self.settings.daemon.shutdown_deadline)
         except TimeoutError:
             log.warning("%d requests did not finish within the deadline", self._in_flight)
         for writer in list(self._connections):
@@ -240,7 +240,7 @@ class Daemon:
         self.clients += 1
         self._connections.add(writer)
         read_size(writer.transport)
-        lines = LineReader(reader, self.settings.max_line_bytes)
+        lines = LineReader(reader, self.settings.daemon.max_line_bytes)
         closed = asyncio.Event()
 
         async def send(message: dict[str, Any] | bytes) -> None:
@@ -256,7 +256,7 @@ class Daemon:
                         error_message(
                             None,
                             UsageError(
-                                f"request line exceeds {self.settings.max_line_bytes} bytes",
+                                f"request line exceeds {self.settings.daemon.max_line_bytes} bytes",
                                 "split the batch, or raise daemon.max_line_bytes",
                             ),
                         )

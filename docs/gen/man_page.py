@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 
 from command_docs import HEADER, PROG, CommandDoc, ParamDoc, one_line
 
@@ -122,9 +121,8 @@ def man_page(tree: list[CommandDoc]) -> str:
         " overridden by a command-line flag. Lists are separated by colons.",
     ]
     defaults = Settings()
-    for spec in fields(Settings):
-        name = spec.name
-        default = getattr(defaults, name)
+    for name in SETTINGS:
+        default = defaults.value(name)
         shown = ", ".join(default) if isinstance(default, tuple) else default
         shown = str(shown).lower() if isinstance(shown, bool) else shown
         lines += [

@@ -24,7 +24,7 @@ def show(json_: JsonOpt = False) -> None:
     rows = [
         {
             "key": key_of(name),
-            "value": getattr(resolved.settings, name),
+            "value": resolved.settings.value(name),
             "source": resolved.sources[name],
             "help": SETTINGS[name].metadata["help"],
         }
@@ -45,7 +45,7 @@ def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """One setting's resolved value."""
     name = lookup(key)
     resolved = load_settings(resolve_paths().config_file)
-    setting = {"key": key_of(name), "value": getattr(resolved.settings, name), "source": resolved.sources[name]}
+    setting = {"key": key_of(name), "value": resolved.settings.value(name), "source": resolved.sources[name]}
     emit(setting, json_, lambda shown: typer.echo(_shown(shown["value"], "\n")))
 
 

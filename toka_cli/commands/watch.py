@@ -47,7 +47,7 @@ def watch(
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(FORMATS)}")
     toka_paths = resolve_paths()
     if not paths:
-        configured = load_settings(toka_paths.config_file).settings.paths
+        configured = load_settings(toka_paths.config_file).settings.watch.paths
         if not configured:
             raise UsageError(
                 "nothing to watch", "name files or folders, or set them: toka config set watch.paths ~/.claude/projects"
