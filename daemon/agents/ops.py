@@ -116,10 +116,16 @@ async def agents_spawn(lifecycle: Lifecycle, request: SpawnAgent, call: Call) ->
 class Move:
     agent: str
     detail: str | None = None
-    reason: str | None = None  # terminate only
 
 
-async def _move(lifecycle: Lifecycle, request: Move, to: str, reason: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Terminate:
+    agent: str
+    detail: str | None = None
+    reason: str | None = None  # a termination reason
+
+
+async def _move(lifecycle: Lifecycle, request: Move | Terminate, to: str, reason: str | None = None) -> dict[str, Any]:
     found = await lifecycle.directory.find(request.agent)
     agent = await lifecycle.move(found.id, to, reason, request.detail)
     return await agent_json(lifecycle, agent)
@@ -135,8 +141,8 @@ async def agents_resume(lifecycle: Lifecycle, request: Move, call: Call) -> dict
     return await _move(lifecycle, request, "RESUME")
 
 
-@OPS.op("agents.terminate", Move)
-async def agents_terminate(lifecycle: Lifecycle, request: Move, call: Call) -> dict[str, Any]:
+@OPS.op("agents.terminate", Terminate)
+async def agents_terminate(lifecycle: Lifecycle, request: Terminate, call: Call) -> dict[str, Any]:
     return await _move(lifecycle, request, "TERMINATED", (request.reason or "MANUAL_TERMINATION").upper())
 
 

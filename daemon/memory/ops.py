@@ -39,7 +39,13 @@ async def memory_set(memory: ContextStore, request: Set, call: Call) -> dict[str
 class Key:
     scope: str
     key: str
-    expect_version: int | None = None  # delete only
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    scope: str
+    key: str
+    expect_version: int | None = None
 
 
 @OPS.op("memory.get", Key)
@@ -60,8 +66,8 @@ async def memory_list(memory: ContextStore, request: ListEntries, call: Call) ->
     return {"entries": [e.to_json() for e in memory.entries(scope, request.prefix, request.pinned)]}
 
 
-@OPS.op("memory.delete", Key)
-async def memory_delete(memory: ContextStore, request: Key, call: Call) -> dict[str, Any]:
+@OPS.op("memory.delete", Delete)
+async def memory_delete(memory: ContextStore, request: Delete, call: Call) -> dict[str, Any]:
     entry = await memory.delete(request.scope, request.key, expect=request.expect_version)
     return {"scope": entry.scope, "key": entry.key, "version": entry.version, "deleted": True}
 
