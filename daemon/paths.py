@@ -75,6 +75,11 @@ class Paths(_Dirs):
         return self.runtime_dir / "toka.pid"
 
     @property
+    def start_failure(self) -> Path:
+        """Why the latest start-up failed, as JSON, for the client that started it (daemon/client/autostart.py)."""
+        return self.runtime_dir / "start-failure.json"
+
+    @property
     def start_lock(self) -> Path:
         return self.runtime_dir / "start.lock"
 

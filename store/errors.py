@@ -23,6 +23,10 @@ class TokaError(Exception):
     def to_wire(self) -> dict[str, str | None]:
         return {"code": self.code, "message": self.message, "hint": self.hint}
 
+    def lines(self) -> str:
+        """As a person reads it on stderr: ``error: ...`` and, when there is one, ``hint: ...``."""
+        return f"error: {self.message}\n" + (f"hint: {self.hint}\n" if self.hint else "")
+
 
 class UsageError(TokaError):
     """The request or command line is malformed (bad JSON, wrong types, unknown op)."""

@@ -17,9 +17,7 @@ from store.errors import TokaError
 
 
 def report(error: TokaError) -> None:
-    print(f"error: {error.message}", file=sys.stderr)
-    if error.hint:
-        print(f"hint: {error.hint}", file=sys.stderr)
+    sys.stderr.write(error.lines())
 
 
 class TokaGroup(TyperGroup):

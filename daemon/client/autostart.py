@@ -8,7 +8,9 @@ line it logged.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -37,22 +39,28 @@ def answers(paths: Paths) -> bool:
 
 
 def _start_failure(paths: Paths, log_offset: int) -> DaemonUnavailable:
-    """The daemon's own `error:`/`hint:` lines from what this start wrote to the log."""
+    """Why the daemon exited: the error it left (daemon/server/main.py), else, for a crash
+    rather than a refusal, the last line of what this start wrote to the log that names an error."""
+    log_hint = f"see {paths.log_file}"
+    try:
+        left = json.loads(paths.start_failure.read_text(encoding="utf-8"))
+        paths.start_failure.unlink()
+    except (OSError, ValueError):
+        left = None
+    if isinstance(left, dict) and isinstance(left.get("message"), str):
+        hint = left.get("hint")
+        return DaemonUnavailable(
+            f"the daemon exited at start-up: {left['message']}",
+            f"{hint} ({log_hint})" if isinstance(hint, str) and hint else log_hint,
+        )
     try:
         with paths.log_file.open("rb") as handle:
             handle.seek(log_offset)
             lines = handle.read().decode(errors="replace").splitlines()
     except OSError:
         lines = []
-    reason = next((line for line in reversed(lines) if line.startswith("error: ")), None)
-    if reason is None:  # a crash rather than a refusal: the traceback's last line says most
-        reason = next((line for line in reversed(lines) if "error" in line.lower()), "no log written")
-    hint = next((line for line in reversed(lines) if line.startswith("hint: ")), None)
-    log_hint = f"see {paths.log_file}"
-    return DaemonUnavailable(
-        f"the daemon exited at start-up: {reason.removeprefix('error: ').strip()}",
-        f"{hint.removeprefix('hint: ').strip()} ({log_hint})" if hint else log_hint,
-    )
+    reason = next((line for line in reversed(lines) if "error" in line.lower()), "no log written")
+    return DaemonUnavailable(f"the daemon exited at start-up: {reason.strip()}", log_hint)
 
 
 def start_daemon(paths: Paths, timeout: float | None = None) -> None:
@@ -77,6 +85,8 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
         if answers(paths):
             return
         log_offset = log.seek(0, os.SEEK_END)
+        with contextlib.suppress(FileNotFoundError):
+            paths.start_failure.unlink()  # an older start's
         env = dict(os.environ)
         if "TOKA_HOME" in env:
             env["TOKA_HOME"] = str(Path(env["TOKA_HOME"]).expanduser().absolute())

@@ -5,7 +5,9 @@ into one line and an exit code."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
+import json
 import logging
 import os
 import signal
@@ -90,7 +92,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         run_foreground({"backend": "memory"} if "--memory" in argv else {})
     except TokaError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+        sys.stderr.write(exc.lines())
+        _leave_failure(exc)
         sys.exit(exc.exit_code)
+
+
+def _leave_failure(error: TokaError) -> None:
+    """Write why start-up failed where the client that started the daemon reads it."""
+    with contextlib.suppress(OSError, TokaError):
+        paths = resolve_paths()
+        if paths.runtime_dir.is_dir():
+            paths.start_failure.write_text(json.dumps(error.to_wire()), encoding="utf-8")

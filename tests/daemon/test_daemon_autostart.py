@@ -128,6 +128,7 @@ def test_autostart_failure_quotes_the_daemons_error_quickly(paths: Paths, break_
     assert quoted in raised.value.message, raised.value.message
     assert raised.value.hint is not None and str(paths.log_file) in raised.value.hint
     assert not paths.socket.exists() and not paths.pidfile.exists()
+    assert not paths.start_failure.exists(), "the client takes the failure the daemon left"
 
 
 def test_home_that_is_a_file_fails_quickly_and_names_the_path(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
