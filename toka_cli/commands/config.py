@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import typer
 
-from daemon.config import SETTINGS, key_of, load_settings, lookup, write_setting
 from daemon.paths import resolve_paths
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
@@ -20,6 +19,8 @@ KeyArg = Annotated[str, typer.Argument(help="A setting, e.g. store.durability (o
 @app.command()
 def show(json_: JsonOpt = False) -> None:
     """Every setting with its resolved value and where it came from."""
+    from daemon.config import SETTINGS, key_of, load_settings  # loaded by the commands that read config.toml only
+
     resolved = load_settings(resolve_paths().config_file)
     rows = [
         {
@@ -43,6 +44,8 @@ def _settings(document: dict[str, list[dict[str, Any]]]) -> None:
 @app.command()
 def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """One setting's resolved value."""
+    from daemon.config import key_of, load_settings, lookup
+
     name = lookup(key)
     resolved = load_settings(resolve_paths().config_file)
     setting = {"key": key_of(name), "value": resolved.settings.value(name), "source": resolved.sources[name]}
@@ -52,6 +55,8 @@ def get(key: KeyArg, json_: JsonOpt = False) -> None:
 @app.command("set")
 def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value.")]) -> None:
     """Write one setting to config.toml, keeping the rest of the file. A running daemon reads it on restart."""
+    from daemon.config import key_of, lookup, write_setting
+
     path = resolve_paths().config_file
     checked = write_setting(path, key, value)
     note(f"{key_of(lookup(key))} = {checked!r} written to {path}")

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from daemon.client.results import MARK_END, MARK_START
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
 from toka_cli.output import console
@@ -29,6 +28,8 @@ def highlighted(snippet: str) -> Text | str:
     if not out.is_terminal or out.color_system is None:
         return line
     from rich.text import Text
+
+    from daemon.client.results import MARK_END, MARK_START
 
     text = Text()
     for index, part in enumerate(line.replace(MARK_END, MARK_START).split(MARK_START)):
