@@ -26,8 +26,11 @@ DEFAULT_CAPACITY = 64 * 1024 * 1024
 DEFAULT_SWEEP_S = 5.0
 
 
-def _setting(default: Any, help: str, choices: tuple[str, ...] = (), env: str | None = None) -> Any:
-    metadata = {"help": help, "choices": choices, "env": env}
+def _setting(
+    default: Any, help: str, choices: tuple[str, ...] = (), env: str | None = None, secret: bool = False
+) -> Any:
+    # secret: a value that may hold a password, shown only with it hidden (store/url.py).
+    metadata = {"help": help, "choices": choices, "env": env, "secret": secret}
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -42,7 +45,17 @@ class StoreSettings:
         ("normal", "full"),
     )
     backend: str = _setting(
-        "sqlite", "sqlite: the database file in the data dir; memory: nothing kept", ("sqlite", "memory")
+        "sqlite",
+        "sqlite: the database file in the data dir; postgres: the shared database at store.url (docs/postgres.md);"
+        " memory: nothing kept",
+        ("sqlite", "postgres", "memory"),
+    )
+    url: str = _setting(
+        "",
+        "the PostgreSQL database of backend = postgres, e.g. postgresql://toka@db.internal/toka?sslmode=verify-full"
+        " (keep the password in ~/.pgpass or PGPASSWORD; it is never shown)",
+        env="TOKA_STORE_URL",
+        secret=True,
     )
 
 
@@ -294,6 +307,15 @@ def read_file(path: Path) -> dict[str, Any]:
 class Resolved:
     settings: Settings
     sources: dict[str, str]  # name -> "default" | "config.toml" | "env TOKA_X" | "flag"
+
+
+def shown(name: str, value: Any) -> Any:
+    """A setting's value as it may be printed: a secret one with its password hidden."""
+    if SETTINGS[name].metadata["secret"] and isinstance(value, str):
+        from store.url import redacted
+
+        return redacted(value)
+    return value
 
 
 def load_settings(config_file: Path, flags: dict[str, Any] | None = None) -> Resolved:

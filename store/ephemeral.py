@@ -17,7 +17,6 @@ from store.base import (
     EventQuery,
     EventStore,
     ProgressCallback,
-    Sealer,
     SessionInfo,
     Stats,
     StoredRow,
@@ -27,6 +26,7 @@ from store.base import (
 from store.errors import NotFound
 from store.events import Event, NewEvent
 from store.query import matches
+from store.sealer import Sealer
 from store.search import SearchHit, SearchQuery, TextMatcher, indexed_text, snippet, tokens
 
 

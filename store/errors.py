@@ -91,6 +91,14 @@ class StoreError(TokaError):
     exit_code = 1
 
 
+class StoreUnavailable(StoreError):
+    """The database server cannot be reached (PostgreSQL): the daemon reconnects on its own, and
+    hooks spool what they record meanwhile."""
+
+    code = "store_unavailable"
+    exit_code = 4
+
+
 class SchemaTooNew(StoreError):
     code = "schema_too_new"
     exit_code = 2

@@ -1,6 +1,6 @@
-"""What the SQLite backend's modules share: the columns they select, events built from them,
-and transactions. Used by the backend's modules (store/sqlite.py and the store/sqlite_*.py it runs)
-and its migrations.
+"""What the SQL backends' modules share: the columns they select, events built from them, how
+payloads are stored, and (SQLite's) transactions. Used by store/sqlite.py and the
+store/sqlite_*.py it runs, its migrations, and the PostgreSQL backend (store/postgres*.py).
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from store.errors import IntegrityError, StoreError
 from store.events import Event, digest, event_json_text
 
 CODEC_RAW, CODEC_ZLIB = 0, 1
+# Payloads at least this large are zlib-compressed when that makes them smaller: below it the
+# saving is a few bytes and the cost a few microseconds per event.
+COMPRESS_FROM = 1024
 
 SELECT = (
     "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
@@ -39,6 +42,15 @@ def decode_blob(codec: int | None, data: bytes | None) -> bytes:
     if codec == CODEC_RAW:
         return bytes(data)
     raise ValueError(f"unknown blob codec {codec}")
+
+
+def packed(data: bytes) -> tuple[int, bytes]:
+    """(codec, stored bytes) of a payload: compressed when it is large and that makes it smaller."""
+    if len(data) >= COMPRESS_FROM:
+        compressed = zlib.compress(data, 6)
+        if len(compressed) < len(data):
+            return CODEC_ZLIB, compressed
+    return CODEC_RAW, data
 
 
 def event_of(row: Sequence[Any]) -> Event:

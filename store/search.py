@@ -140,7 +140,7 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-# --- The query language, as the memory backend reads it -------------------------------------
+# --- The query language, as the memory and PostgreSQL backends read it -----------------------
 #
 # A subset of FTS5's grammar: words and "quoted phrases" (a word that cuts into several tokens
 # is a phrase, as in FTS5), a trailing * for a prefix, AND (or nothing), OR, NOT, parentheses,
@@ -152,13 +152,17 @@ _LEX = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class _Phrase:
+class Phrase:
+    """Words that must stand next to each other, in order; the last one a prefix when ``prefix``."""
+
     words: tuple[str, ...]
     prefix: bool
 
 
 @dataclass(frozen=True, slots=True)
-class _Op:
+class Op:
+    """Two parsed queries joined by AND, OR or NOT (``left`` but not ``right``)."""
+
     name: str  # AND, OR, NOT
     left: Any
     right: Any
@@ -200,6 +204,7 @@ class _Parser:
         return item
 
     def parse(self) -> Any:
+        """The query as a tree of :class:`Op` and :class:`Phrase`."""
         node = self.or_expr()
         if self.peek() is not None:
             raise _malformed(self.query, f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
@@ -213,7 +218,7 @@ class _Parser:
         node = self.and_expr()
         while self._is("OR"):
             self.at += 1
-            node = _Op("OR", node, self.and_expr())
+            node = Op("OR", node, self.and_expr())
         return node
 
     def and_expr(self) -> Any:
@@ -224,13 +229,13 @@ class _Parser:
                 return node
             if self._is("AND"):
                 self.at += 1
-            node = _Op("AND", node, self.not_expr())
+            node = Op("AND", node, self.not_expr())
 
     def not_expr(self) -> Any:
         node = self.primary()
         while self._is("NOT"):
             self.at += 1
-            node = _Op("NOT", node, self.primary())
+            node = Op("NOT", node, self.primary())
         return node
 
     def primary(self) -> Any:
@@ -255,7 +260,7 @@ class _Parser:
         prefix = self.peek() == ("star", "*")
         if prefix:
             self.at += 1
-        return _Phrase(words, prefix)
+        return Phrase(words, prefix)
 
     def near(self) -> Any:
         self.at += 1  # the "("
@@ -269,13 +274,20 @@ class _Parser:
                 continue
             self.at -= 1
             phrase = self.primary()
-            node = phrase if node is None else _Op("AND", node, phrase)
+            node = phrase if node is None else Op("AND", node, phrase)
         if node is None:
             raise _malformed(self.query, "NEAR() is empty")
         return node
 
 
-def _phrase_at(words: list[str], phrase: _Phrase) -> list[int]:
+def parse_query(query: str) -> Phrase | Op:
+    """``query`` as a tree of :class:`Op` and :class:`Phrase`; UsageError with a hint when it is
+    not valid syntax."""
+    tree: Phrase | Op = _Parser(query).parse()
+    return tree
+
+
+def _phrase_at(words: list[str], phrase: Phrase) -> list[int]:
     """Positions where the phrase starts in ``words`` (its last word may be a prefix)."""
     size = len(phrase.words)
     if size == 0:
@@ -298,12 +310,12 @@ class TextMatcher:
     """One parsed query, matched against the token lists of events (the memory backend)."""
 
     def __init__(self, query: str) -> None:
-        self.tree = _Parser(query).parse()
+        self.tree = parse_query(query)
         self.phrases = list(self._positive(self.tree))
 
-    def _positive(self, node: Any) -> Iterator[_Phrase]:
+    def _positive(self, node: Any) -> Iterator[Phrase]:
         """The phrases whose presence counts towards a match (not those after NOT)."""
-        if isinstance(node, _Phrase):
+        if isinstance(node, Phrase):
             yield node
         elif node.name == "NOT":
             yield from self._positive(node.left)
@@ -312,7 +324,7 @@ class TextMatcher:
             yield from self._positive(node.right)
 
     def _holds(self, node: Any, words: list[str]) -> bool:
-        if isinstance(node, _Phrase):
+        if isinstance(node, Phrase):
             return bool(_phrase_at(words, node))
         if node.name == "AND":
             return self._holds(node.left, words) and self._holds(node.right, words)
@@ -331,7 +343,7 @@ class TextMatcher:
                 marked.update(range(start, start + len(phrase.words)))
         return marked
 
-    def score(self, words: list[str], rarity: dict[_Phrase, float]) -> float:
+    def score(self, words: list[str], rarity: dict[Phrase, float]) -> float:
         """Stand-in for BM25: occurrences of each phrase, damped, times its rarity, over length."""
         total = 0.0
         for phrase in self.phrases:
@@ -340,7 +352,7 @@ class TextMatcher:
                 total += rarity.get(phrase, 1.0) * count / (count + 1.2)
         return total / (1 + len(words) / 1000)
 
-    def rarity(self, documents: list[list[str]]) -> dict[_Phrase, float]:
+    def rarity(self, documents: list[list[str]]) -> dict[Phrase, float]:
         """An idf per phrase over the candidate documents."""
         n = len(documents)
         result = {}

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
 from collections import defaultdict
 
-from store.base import AppendResult, SealedEvent, Sealer
+from store.base import AppendResult
 from store.events import Event, NewEvent
-from store.rows import CODEC_RAW, CODEC_ZLIB, JSON_LIST, SELECT, event_of, transaction
+from store.rows import COMPRESS_FROM, JSON_LIST, SELECT, event_of, packed, transaction
+from store.sealer import SealedEvent, Sealer
 from store.sqlite_projections import project_batch
 from store.sqlite_search import index_events
-
-# Payloads at least this large are zlib-compressed when that makes them smaller: below it the
-# saving is a few bytes and the cost a few microseconds per event.
-COMPRESS_FROM = 1024
 
 
 def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
@@ -90,10 +86,5 @@ def _write_blobs(db: sqlite3.Connection, sealed: list[SealedEvent]) -> None:
         name, data = item.event.digest, item.payload_bytes
         if name in rows or name in stored_already:
             continue
-        codec, stored = CODEC_RAW, data
-        if len(data) >= COMPRESS_FROM:
-            packed = zlib.compress(data, 6)
-            if len(packed) < len(data):
-                codec, stored = CODEC_ZLIB, packed
-        rows[name] = (name, len(data), codec, stored)
+        rows[name] = (name, len(data), *packed(data))
     db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows.values())

@@ -11,46 +11,30 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from typing import Any
 
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
+from store.projection import fold, session_infos
 from store.rows import transaction
 
 
 def project_batch(db: sqlite3.Connection, events: list[Event]) -> None:
     """Fold one batch into the session tables: one upsert per session, agent and kind."""
-    sessions: dict[str, list[Any]] = {}
-    agents: dict[tuple[str, str], int] = defaultdict(int)
-    kinds: dict[tuple[str, str], int] = defaultdict(int)
-    for e in events:
-        row = sessions.get(e.session)
-        if row is None:
-            sessions[e.session] = [e.session, 1, e.seq, e.seq, e.ts, e.ts, e.id]
-        else:
-            row[1] += 1
-            row[3] = e.seq
-            row[4] = min(row[4], e.ts)
-            row[5] = max(row[5], e.ts)
-            row[6] = e.id
-        if e.agent is not None:
-            agents[(e.session, e.agent)] += 1
-        kinds[(e.session, e.kind)] += 1
-    db.executemany(  # one row per session of the batch; agents and kinds only when there are any
+    folded = fold(events)
+    db.executemany(
         """INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET
             events = events + excluded.events, last_seq = excluded.last_seq,
             first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
             head = excluded.head""",
-        sessions.values(),
+        folded.sessions,
     )
-    for table, column, counts in (("session_agents", "agent", agents), ("session_kinds", "kind", kinds)):
-        if not counts:
-            continue
-        db.executemany(
-            f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT (session, {column})"
-            " DO UPDATE SET events = events + excluded.events",
-            [(s, name, n) for (s, name), n in counts.items()],
-        )
+    for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
+        if counts:  # agents and kinds only when there are any
+            db.executemany(
+                f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT (session, {column})"
+                " DO UPDATE SET events = events + excluded.events",
+                counts,
+            )
 
 
 def project_sessions(db: sqlite3.Connection, session: str | None = None) -> None:
@@ -106,17 +90,4 @@ def read_sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]
             params = (rows[0][0],)
         for session, item, count in db.execute(sql + " ORDER BY events DESC", params):
             into[session][item] = count
-    return [
-        SessionInfo(
-            session=row[0],
-            events=row[1],
-            first_seq=row[2],
-            last_seq=row[3],
-            first_ts=row[4],
-            last_ts=row[5],
-            head=row[6],
-            agents=agents[row[0]],
-            kinds=kinds[row[0]],
-        )
-        for row in rows
-    ]
+    return session_infos(rows, agents, kinds)

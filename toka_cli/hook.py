@@ -31,7 +31,7 @@ import time
 from daemon.client.socket import Connection, DaemonNotRunning
 from daemon.client.spool import append_to_spool
 from daemon.paths import hook_files
-from store.errors import Busy, DaemonUnavailable, ProtocolError, TokaError
+from store.errors import Busy, DaemonUnavailable, ProtocolError, StoreUnavailable, TokaError
 
 # typing costs a hook about 4 ms to import, so it is read by type checkers only.
 TYPE_CHECKING = False
@@ -167,7 +167,7 @@ def _record(event: dict[str, Any], headroom: bool, statusline: bool, stderr: IO[
     try:
         try:
             connection.call("events.append", events=[event])
-        except (DaemonUnavailable, Busy) as exc:
+        except (DaemonUnavailable, Busy, StoreUnavailable) as exc:  # StoreUnavailable: its database is down
             append_to_spool(files.spool, line)
             _note(stderr, f"spooled: {exc.message}")
             return None

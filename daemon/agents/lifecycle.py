@@ -71,11 +71,13 @@ class Lifecycle:
         async for event in self.core.store.scan(EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF))):
             self.agents.apply(event)
 
-    def committed(self, events: list[Event]) -> None:
+    def committed(self, events: list[Event], evaluate: bool = True) -> None:
+        """Project committed events; queue usage for evaluation when ``evaluate`` (the events
+        were committed by this daemon: on a shared log, the daemon that recorded usage acts on it)."""
         for event in events:
             if event.kind in (SPAWN, LIFECYCLE, HANDOFF):
                 self.agents.apply(event)
-            elif event.kind in FIGURE_KINDS or event.kind == COMPRESSION:
+            elif evaluate and (event.kind in FIGURE_KINDS or event.kind == COMPRESSION):
                 self._queue.append(event)
                 self._wake.set()
 

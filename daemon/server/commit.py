@@ -10,6 +10,7 @@ If a group fails, its requests are retried one by one, so one bad request fails 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -31,8 +32,16 @@ Amend = Callable[[list[tuple[NewEvent, Event]]], Awaitable[list[NewEvent]]]
 
 
 class GroupCommitter:
-    def __init__(self, store: EventStore, on_commit: Callable[[list[Event]], None], amend: Amend | None = None) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        on_commit: Callable[[list[Event]], None],
+        amend: Amend | None = None,
+        turn: asyncio.Lock | None = None,
+    ) -> None:
         self._store = store
+        # Held from a group's append until its events are handed over (daemon/server/follow.py).
+        self._turn = turn
         self._on_commit = on_commit
         self._amend = amend
         self._pending: deque[Pending] = deque()
@@ -73,7 +82,8 @@ class GroupCommitter:
             await self._wake.wait()
             self._wake.clear()
             while self._pending:
-                await self._commit(self._take_group())
+                async with self._turn or contextlib.nullcontext():
+                    await self._commit(self._take_group())
             if self._closing and not self._pending:
                 return
 

@@ -20,7 +20,7 @@ from daemon.server.pidlock import PidLock
 from daemon.server.process import Daemon
 from daemon.states.machines import read_machines
 from store.base import EventStore
-from store.errors import StoreError, TokaError
+from store.errors import ConfigError, StoreError, TokaError
 
 log = logging.getLogger("toka.daemon")
 
@@ -30,10 +30,27 @@ async def open_store(paths: Paths, settings: Settings) -> EventStore:
         from store.ephemeral import EphemeralStore
 
         return EphemeralStore()
+    if settings.store.backend == "postgres":
+        return await _open_postgres(settings.store.url)
     from store.sqlite import SqliteStore
 
     paths.data_dir.mkdir(parents=True, exist_ok=True)
     return await SqliteStore.open(paths.database, durability=settings.store.durability)  # type: ignore[arg-type]
+
+
+async def _open_postgres(url: str) -> EventStore:
+    if not url:
+        raise ConfigError(
+            "store.backend is postgres but store.url is empty",
+            "set it: toka config set store.url postgresql://USER@HOST/DB (or TOKA_STORE_URL)",
+        )
+    try:
+        from store.postgres import PostgresStore
+    except ImportError:
+        raise ConfigError(
+            "the postgres backend needs psycopg, which is not installed", "pip install 'toka[postgres]'"
+        ) from None
+    return await PostgresStore.open(url)
 
 
 async def run(paths: Paths, settings: Settings) -> None:

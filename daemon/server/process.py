@@ -40,6 +40,7 @@ from daemon.retention.ops import Retention
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
 from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, peer_uid, read_size
+from daemon.server.follow import Follower
 from daemon.server.hub import Hub
 from daemon.server.ops import Process
 from daemon.server.registry import Call, Op, progress_sender
@@ -74,7 +75,14 @@ class Daemon:
         self.settings = settings
         self.store = store
         self.hub = Hub()
-        self.committer = GroupCommitter(store, self._committed, partial(output_revisions, store))
+        # A log other daemons append to is followed, so that their events reach this one's too.
+        self.follower = Follower(store, self._committed, self._drain_spool) if store.shared else None
+        self.committer = GroupCommitter(
+            store,
+            self.follower.own if self.follower else partial(self._committed, own=True),
+            partial(output_revisions, store),
+            turn=self.follower.turn if self.follower else None,
+        )
         core = Core(store, self.committer.append, settings, paths)
         self.states = StateStore(store, core.append, machines)
         self.deps = Dependencies(store, core.append)
@@ -113,12 +121,24 @@ class Daemon:
         self._watching: asyncio.Task[None] | None = None
         self._watch_stop = asyncio.Event()
 
-    def _committed(self, events: list[Event]) -> None:
+    def _committed(self, events: list[Event], own: bool) -> None:
+        """Hand committed events to the hub and the components that project the log; usage is
+        evaluated only by the daemon that committed it (``own``)."""
         self.hub.publish(events)
-        self.lifecycle.committed(events)
+        self.lifecycle.committed(events, evaluate=own)
         self.states.committed(events)
         self.deps.committed(events)
         self.memory.committed(events)
+
+    async def _drain_spool(self) -> None:
+        """The database is back: append what hooks spooled while it could not be reached."""
+        try:
+            count = await ingest_spool(self.paths, self.committer)
+        except TokaError as exc:
+            log.warning("the spool could not be drained: %s", exc.message)
+            return
+        if count:
+            log.info("appended %d spooled events", count)
 
     async def status(self) -> dict[str, Any]:
         """The ``status`` document (docs/json.md)."""
@@ -137,6 +157,7 @@ class Daemon:
             "subscribers": len(self.hub),
             "commits": self.committer.groups,
             "watch": None if self.watcher is None else self.watcher.status(),
+            "connection": self.store.connection_state(),
             "agents_at_risk": self.lifecycle.at_risk(),
         }
 
@@ -156,10 +177,14 @@ class Daemon:
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
         self.committer.start()
         self.pool.start()
+        if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
+            await self.follower.mark()
         await self.lifecycle.load()
         await self.states.load()
         await self.deps.load()
         await self.memory.load()
+        if self.follower is not None:
+            self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
@@ -225,6 +250,8 @@ class Daemon:
         await self._stop_lifecycle()
         await self.pool.stop()
         await self.committer.close()
+        if self.follower is not None:
+            await self.follower.stop()
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.paths.socket)

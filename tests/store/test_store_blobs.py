@@ -8,9 +8,8 @@ from pathlib import Path
 
 from store.base import EventStore
 from store.events import NewEvent, canonical_json, digest
-from store.rows import CODEC_RAW, CODEC_ZLIB
+from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
 from store.sqlite import SqliteStore
-from store.sqlite_append import COMPRESS_FROM
 
 TOOL_OUTPUT = {"stdout": "total 0\ndrwxr-xr-x  2 root root 4096 .\n", "exit": 0}
 

@@ -16,9 +16,8 @@ from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
 from store.migrations import MIGRATIONS
-from store.rows import CODEC_RAW, CODEC_ZLIB
+from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
 from store.sqlite import SqliteStore
-from store.sqlite_append import COMPRESS_FROM
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds

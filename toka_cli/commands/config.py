@@ -19,13 +19,18 @@ KeyArg = Annotated[str, typer.Argument(help="A setting, e.g. store.durability (o
 @app.command()
 def show(json_: JsonOpt = False) -> None:
     """Every setting with its resolved value and where it came from."""
-    from daemon.config import SETTINGS, key_of, load_settings  # loaded by the commands that read config.toml only
+    from daemon.config import (
+        SETTINGS,
+        key_of,
+        load_settings,
+        shown,
+    )  # loaded by the commands that read config.toml only
 
     resolved = load_settings(resolve_paths().config_file)
     rows = [
         {
             "key": key_of(name),
-            "value": resolved.settings.value(name),
+            "value": shown(name, resolved.settings.value(name)),
             "source": resolved.sources[name],
             "help": SETTINGS[name].metadata["help"],
         }
@@ -44,22 +49,23 @@ def _settings(document: dict[str, list[dict[str, Any]]]) -> None:
 @app.command()
 def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """One setting's resolved value."""
-    from daemon.config import key_of, load_settings, lookup
+    from daemon.config import key_of, load_settings, lookup, shown
 
     name = lookup(key)
     resolved = load_settings(resolve_paths().config_file)
-    setting = {"key": key_of(name), "value": resolved.settings.value(name), "source": resolved.sources[name]}
+    value = shown(name, resolved.settings.value(name))
+    setting = {"key": key_of(name), "value": value, "source": resolved.sources[name]}
     emit(setting, json_, lambda shown: typer.echo(_shown(shown["value"], "\n")))
 
 
 @app.command("set")
 def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value.")]) -> None:
     """Write one setting to config.toml, keeping the rest of the file. A running daemon reads it on restart."""
-    from daemon.config import key_of, lookup, write_setting
+    from daemon.config import key_of, lookup, shown, write_setting
 
     path = resolve_paths().config_file
     checked = write_setting(path, key, value)
-    note(f"{key_of(lookup(key))} = {checked!r} written to {path}")
+    note(f"{key_of(lookup(key))} = {shown(lookup(key), checked)!r} written to {path}")
 
 
 def _shown(value: object, separator: str) -> str:

@@ -1,0 +1,148 @@
+"""The append path of the PostgreSQL backend: one batch, sealed and written in one transaction,
+by any number of daemons on one database.
+
+**One chain, dense seqs.** Each append takes ``LOCK TABLE events IN EXCLUSIVE MODE`` first, as
+the eventsourcing library's PostgreSQL recorder does: appends from every daemon then commit one
+at a time (reads go on), so the next seq is the largest plus one, seqs are dense and in commit
+order, and the head a batch chains onto is the session's real head. A plain sequence would
+hand out numbers that commit out of order, and a subscriber reading "seq > last" would skip
+the late ones for good. The lock is held only for the batch's own statements: the daemon's
+group commit already makes one transaction of what its clients sent together.
+
+**Idempotent retries.** Each call carries a token (the daemon's idempotency key for the batch);
+the transaction records it in ``append_batches`` with the ids it produced. A daemon that lost
+the connection before the acknowledgement retries with the same token and, if the first try
+committed, gets its answer back instead of writing the batch twice.
+
+**Notification.** The transaction ends with ``pg_notify('toka_events', last seq)``, delivered at
+commit to every daemon listening (store/postgres.py), which then reads what it has not seen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from store.base import AppendResult
+from store.events import Event, NewEvent
+from store.postgres_search import index_rows
+from store.projection import fold
+from store.rows import SELECT, event_of, packed
+from store.sealer import SealedEvent, Sealer
+
+CHANNEL = "toka_events"
+
+
+async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str) -> list[AppendResult]:
+    """Seal ``batch`` onto the log and write it, or return what an earlier try with ``token`` did."""
+    async with conn.transaction():
+        await conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")
+        earlier = await _earlier_try(conn, token)
+        if earlier is not None:
+            return earlier
+        cursor = await conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM events")
+        next_seq = (await cursor.fetchone())[0]  # type: ignore[index]
+        heads = await _heads(conn, {new.session for new in batch})
+        held = await _held_keys(conn, batch)
+        sealer = Sealer(next_seq, heads.get, lambda s, k: held.get((s, k)), lambda _: None)
+        results = sealer.seal_all(batch)
+        # An event with explicit parents (an import of an export) may be in the log already:
+        # then seal again, knowing which, so that it is returned instead of written twice.
+        explicit = [r.event.id for new, r in zip(batch, results, strict=True) if new.parents is not None]
+        existing = await _events_by_id(conn, explicit) if explicit else {}
+        if existing:
+            sealer = Sealer(next_seq, heads.get, lambda s, k: held.get((s, k)), existing.get)
+            results = sealer.seal_all(batch)
+        if sealer.sealed:
+            await _write(conn, sealer.sealed)
+        await conn.execute(
+            "INSERT INTO append_batches (token, ids, created) VALUES (%s, %s, %s)",
+            (token, [r.event.id for r in results], [r.created for r in results]),
+        )
+    return results
+
+
+async def _earlier_try(conn: AsyncConnection, token: str) -> list[AppendResult] | None:
+    cursor = await conn.execute("SELECT ids, created FROM append_batches WHERE token = %s", (token,))
+    row = await cursor.fetchone()
+    if row is None:
+        return None
+    ids, created = row
+    events = await _events_by_id(conn, ids)
+    return [AppendResult(events[event_id], made) for event_id, made in zip(ids, created, strict=True)]
+
+
+async def _heads(conn: AsyncConnection, sessions: set[str]) -> dict[str, str]:
+    cursor = await conn.execute("SELECT session, head FROM sessions WHERE session = ANY(%s)", (list(sessions),))
+    return {session: head for session, head in await cursor.fetchall()}
+
+
+async def _held_keys(conn: AsyncConnection, batch: list[NewEvent]) -> dict[tuple[str, str], Event]:
+    """The committed events holding the batch's idempotency keys, by (session, key)."""
+    pairs = [(new.session, new.key) for new in batch if new.key is not None]
+    if not pairs:
+        return {}
+    cursor = await conn.execute(
+        SELECT + " WHERE (e.session, e.key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+        ([s for s, _ in pairs], [k for _, k in pairs]),
+    )
+    return {(row[2], row[8]): event_of(row) for row in await cursor.fetchall()}
+
+
+async def _events_by_id(conn: AsyncConnection, ids: list[str]) -> dict[str, Event]:
+    cursor = await conn.execute(SELECT + " WHERE e.id = ANY(%s)", (ids,))
+    return {row[1]: event_of(row) for row in await cursor.fetchall()}
+
+
+async def _write(conn: AsyncConnection, sealed: list[SealedEvent]) -> None:
+    """The blobs, events, search text and session tables of a sealed batch, and the notice of it:
+    sent in one pipeline, so the statements cost one round trip between them."""
+    events = [item.event for item in sealed]
+    async with conn.pipeline(), conn.cursor() as cursor:
+        await cursor.executemany(
+            "INSERT INTO blobs VALUES (%s, %s, %s, %s) ON CONFLICT (digest) DO NOTHING", _blob_rows(sealed)
+        )
+        await cursor.executemany(
+            "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [(e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key) for e in events],
+        )
+        texts = index_rows(events)
+        if texts:
+            await cursor.executemany("INSERT INTO search_text VALUES (%s, %s, %s::tsvector)", texts)
+        await _project(cursor, events)
+        await cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))
+
+
+def _blob_rows(sealed: list[SealedEvent]) -> list[tuple[str, int, int, bytes]]:
+    rows: dict[str, tuple[str, int, int, bytes]] = {}
+    for item in sealed:
+        name, data = item.event.digest, item.payload_bytes
+        if name in rows:
+            continue
+        rows[name] = (name, len(data), *packed(data))
+    return list(rows.values())
+
+
+async def _project(cursor: Any, events: list[Event]) -> None:
+    """Fold the batch into the session tables: one upsert per session, agent and kind."""
+    folded = fold(events)
+    await cursor.executemany(
+        """INSERT INTO sessions AS s VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session) DO UPDATE SET
+            events = s.events + excluded.events, last_seq = excluded.last_seq,
+            first_ts = least(s.first_ts, excluded.first_ts), last_ts = greatest(s.last_ts, excluded.last_ts),
+            head = excluded.head""",
+        folded.sessions,
+    )
+    for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
+        if counts:
+            await cursor.executemany(
+                f"INSERT INTO {table} AS t VALUES (%s, %s, %s) ON CONFLICT (session, {column})"
+                " DO UPDATE SET events = t.events + excluded.events",
+                counts,
+            )
+
+
+async def forget_old_batches(conn: AsyncConnection) -> None:
+    """Drop the idempotency records of appends a day old: no retry comes that late."""
+    await conn.execute("DELETE FROM append_batches WHERE at < now() - interval '1 day'")

@@ -1,0 +1,166 @@
+"""The reads of the PostgreSQL backend: rows by statement, an event or payload by prefix, the
+session tables, verification, the figures, and rebuilding what is derived from the log.
+
+Each is a coroutine of one connection; the statements are SQLite's where the two dialects
+agree (store/query.py's WHERE clause among them, its ``?`` written as psycopg's ``%s``).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from store.base import CHUNK, ChainVerifier, ProgressCallback, SessionInfo, Stats, VerifyReport, resolve_prefix
+from store.errors import StoreError
+from store.events import Event
+from store.postgres_search import index_rows
+from store.projection import session_infos
+from store.rows import SELECT, decode_blob, event_of, stored_row
+
+
+def dialect(sql: str) -> str:
+    """A statement written with SQLite's ``?`` placeholders, in psycopg's."""
+    return sql.replace("?", "%s")
+
+
+async def fetch_rows(conn: AsyncConnection, sql: str, params: Sequence[Any]) -> list[Any]:
+    cursor = await conn.execute(dialect(sql), params)
+    return await cursor.fetchall()
+
+
+def _hex(prefix: str) -> bool:
+    return bool(prefix) and all(c in "0123456789abcdef" for c in prefix)
+
+
+async def get_event(conn: AsyncConnection, event_id: str) -> Event:
+    """The event whose id is ``event_id``, or the one whose id it is a unique prefix of."""
+    prefix = event_id.lower()
+    rows = await fetch_rows(conn, SELECT + " WHERE e.id = ?", (prefix,))
+    if not rows and _hex(prefix):  # ids are lowercase hex in the "C" collation: a range scan
+        rows = await fetch_rows(conn, SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g"))
+    by_id = {row[1]: row for row in rows}
+    return event_of(by_id[resolve_prefix(event_id, list(by_id), "event")])
+
+
+async def get_payload(conn: AsyncConnection, digest: str) -> tuple[str, dict[str, Any]]:
+    prefix = digest.lower()
+    rows = []
+    if _hex(prefix):
+        sql = "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6"
+        rows = await fetch_rows(conn, sql, (prefix, prefix + "g"))
+    by_digest = {row[0]: row for row in rows}
+    found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
+    try:
+        return found[0], json.loads(decode_blob(found[1], found[2]))
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
+
+
+async def read_sessions(conn: AsyncConnection, name: str | None) -> list[SessionInfo]:
+    """Every session, the latest first; or the one ``name`` names or is a unique prefix of."""
+    if name is None:
+        rows = await fetch_rows(conn, "SELECT * FROM sessions ORDER BY last_seq DESC", ())
+    else:
+        rows = await fetch_rows(conn, "SELECT * FROM sessions WHERE session = ?", (name,))
+        if not rows:
+            sql = "SELECT * FROM sessions WHERE session >= ? AND left(session, ?) = ? ORDER BY session LIMIT 6"
+            found = {row[0]: row for row in await fetch_rows(conn, sql, (name, len(name), name))}
+            rows = [found[resolve_prefix(name, list(found), "session")]]
+    agents: dict[str, dict[str, int]] = defaultdict(dict)
+    kinds: dict[str, dict[str, int]] = defaultdict(dict)
+    for table, into in (("session_agents", agents), ("session_kinds", kinds)):
+        where, params = ("", ()) if name is None else (" WHERE session = ?", (rows[0][0],))
+        for session, item, count in await fetch_rows(
+            conn, f"SELECT * FROM {table}{where} ORDER BY events DESC", params
+        ):
+            into[session][item] = count
+    return session_infos(rows, agents, kinds)
+
+
+async def verify_chain(conn: AsyncConnection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:
+    """Every event of ``session`` (None: of the log) checked in seq order, CHUNK at a time, then
+    each session's head. The parents a chunk names are looked up with one statement per chunk."""
+    seqs: dict[str, int] = {}
+    verifier = ChainVerifier(seqs.get)
+    where, params = ("", []) if session is None else (" AND e.session = ?", [session])
+    total = (await fetch_rows(conn, "SELECT count(*) FROM events e WHERE true" + where, params))[0][0]
+    after = done = 0
+    while True:
+        sql = SELECT + " WHERE e.seq > ?" + where + " ORDER BY e.seq LIMIT ?"
+        rows = await fetch_rows(conn, sql, [after, *params, CHUNK])
+        parents = sorted({p for row in rows for p in (row[6].split(",") if row[6] else ())})
+        seqs.clear()
+        if parents:
+            seqs.update(await fetch_rows(conn, "SELECT id, seq FROM events WHERE id = ANY(?)", (parents,)))
+        for row in rows:
+            verifier.check(stored_row(row))
+        done += len(rows)
+        if progress is not None and rows:
+            progress(done, total)
+        if len(rows) < CHUNK:
+            break
+        after = rows[-1][0]
+    heads_sql = "SELECT session, head FROM sessions" + (" WHERE session = ?" if session is not None else "")
+    verifier.check_heads(await fetch_rows(conn, heads_sql, params))
+    if progress is not None:
+        progress(total, total)
+    return verifier.report(session)
+
+
+async def read_stats(conn: AsyncConnection) -> Stats:
+    (events, sessions, payload_bytes, blobs, blob_bytes, stored_bytes, disk), *_ = await fetch_rows(
+        conn,
+        "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions),"
+        " (SELECT coalesce(sum(b.size), 0) FROM events e JOIN blobs b ON b.digest = e.digest),"
+        " count(*), coalesce(sum(size), 0), coalesce(sum(octet_length(data)), 0),"
+        " pg_database_size(current_database()) FROM blobs",
+        (),
+    )
+    return Stats(events, sessions, blobs, int(payload_bytes), int(blob_bytes), int(stored_bytes), disk)
+
+
+async def rebuild_projections(conn: AsyncConnection) -> int:
+    """Refill the session tables from the log, in one transaction; the number of sessions."""
+    async with conn.transaction():
+        for table in ("sessions", "session_agents", "session_kinds"):
+            await conn.execute(f"DELETE FROM {table}")
+        await conn.execute(
+            """INSERT INTO sessions
+               SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
+                      (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
+               FROM events e GROUP BY session"""
+        )
+        await conn.execute(
+            "INSERT INTO session_agents SELECT session, agent, count(*) FROM events"
+            " WHERE agent IS NOT NULL GROUP BY session, agent"
+        )
+        await conn.execute(
+            "INSERT INTO session_kinds SELECT session, kind, count(*) FROM events GROUP BY session, kind"
+        )
+        return int((await fetch_rows(conn, "SELECT count(*) FROM sessions", ()))[0][0])
+
+
+async def rebuild_search_index(conn: AsyncConnection) -> int:
+    """Index the text of every event afresh, in one transaction; the number of events with text."""
+    async with conn.transaction():
+        await conn.execute("DELETE FROM search_text")
+        after = count = 0
+        while rows := await fetch_rows(conn, SELECT + " WHERE e.seq > ? ORDER BY e.seq LIMIT ?", (after, CHUNK)):
+            events = []
+            for row in rows:
+                try:
+                    events.append(event_of(row))
+                except StoreError:
+                    continue  # a damaged payload is for `toka verify` to report, not for search
+            texts = index_rows(events)
+            if texts:
+                async with conn.cursor() as cursor:
+                    await cursor.executemany("INSERT INTO search_text VALUES (%s, %s, %s::tsvector)", texts)
+            count += len(texts)
+            after = rows[-1][0]
+    return count

@@ -1,0 +1,159 @@
+"""Schema migrations for the PostgreSQL backend.
+
+As on SQLite (store/migrations.py): an ordered list of small named steps, each applied in its
+own transaction and recorded in ``toka_migrations``; a shipped step is never edited. A database
+that records a step this toka does not know was written by a newer toka and is refused before
+anything is written to it.
+
+Several daemons may start at once on an empty database, so the steps run under a session-level
+advisory lock: the first daemon migrates, the others wait for it, then find nothing to do.
+
+The tables are SQLite's, with PostgreSQL's types: ids, digests and session names are ``text``
+with the "C" collation, so that a prefix is a range scan on their index whatever the database's
+own collation; payloads are ``bytea``. Two tables are PostgreSQL's own: ``append_batches``
+remembers each append's idempotency key and what it produced, so that a daemon retrying an
+append whose acknowledgement was lost gets the first answer back instead of writing twice; and
+the search text carries its ``tsvector`` (store/postgres_search.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from psycopg import AsyncConnection
+
+from store.errors import SchemaTooNew, StoreError
+
+# pg_advisory_lock's key for migrations: any constant that no other application on the same
+# database uses; this one is "toka" in ASCII.
+MIGRATION_LOCK = 0x746F6B61
+
+Step = tuple[str, tuple[str, ...]]
+
+STEPS: list[Step] = [
+    (
+        "p001_events",
+        (
+            """CREATE TABLE blobs (
+                digest text COLLATE "C" PRIMARY KEY,
+                size bigint NOT NULL,
+                codec smallint NOT NULL,
+                data bytea NOT NULL
+            )""",
+            # parents: the comma-joined parent ids, in header order, as on SQLite.
+            """CREATE TABLE events (
+                seq bigint PRIMARY KEY,
+                id text COLLATE "C" NOT NULL UNIQUE,
+                session text COLLATE "C" NOT NULL,
+                agent text,
+                kind text NOT NULL,
+                ts bigint NOT NULL,
+                parents text NOT NULL,
+                digest text COLLATE "C" NOT NULL,
+                key text
+            )""",
+            "CREATE INDEX events_session_seq ON events (session, seq)",
+            "CREATE UNIQUE INDEX events_session_key ON events (session, key) WHERE key IS NOT NULL",
+        ),
+    ),
+    (
+        "p002_session_projections",
+        (
+            """CREATE TABLE sessions (
+                session text COLLATE "C" PRIMARY KEY,
+                events bigint NOT NULL,
+                first_seq bigint NOT NULL,
+                last_seq bigint NOT NULL,
+                first_ts bigint NOT NULL,
+                last_ts bigint NOT NULL,
+                head text NOT NULL
+            )""",
+            "CREATE INDEX sessions_last_seq ON sessions (last_seq)",
+            """CREATE TABLE session_agents (
+                session text COLLATE "C" NOT NULL, agent text NOT NULL, events bigint NOT NULL,
+                PRIMARY KEY (session, agent)
+            )""",
+            """CREATE TABLE session_kinds (
+                session text COLLATE "C" NOT NULL, kind text NOT NULL, events bigint NOT NULL,
+                PRIMARY KEY (session, kind)
+            )""",
+        ),
+    ),
+    (
+        "p003_search",
+        (
+            """CREATE TABLE search_text (
+                seq bigint PRIMARY KEY,
+                text text NOT NULL,
+                words tsvector NOT NULL
+            )""",
+            "CREATE INDEX search_text_words ON search_text USING gin (words)",
+        ),
+    ),
+    (
+        "p004_append_batches",
+        (
+            # ids[i] is the event the batch's i-th event became (or already was); created[i] says which.
+            """CREATE TABLE append_batches (
+                token text PRIMARY KEY,
+                ids text[] NOT NULL,
+                created boolean[] NOT NULL,
+                at timestamptz NOT NULL DEFAULT now()
+            )""",
+            "CREATE INDEX append_batches_at ON append_batches (at)",
+        ),
+    ),
+]
+
+MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (
+    seq integer PRIMARY KEY, name text NOT NULL UNIQUE, applied_at timestamptz NOT NULL DEFAULT now()
+)"""
+
+
+async def applied(conn: AsyncConnection) -> list[str]:
+    """Names of the steps recorded in the database; raises when it holds tables but not toka's."""
+    cursor = await conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    tables = {row[0] for row in await cursor.fetchall()}
+    if "toka_migrations" not in tables:
+        if tables & {"events", "blobs", "sessions"}:
+            raise StoreError(
+                "the database holds tables named like toka's but is not a toka database",
+                "point store.url at an empty database or one toka created",
+            )
+        return []
+    cursor = await conn.execute("SELECT name FROM toka_migrations ORDER BY seq")
+    return [row[0] for row in await cursor.fetchall()]
+
+
+def check_not_newer(done: list[str]) -> None:
+    known = [name for name, _ in STEPS]
+    unknown = [name for name in done if name not in known]
+    if unknown or len(done) > len(known):
+        raise SchemaTooNew(
+            f"the database was written by a newer toka (schema step {unknown[0] if unknown else len(done)})",
+            "upgrade toka (pip install -U 'toka[postgres]'); the database was left untouched",
+        )
+
+
+async def migrate(conn: AsyncConnection, on_step: Callable[[str], None] | None = None) -> list[str]:
+    """Apply the missing steps under the migration lock; the names applied. ``conn`` must be in
+    autocommit mode: each step is a transaction of its own."""
+    await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        done = await applied(conn)
+        check_not_newer(done)
+        ran = []
+        for number, (name, statements) in enumerate(STEPS, 1):
+            if name in done:
+                continue
+            async with conn.transaction():
+                await conn.execute(MIGRATIONS_TABLE)
+                for statement in statements:
+                    await conn.execute(statement)
+                await conn.execute("INSERT INTO toka_migrations (seq, name) VALUES (%s, %s)", (number, name))
+            if on_step is not None:
+                on_step(name)
+            ran.append(name)
+        return ran
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
