@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own TOKA_HOME; ``daemon`` runs a real one on a real socket."""
+"""Shared fixtures: every test gets its own TOKA_HOME; ``daemon`` runs a real one on a real socket;
+``postgres_database`` is a new database on the run's PostgreSQL server (tests/postgres_server.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,32 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import postgres_server
 import pytest
 from daemons import Spawned, Spawner, spawn_daemon
 
 from daemon.paths import Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The run's PostgreSQL server, in the process that started it.
+_postgres: postgres_server.Server | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the run's PostgreSQL server here, in the process that hands out the tests (or runs them
+    all): xdist starts its workers after this, and they find the URL in the environment."""
+    global _postgres
+    if "PYTEST_XDIST_WORKER" in os.environ or config.option.help or config.option.collectonly:
+        return
+    _postgres = postgres_server.start_for_run()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _postgres
+    if _postgres is not None:
+        postgres_server.stop_for_run(_postgres)
+        _postgres = None
 
 
 def stop_daemon_in(paths: Paths) -> None:
@@ -76,3 +97,23 @@ def spawn(toka_home: Path, tmp_path: Path) -> Iterator[Spawner]:
 def daemon(spawn: Spawner) -> Spawned:
     """A real daemon on a real socket in this test's TOKA_HOME."""
     return spawn()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The admin URL (user and database postgres) of the run's PostgreSQL server; a skip without one,
+    or a failure when TOKATEST_REQUIRE_POSTGRES=1 (CI)."""
+    url = os.environ.get(postgres_server.URL_VARIABLE)
+    if url:
+        return url
+    reason = f"no PostgreSQL server: {postgres_server.unavailable_reason()}"
+    if os.environ.get("TOKATEST_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"{reason} (and TOKATEST_REQUIRE_POSTGRES=1)", pytrace=False)
+    pytest.skip(f"{reason}; install Debian's postgresql package or set TOKATEST_POSTGRES_URL")
+
+
+@pytest.fixture
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """The URL of a new, empty database on the run's PostgreSQL server; dropped when the test ends."""
+    with postgres_server.database(postgres_url) as url:
+        yield url
