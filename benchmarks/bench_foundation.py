@@ -212,9 +212,10 @@ class Home:
 class DaemonProcess:
     """``python -m daemon`` in the foreground of a child process (as tests/conftest.py does)."""
 
-    def __init__(self, home: Home, command: list[str] | None = None) -> None:
+    def __init__(self, home: Home, command: list[str] | None = None, settings: dict[str, str] | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOKA_")}
         env["TOKA_HOME"] = str(home.root)
+        env.update(settings or {})  # TOKA_* settings of this daemon
         self.home = home
         self.log_path = home.root / "daemon-stderr.log"
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed when the daemon stops

@@ -41,7 +41,7 @@ class StoreSettings:
     durability: str = _setting(
         "normal",
         "normal: commit with synchronous=NORMAL (an OS crash may lose the last commits, never"
-        " corrupt); full: fsync every commit",
+        " corrupt; on PostgreSQL the server's own synchronous_commit); full: fsync every commit",
         ("normal", "full"),
     )
     backend: str = _setting(

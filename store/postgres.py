@@ -67,9 +67,10 @@ FORGET_EVERY = 1000
 class Link:
     """One named connection to the server, opened when first needed and again after it breaks."""
 
-    def __init__(self, url: str, role: str, reach: Reachability) -> None:
+    def __init__(self, url: str, role: str, reach: Reachability, options: str = "") -> None:
         self.url = url
         self.role = role
+        self._options = options  # server settings for this connection, as libpq's "options"
         self._reach = reach
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._failures = 0
@@ -83,7 +84,11 @@ class Link:
             raise self._reach.unavailable()
         try:
             self._conn = await psycopg.AsyncConnection.connect(
-                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, application_name=f"toka {self.role}"
+                self.url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name=f"toka {self.role}",  # how the server's views name it
+                options=self._options or None,  # libpq drops a parameter given as None
             )
         except psycopg.Error as exc:
             self._failures += 1
@@ -145,10 +150,13 @@ def _first_line(exc: BaseException) -> str:
 class PostgresStore(EventStore):
     shared = True
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, durability: str = "normal") -> None:
         self.url = url
         self.reach = Reachability(redacted(url))
-        self._writer = Link(url, "writer", self.reach)
+        # durability "full" insists on synchronous commits; "normal" keeps the server's own
+        # setting (PostgreSQL's default is synchronous too), which is its administrator's call.
+        sync = "-c synchronous_commit=on" if durability == "full" else ""
+        self._writer = Link(url, "writer", self.reach, sync)
         self._reader = Link(url, "reader", self.reach)
         self._appends = 0
 
@@ -157,10 +165,10 @@ class PostgresStore(EventStore):
         return self.reach.location
 
     @classmethod
-    async def open(cls, url: str) -> PostgresStore:
+    async def open(cls, url: str, durability: str = "normal") -> PostgresStore:
         """Connect and bring the schema up to date; StoreUnavailable when the server cannot be
         reached, SchemaTooNew when a newer toka wrote it."""
-        store = cls(url)
+        store = cls(url, durability)
         await store._run(store._writer, migrate)
         return store
 
@@ -184,15 +192,17 @@ class PostgresStore(EventStore):
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         token = uuid.uuid4().hex
         deadline = time.monotonic() + APPEND_RETRY_S
+        retry = False
         while True:
             try:
-                results = await self._run(self._writer, append_batch, list(batch), token)
+                results = await self._run(self._writer, append_batch, list(batch), token, retry)
                 break
             except StoreUnavailable:
                 wait = max(0.0, self._writer.retry_at - time.monotonic())
                 if time.monotonic() + wait > deadline:
                     raise
                 await asyncio.sleep(wait)
+                retry = True
         self._appends += 1
         if self._appends % FORGET_EVERY == 0:
             await self._run(self._writer, forget_old_batches)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
 
 from store.base import AppendResult
 from store.events import Event, NewEvent
@@ -34,17 +34,22 @@ from store.sealer import SealedEvent, Sealer
 CHANNEL = "toka_events"
 
 
-async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str) -> list[AppendResult]:
-    """Seal ``batch`` onto the log and write it, or return what an earlier try with ``token`` did."""
-    async with conn.transaction():
+async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str, retry: bool) -> list[AppendResult]:
+    """Seal ``batch`` onto the log and write it; on a ``retry``, first look for what an earlier
+    try with ``token`` committed. Pipelined: the reads the seal needs cost one round trip, the
+    writes and the commit another."""
+    async with conn.pipeline(), conn.transaction():
         await conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")
-        earlier = await _earlier_try(conn, token)
-        if earlier is not None:
+        if retry and (earlier := await _earlier_try(conn, token)) is not None:
             return earlier
-        cursor = await conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM events")
-        next_seq = (await cursor.fetchone())[0]  # type: ignore[index]
-        heads = await _heads(conn, {new.session for new in batch})
-        held = await _held_keys(conn, batch)
+        # Three statements sent at once; the first fetch waits for all three answers.
+        last = await conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM events")
+        sessions = list({new.session for new in batch})
+        head_rows = await conn.execute("SELECT session, head FROM sessions WHERE session = ANY(%s)", (sessions,))
+        key_rows = await _held_keys(conn, batch)
+        next_seq = (await last.fetchone())[0]  # type: ignore[index]
+        heads: dict[str, str] = dict(await head_rows.fetchall())
+        held = {(row[2], row[8]): event_of(row) for row in await key_rows.fetchall()} if key_rows else {}
         sealer = Sealer(next_seq, heads.get, lambda s, k: held.get((s, k)), lambda _: None)
         results = sealer.seal_all(batch)
         # An event with explicit parents (an import of an export) may be in the log already:
@@ -73,21 +78,15 @@ async def _earlier_try(conn: AsyncConnection, token: str) -> list[AppendResult] 
     return [AppendResult(events[event_id], made) for event_id, made in zip(ids, created, strict=True)]
 
 
-async def _heads(conn: AsyncConnection, sessions: set[str]) -> dict[str, str]:
-    cursor = await conn.execute("SELECT session, head FROM sessions WHERE session = ANY(%s)", (list(sessions),))
-    return {session: head for session, head in await cursor.fetchall()}
-
-
-async def _held_keys(conn: AsyncConnection, batch: list[NewEvent]) -> dict[tuple[str, str], Event]:
-    """The committed events holding the batch's idempotency keys, by (session, key)."""
+async def _held_keys(conn: AsyncConnection, batch: list[NewEvent]) -> AsyncCursor[Any] | None:
+    """The query of the committed events holding the batch's idempotency keys (None: no keys)."""
     pairs = [(new.session, new.key) for new in batch if new.key is not None]
     if not pairs:
-        return {}
-    cursor = await conn.execute(
+        return None
+    return await conn.execute(
         SELECT + " WHERE (e.session, e.key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
         ([s for s, _ in pairs], [k for _, k in pairs]),
     )
-    return {(row[2], row[8]): event_of(row) for row in await cursor.fetchall()}
 
 
 async def _events_by_id(conn: AsyncConnection, ids: list[str]) -> dict[str, Event]:
@@ -96,22 +95,39 @@ async def _events_by_id(conn: AsyncConnection, ids: list[str]) -> dict[str, Even
 
 
 async def _write(conn: AsyncConnection, sealed: list[SealedEvent]) -> None:
-    """The blobs, events, search text and session tables of a sealed batch, and the notice of it:
-    sent in one pipeline, so the statements cost one round trip between them."""
+    """The blobs, events, search text and session tables of a sealed batch, and the notice of it
+    (in the append's pipeline: sent without waiting for each other's answers)."""
     events = [item.event for item in sealed]
-    async with conn.pipeline(), conn.cursor() as cursor:
-        await cursor.executemany(
-            "INSERT INTO blobs VALUES (%s, %s, %s, %s) ON CONFLICT (digest) DO NOTHING", _blob_rows(sealed)
+    blobs = _blob_rows(sealed)
+    texts = index_rows(events)
+    # One statement per table, its rows as arrays (one per column, sent in binary): executemany
+    # would send a statement per row, and text arrays cost a quoting pass per element.
+    await conn.execute(
+        "INSERT INTO blobs SELECT * FROM unnest(%b::text[], %b::bigint[], %b::smallint[], %b::bytea[])"
+        " ON CONFLICT (digest) DO NOTHING",
+        _columns(blobs),
+    )
+    await conn.execute(
+        "INSERT INTO events SELECT * FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], %b::text[],"
+        " %b::bigint[], %b::text[], %b::text[], %b::text[])",
+        _columns(
+            [(e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key) for e in events]
+        ),
+    )
+    if texts:
+        await conn.execute(
+            "INSERT INTO search_text SELECT seq, text, words::tsvector"
+            " FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS t (seq, text, words)",
+            _columns(texts),
         )
-        await cursor.executemany(
-            "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            [(e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key) for e in events],
-        )
-        texts = index_rows(events)
-        if texts:
-            await cursor.executemany("INSERT INTO search_text VALUES (%s, %s, %s::tsvector)", texts)
+    async with conn.cursor() as cursor:
         await _project(cursor, events)
-        await cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))
+    await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))
+
+
+def _columns(rows: list[tuple[Any, ...]]) -> list[list[Any]]:
+    """Rows (at least one) as one list per column, for ``unnest``."""
+    return [list(column) for column in zip(*rows, strict=True)]
 
 
 def _blob_rows(sealed: list[SealedEvent]) -> list[tuple[str, int, int, bytes]]:

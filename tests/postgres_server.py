@@ -111,8 +111,9 @@ def admin_url(root: Path, port: int) -> str:
     return f"postgresql://{SERVER_USER}@/postgres?{query}"
 
 
-def start() -> Server:
-    """Create and start a server, or raise Unavailable with the reason."""
+def start(durable: bool = False) -> Server:
+    """Create and start a server, or raise Unavailable with the reason. ``durable``: with the
+    server's default durability (fsync, synchronous commits), as benchmarks need."""
     bindir = find_bindir()
     if bindir is None:
         raise Unavailable("no server binaries (initdb, pg_ctl, postgres) on PATH or in /usr/lib/postgresql/*/bin")
@@ -127,10 +128,8 @@ def start() -> Server:
     data, log, port = root / "data", root / "server.log", _free_port()
     # fsync, synchronous_commit and full_page_writes off: a crash may lose or corrupt the data, which
     # is thrown away anyway. For tests only, never for a server whose data matters.
-    options = [
-        "-c fsync=off",
-        "-c synchronous_commit=off",
-        "-c full_page_writes=off",
+    options = [] if durable else ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+    options += [
         "-c listen_addresses=''",
         f"-c unix_socket_directories={shlex.quote(str(root))}",
         f"-c port={port}",

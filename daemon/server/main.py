@@ -31,14 +31,14 @@ async def open_store(paths: Paths, settings: Settings) -> EventStore:
 
         return EphemeralStore()
     if settings.store.backend == "postgres":
-        return await _open_postgres(settings.store.url)
+        return await _open_postgres(settings.store.url, settings.store.durability)
     from store.sqlite import SqliteStore
 
     paths.data_dir.mkdir(parents=True, exist_ok=True)
     return await SqliteStore.open(paths.database, durability=settings.store.durability)  # type: ignore[arg-type]
 
 
-async def _open_postgres(url: str) -> EventStore:
+async def _open_postgres(url: str, durability: str) -> EventStore:
     if not url:
         raise ConfigError(
             "store.backend is postgres but store.url is empty",
@@ -50,7 +50,7 @@ async def _open_postgres(url: str) -> EventStore:
         raise ConfigError(
             "the postgres backend needs psycopg, which is not installed", "pip install 'toka[postgres]'"
         ) from None
-    return await PostgresStore.open(url)
+    return await PostgresStore.open(url, durability)
 
 
 async def run(paths: Paths, settings: Settings) -> None:
