@@ -14,7 +14,7 @@ EXIT_STATUS = (
     ("1", "Failure: the command ran and found a problem (a failed check, an unhealthy pool, ...)."),
     ("2", "Usage or configuration error: a bad flag or argument, a config.toml that does not parse."),
     ("3", "Not found: no session, event, agent, handoff or key of that name."),
-    ("4", "Daemon unavailable: it could not be reached or started."),
+    ("4", "Daemon unavailable: it could not be reached or started; or its PostgreSQL database cannot be reached."),
     ("5", "Integrity failure: a digest, event id or chain link does not match (toka verify)."),
     ("6", "Conflict: the current state does not allow it (a refused transition, a stale --expect-version)."),
 )
