@@ -1,8 +1,8 @@
 """The PostgreSQL backend: one log shared by the daemons of a whole team (docs/postgres.md).
 
 Each daemon keeps its own socket, hooks, spool, group commit and subscriptions, and connects
-to the shared database with three connections: a writer (appends, in transactions that lock
-the events table: store/postgres_append.py), a reader (queries, replay, verify, search:
+to the shared database with three connections: a writer (appends, one transaction at a time
+across all daemons: store/postgres_append.py), a reader (queries, replay, verify, search:
 store/postgres_reads.py, store/postgres_search.py) and a listener, which LISTENs for the
 notice every append sends and tells the daemon to read what other daemons committed.
 

@@ -1,13 +1,16 @@
 """The append path of the PostgreSQL backend: one batch, sealed and written in one transaction,
 by any number of daemons on one database.
 
-**One chain, dense seqs.** Each append takes ``LOCK TABLE events IN EXCLUSIVE MODE`` first, as
-the eventsourcing library's PostgreSQL recorder does: appends from every daemon then commit one
+**One chain, dense seqs.** Each append first takes one lock every toka writer takes, a
+transaction-level advisory lock (:data:`APPEND_LOCK`): appends from every daemon then commit one
 at a time (reads go on), so the next seq is the largest plus one, seqs are dense and in commit
-order, and the head a batch chains onto is the session's real head. A plain sequence would
-hand out numbers that commit out of order, and a subscriber reading "seq > last" would skip
-the late ones for good. The lock is held only for the batch's own statements: the daemon's
-group commit already makes one transaction of what its clients sent together.
+order, and the head a batch chains onto is the session's real head. A plain sequence would hand
+out numbers that commit out of order, and a subscriber reading "seq > last" would skip the late
+ones for good. The eventsourcing library's recorder gets the same order from ``LOCK TABLE ... IN
+EXCLUSIVE MODE``, which needs UPDATE, DELETE or TRUNCATE rights on the table; the advisory lock
+lets toka's role hold only SELECT and INSERT on the log (docs/postgres.md). The lock is held for
+the batch's own statements only: the daemon's group commit already makes one transaction of
+what its clients sent together.
 
 **Idempotent retries.** Each call carries a token (the daemon's idempotency key for the batch);
 the transaction records it in ``append_batches`` with the ids it produced. A daemon that lost
@@ -26,12 +29,15 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from store.base import AppendResult
 from store.events import Event, NewEvent
+from store.postgres_schema import MIGRATION_LOCK
 from store.postgres_search import index_rows
 from store.projection import fold
 from store.rows import SELECT, event_of, packed
 from store.sealer import SealedEvent, Sealer
 
 CHANNEL = "toka_events"
+# The advisory lock appends take (the migrations' lock, store/postgres_schema.py, plus one).
+APPEND_LOCK = MIGRATION_LOCK + 1
 
 
 async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str, retry: bool) -> list[AppendResult]:
@@ -39,7 +45,7 @@ async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str,
     try with ``token`` committed. Pipelined: the reads the seal needs cost one round trip, the
     writes and the commit another."""
     async with conn.pipeline(), conn.transaction():
-        await conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
         if retry and (earlier := await _earlier_try(conn, token)) is not None:
             return earlier
         # Three statements sent at once; the first fetch waits for all three answers.
