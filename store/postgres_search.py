@@ -19,27 +19,43 @@ searches for them).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from store.base import EventQuery
 from store.events import Event
 from store.query import where_clause
-from store.search import Op, Phrase, SearchHit, SearchQuery, TextMatcher, indexed_text, parse_query, snippet, tokens
+from store.search import (
+    WORD,
+    Op,
+    Phrase,
+    SearchHit,
+    SearchQuery,
+    TextMatcher,
+    indexed_text,
+    parse_query,
+    snippet,
+    tokens,
+)
 
-MAX_POSITION = 16383
+MAX_POSITIONS = 256
 MAX_WORD_BYTES = 2047
 # A word no tsvector holds (tokens never contain "_"): what a phrase of no words stands for.
 NOTHING = "'_'"
 
 
 def words_literal(text: str) -> str:
-    """The ``tsvector`` literal of ``text``: each word with the positions it stands at."""
-    positions: dict[str, list[int]] = defaultdict(list)
-    for position, word in enumerate(tokens(text), 1):
-        if len(word.encode()) <= MAX_WORD_BYTES:
-            positions[word].append(min(position, MAX_POSITION))
-    return " ".join(f"'{word}':{','.join(map(str, found[:256]))}" for word, found in positions.items())
+    """The ``tsvector`` literal of ``text``: each word with the positions it stands at (PostgreSQL
+    keeps 256 per word, and reads a position past 16,383 as 16,383)."""
+    positions: dict[str, list[int]] = {}
+    for position, word in enumerate(WORD.findall(text.lower()), 1):
+        found = positions.get(word)
+        if found is None:
+            if len(word) * 4 > MAX_WORD_BYTES and len(word.encode()) > MAX_WORD_BYTES:
+                continue
+            positions[word] = [position]
+        elif len(found) < MAX_POSITIONS:
+            found.append(position)
+    return " ".join([f"'{word}':{','.join(map(str, found))}" for word, found in positions.items()])
 
 
 def index_rows(events: list[Event]) -> list[tuple[int, str, str]]:

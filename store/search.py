@@ -133,11 +133,11 @@ def indexed_text(kind: str, payload: dict[str, Any]) -> str | None:
 # Tokens as FTS5's unicode61 tokenizer cuts them: runs of letters and digits; anything else
 # (underscore included) separates. Folded to lower case; diacritics are kept, so the two
 # backends may differ on "café" against "cafe".
-_TOKEN = re.compile(r"[^\W_]+")
+WORD = re.compile(r"[^\W_]+")
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    return WORD.findall(text.lower())
 
 
 # --- The query language, as the memory and PostgreSQL backends read it -----------------------
@@ -365,7 +365,7 @@ class TextMatcher:
 def snippet(text: str, marked_positions: set[int]) -> str:
     """Up to SNIPPET_TOKENS tokens of ``text`` around its first marked token, with the marked
     tokens wrapped and an ellipsis where the text goes on: FTS5's snippet(), approximately."""
-    spans = [m.span() for m in _TOKEN.finditer(text)]
+    spans = [m.span() for m in WORD.finditer(text)]
     if not spans:
         return text[:200]
     first = min(marked_positions) if marked_positions else 0
