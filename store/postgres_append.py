@@ -126,8 +126,7 @@ async def _write(conn: AsyncConnection, sealed: list[SealedEvent]) -> None:
             " FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS t (seq, text, words)",
             _columns(texts),
         )
-    async with conn.cursor() as cursor:
-        await _project(cursor, events)
+    await _project(conn, events)
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))
 
 
@@ -146,22 +145,24 @@ def _blob_rows(sealed: list[SealedEvent]) -> list[tuple[str, int, int, bytes]]:
     return list(rows.values())
 
 
-async def _project(cursor: Any, events: list[Event]) -> None:
-    """Fold the batch into the session tables: one upsert per session, agent and kind."""
+async def _project(conn: AsyncConnection, events: list[Event]) -> None:
+    """Fold the batch into the session tables: one statement per table, a row per session,
+    agent and kind (each session, agent and kind appears once in a fold, as an upsert needs)."""
     folded = fold(events)
-    await cursor.executemany(
-        """INSERT INTO sessions AS s VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session) DO UPDATE SET
-            events = s.events + excluded.events, last_seq = excluded.last_seq,
-            first_ts = least(s.first_ts, excluded.first_ts), last_ts = greatest(s.last_ts, excluded.last_ts),
-            head = excluded.head""",
-        folded.sessions,
+    await conn.execute(
+        "INSERT INTO sessions AS s SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[],"
+        " %b::bigint[], %b::bigint[], %b::text[]) ON CONFLICT (session) DO UPDATE SET"
+        " events = s.events + excluded.events, last_seq = excluded.last_seq,"
+        " first_ts = least(s.first_ts, excluded.first_ts), last_ts = greatest(s.last_ts, excluded.last_ts),"
+        " head = excluded.head",
+        _columns([tuple(row) for row in folded.sessions]),
     )
     for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
         if counts:
-            await cursor.executemany(
-                f"INSERT INTO {table} AS t VALUES (%s, %s, %s) ON CONFLICT (session, {column})"
-                " DO UPDATE SET events = t.events + excluded.events",
-                counts,
+            await conn.execute(
+                f"INSERT INTO {table} AS t SELECT * FROM unnest(%b::text[], %b::text[], %b::bigint[])"
+                f" ON CONFLICT (session, {column}) DO UPDATE SET events = t.events + excluded.events",
+                _columns(counts),
             )
 
 
