@@ -9,6 +9,14 @@ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 
 from typing import Any, NotRequired, TypedDict
 
+# The results of the log's upkeep (verify, import, doctor's facts) live in a module of their
+# own; they are read from here as the others are.
+from daemon.client.results_upkeep import BadLine as BadLine
+from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
+from daemon.client.results_upkeep import ImportReport as ImportReport
+from daemon.client.results_upkeep import VerifyProblem as VerifyProblem
+from daemon.client.results_upkeep import VerifyReport as VerifyReport
+
 # What a search snippet wraps each matched run of words in (docs/search.md). The store writes
 # them (store.search, which cannot import this layer); a test keeps the two equal.
 MARK_START, MARK_END = "«", "»"
@@ -232,22 +240,6 @@ class HandoffCheck(TypedDict):
     problems: list[str]
 
 
-class VerifyProblem(TypedDict):
-    seq: int
-    id: str
-    session: str
-    what: str
-    detail: str
-
-
-class VerifyReport(TypedDict):
-    ok: bool
-    session: str | None
-    events: int
-    problem_count: int
-    problems: list[VerifyProblem]
-
-
 class Stats(TypedDict):
     events: int
     sessions: int
@@ -362,37 +354,3 @@ class Recall(TypedDict):
     query: str
     session: str
     items: list[RecallItem]
-
-
-class BadLine(TypedDict):
-    path: str
-    line: int
-    reason: str
-
-
-class ImportReport(TypedDict):
-    """`toka import --json`: what the files held and what was new to the log."""
-
-    files: int
-    formats: dict[str, int]
-    events: int
-    created: int
-    existing: int
-    sessions: list[str]
-    unknown_types: dict[str, int]
-    bad_lines: list[BadLine]
-
-
-class DatabaseHealth(TypedDict):
-    """``doctor.database``: facts about the database file, meant for `toka doctor`."""
-
-    path: str
-    exists: bool
-    unreadable: str | None
-    quick_check: list[str]
-    size_bytes: int
-    schema_version: int | None
-    schema_current: int
-    events_table: bool
-    newest_ts: int | None
-    newest: str | None

@@ -1,0 +1,59 @@
+"""The results of the log's upkeep, as declared types (the shapes of docs/json.md and
+docs/protocol.md): verify, import, and the database facts doctor reads.
+
+Read through daemon/client/results.py, which gathers every result type; they live here so that
+neither module grows past its size. tests/cli/test_results.py holds them to real answers. No
+`from __future__ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
+"""
+
+from typing import TypedDict
+
+
+class VerifyProblem(TypedDict):
+    seq: int
+    id: str
+    session: str
+    what: str
+    detail: str
+
+
+class VerifyReport(TypedDict):
+    ok: bool
+    session: str | None
+    events: int
+    problem_count: int
+    problems: list[VerifyProblem]
+
+
+class BadLine(TypedDict):
+    path: str
+    line: int
+    reason: str
+
+
+class ImportReport(TypedDict):
+    """`toka import --json`: what the files held and what was new to the log."""
+
+    files: int
+    formats: dict[str, int]
+    events: int
+    created: int
+    existing: int
+    sessions: list[str]
+    unknown_types: dict[str, int]
+    bad_lines: list[BadLine]
+
+
+class DatabaseHealth(TypedDict):
+    """``doctor.database``: facts about the database file, meant for `toka doctor`."""
+
+    path: str
+    exists: bool
+    unreadable: str | None
+    quick_check: list[str]
+    size_bytes: int
+    schema_version: int | None
+    schema_current: int
+    events_table: bool
+    newest_ts: int | None
+    newest: str | None
