@@ -48,7 +48,7 @@ from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
 from store.search import SearchHit, SearchQuery
-from store.url import redacted
+from store.url import redacted, scrubbed
 
 T = TypeVar("T")
 log = logging.getLogger("toka.store")
@@ -113,19 +113,21 @@ class Link:
 class Reachability:
     """Whether the server answered the last attempt, and since when: for status and doctor."""
 
-    def __init__(self, location: str) -> None:
-        self.location = location
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self.location = redacted(url)
         self.reachable = True
         self.error: str | None = None
         self.since = time.time()
         self.outages = 0
 
     def failed(self, exc: BaseException) -> None:
+        error = scrubbed(_first_line(exc), self._url)  # libpq may quote the URL, password and all
         if self.reachable:
             self.reachable, self.since = False, time.time()
             self.outages += 1
-            log.warning("database %s unreachable: %s", self.location, _first_line(exc))
-        self.error = _first_line(exc)
+            log.warning("database %s unreachable: %s", self.location, error)
+        self.error = error
 
     def reached(self) -> None:
         if not self.reachable:
@@ -152,7 +154,7 @@ class PostgresStore(EventStore):
 
     def __init__(self, url: str, durability: str = "normal") -> None:
         self.url = url
-        self.reach = Reachability(redacted(url))
+        self.reach = Reachability(url)
         # durability "full" insists on synchronous commits; "normal" keeps the server's own
         # setting (PostgreSQL's default is synchronous too), which is its administrator's call.
         sync = "-c synchronous_commit=on" if durability == "full" else ""
@@ -182,9 +184,9 @@ class PostgresStore(EventStore):
             if conn.broken or conn.closed:
                 link.lost(exc)
                 raise self.reach.unavailable() from None
-            raise StoreError(f"database error on {self.location}: {_first_line(exc)}") from None
+            raise StoreError(f"database error on {self.location}: {scrubbed(_first_line(exc), self.url)}") from None
         except psycopg.Error as exc:
-            raise StoreError(f"database error on {self.location}: {_first_line(exc)}") from None
+            raise StoreError(f"database error on {self.location}: {scrubbed(_first_line(exc), self.url)}") from None
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(self._reader, fn, *args)
