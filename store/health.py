@@ -39,7 +39,7 @@ class DatabaseHealth:
         document = asdict(self)
         document["quick_check"] = list(self.quick_check)
         document["newest"] = None if self.newest_ts is None else format_ts(self.newest_ts)
-        return document
+        return {"backend": "sqlite", **document}
 
 
 def inspect_database(path: Path) -> DatabaseHealth:

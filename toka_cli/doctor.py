@@ -2,10 +2,11 @@
 command that fixes it.
 
 A check never changes anything: the daemon is probed, not started; the database facts come from
-the daemon, or from the client reading the file read-only when no daemon runs (SQLite's
-``quick_check`` reads every page, which is what a diagnostic of the file should do);
-config.toml is parsed, not rewritten. ``problem`` means something does not work or will not;
-``warning`` means it works but may not for long, or needs a look.
+the daemon, or from the client reading the database read-only when no daemon runs (SQLite's
+``quick_check`` reads every page, which is what a diagnostic of the file should do; a PostgreSQL
+database is checked by toka_cli/doctor_postgres.py); config.toml is parsed, not rewritten.
+``problem`` means something does not work or will not; ``warning`` means it works but may not for
+long, or needs a look.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.doctor import clock_offset_us, database_health
 from daemon.client.sync import probe
@@ -25,30 +24,16 @@ from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_set
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError
 from toka_cli import integrate
+from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
+from toka_cli.doctor_postgres import postgres_checks
 
 if TYPE_CHECKING:
-    from daemon.client.results import DatabaseHealth
-
-Status = Literal["ok", "warning", "problem"]
+    from daemon.client.results import DatabaseHealth, PostgresHealth
 
 # Below either, the data dir is short of space: SQLite needs room for the WAL and checkpoints,
 # and a full disk refuses appends.
 LOW_DISK_BYTES = 1 << 30
 LOW_DISK_FRACTION = 0.05
-# How far in the future an event or the daemon's clock may be before it counts as wrong:
-# more than NTP's usual corrections, less than any real clock error worth a look.
-CLOCK_SKEW_US = 60_000_000
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
@@ -109,7 +94,10 @@ def _socket(paths: Paths) -> Check:
 
 
 def _database(paths: Paths) -> list[Check]:
-    health = database_health(paths)
+    found = database_health(paths)
+    if found["backend"] == "postgres":
+        return postgres_checks(cast("PostgresHealth", found))
+    health = cast("DatabaseHealth", found)
     path = Path(health["path"])
     if not health["exists"]:
         return [
@@ -159,19 +147,7 @@ def _schema(health: DatabaseHealth) -> Check:
 def _newest_event(health: DatabaseHealth) -> Check:
     if not health["events_table"]:
         return Check("clock", "ok", "no events table yet")
-    newest, newest_ts = health["newest"], health["newest_ts"]
-    if newest is None or newest_ts is None:
-        return Check("clock", "ok", "no events yet")
-    ahead = newest_ts - time.time_ns() // 1000
-    if ahead > CLOCK_SKEW_US:
-        return Check(
-            "clock",
-            "problem",
-            f"the newest event is dated {newest}, {ahead / 1e6:.0f} s in the future:"
-            " this clock is behind, or the clock that wrote it was ahead",
-            "timedatectl set-ntp true",
-        )
-    return Check("clock", "ok", f"the newest event ({newest}) is not in the future")
+    return newest_event(health["newest"], health["newest_ts"])
 
 
 def _daemon_clock(paths: Paths) -> Check:

@@ -1,8 +1,11 @@
 """The client's side of `toka doctor`: what it asks the daemon, and reads itself when none runs.
 
 Doctor never starts the daemon. The database facts come from the daemon (``doctor.database``)
-when one of this toka answers, else from the file read here, read-only, by the same store
-function the daemon calls: the diagnosis matters most when the daemon cannot start.
+when one of this toka answers, else from the database read here, read-only, by the same store
+function the daemon calls (the SQLite file, or the PostgreSQL database of ``store.url`` when
+the settings say ``store.backend = "postgres"``): the diagnosis matters most when the daemon
+cannot start, and a daemon on PostgreSQL does not start while its database cannot be reached,
+refuses its role or was written by a newer toka.
 """
 
 from __future__ import annotations
@@ -12,10 +15,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.sync import Client, probe
 from daemon.paths import Paths
-from store.errors import DaemonUnavailable, ProtocolError
+from store.errors import ConfigError, DaemonUnavailable, ProtocolError
 
 if TYPE_CHECKING:
-    from daemon.client.results import DatabaseHealth
+    from daemon.client.results import DatabaseHealth, PostgresHealth
 
 # quick_check reads every page: a large database takes a while, in the daemon as here.
 DATABASE_CHECK_TIMEOUT_S = 300.0
@@ -24,25 +27,42 @@ DATABASE_CHECK_TIMEOUT_S = 300.0
 CLOCK_TIMEOUT_S = 5.0
 
 
-def database_health(paths: Paths) -> DatabaseHealth:
-    """quick_check, schema version and newest event of the database file (docs/protocol.md,
-    ``doctor.database``)."""
+def database_health(paths: Paths) -> DatabaseHealth | PostgresHealth:
+    """quick_check, schema version and newest event of the database file, or the server, schema
+    and rights of the PostgreSQL database (docs/protocol.md, ``doctor.database``)."""
     answer = _ask_daemon(paths)
     if answer is not None:
         return answer
+    url = _postgres_url(paths)
+    if url is not None:
+        from store.postgres_health import inspect_postgres  # psycopg loads for doctor only
+
+        return cast("PostgresHealth", inspect_postgres(url).to_json())
     from store.health import inspect_database  # sqlite3 loads for doctor only
 
     return cast("DatabaseHealth", inspect_database(paths.database).to_json())
 
 
-def _ask_daemon(paths: Paths) -> DatabaseHealth | None:
+def _postgres_url(paths: Paths) -> str | None:
+    """``store.url`` when the settings choose the PostgreSQL backend; None otherwise, and when
+    they do not parse (the config check says why; the data dir's file is looked at meanwhile)."""
+    from daemon.config import load_settings
+
+    try:
+        store = load_settings(paths.config_file).settings.store
+    except ConfigError:
+        return None
+    return store.url if store.backend == "postgres" else None
+
+
+def _ask_daemon(paths: Paths) -> DatabaseHealth | PostgresHealth | None:
     """The daemon's answer, or None when no daemon of this toka answers (then the file is read
     here; a daemon of another version may not know the op)."""
     if probe(paths).state != "running":
         return None
     try:
         with Client(paths, autostart=False, timeout=DATABASE_CHECK_TIMEOUT_S) as client:
-            return cast("DatabaseHealth", client.call("doctor.database"))
+            return cast("DatabaseHealth | PostgresHealth", client.call("doctor.database"))
     except (DaemonUnavailable, ProtocolError):
         return None  # it stopped since the probe
 

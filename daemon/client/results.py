@@ -14,6 +14,8 @@ from typing import Any, NotRequired, TypedDict
 from daemon.client.results_upkeep import BadLine as BadLine
 from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
 from daemon.client.results_upkeep import ImportReport as ImportReport
+from daemon.client.results_upkeep import MissingRights as MissingRights
+from daemon.client.results_upkeep import PostgresHealth as PostgresHealth
 from daemon.client.results_upkeep import VerifyProblem as VerifyProblem
 from daemon.client.results_upkeep import VerifyReport as VerifyReport
 

@@ -45,8 +45,9 @@ class ImportReport(TypedDict):
 
 
 class DatabaseHealth(TypedDict):
-    """``doctor.database``: facts about the database file, meant for `toka doctor`."""
+    """``doctor.database`` of a daemon on SQLite: facts about the database file, for `toka doctor`."""
 
+    backend: str
     path: str
     exists: bool
     unreadable: str | None
@@ -55,5 +56,36 @@ class DatabaseHealth(TypedDict):
     schema_version: int | None
     schema_current: int
     events_table: bool
+    newest_ts: int | None
+    newest: str | None
+
+
+class MissingRights(TypedDict):
+    type: str
+    name: str
+    privileges: list[str]
+    grant: str
+
+
+class PostgresHealth(TypedDict):
+    """``doctor.database`` of a daemon on PostgreSQL: the server, the schema steps and the rights
+    of the role (store/postgres_health.py)."""
+
+    backend: str
+    location: str
+    reachable: bool
+    error: str | None
+    server_version: str | None
+    server_version_num: int | None
+    database: str | None
+    user: str | None
+    schema: str | None
+    toka_database: bool
+    other_tables: list[str]
+    schema_applied: list[str] | None
+    schema_steps: list[str]
+    schema_unknown: list[str] | None
+    schema_pending: list[str] | None
+    missing: list[MissingRights]
     newest_ts: int | None
     newest: str | None

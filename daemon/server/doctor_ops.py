@@ -1,5 +1,5 @@
 """Operations `toka doctor` asks the daemon: its clock, to compare with the client's, and the
-facts about the database file."""
+facts about its database: the SQLite file, or the PostgreSQL database at ``store.url``."""
 
 from __future__ import annotations
 
@@ -25,5 +25,10 @@ async def doctor_clock(core: Core, request: NoArgs, call: Call) -> dict[str, Any
 @OPS.op("doctor.database", NoArgs)
 async def doctor_database(core: Core, request: NoArgs, call: Call) -> dict[str, Any]:
     """SQLite's quick_check, the schema version and the newest event's time of the database
-    file, read-only on a connection of its own (in a thread: quick_check reads every page)."""
+    file, read-only on a connection of its own (in a thread: quick_check reads every page); on
+    PostgreSQL the server's version, the schema steps and the role's rights, read the same way."""
+    if core.settings.store.backend == "postgres":
+        from store.postgres_health import inspect_postgres
+
+        return (await asyncio.to_thread(inspect_postgres, core.settings.store.url)).to_json()
     return (await asyncio.to_thread(inspect_database, core.paths.database)).to_json()

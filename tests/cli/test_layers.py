@@ -40,11 +40,12 @@ CLI_MAY_IMPORT = {
 CLIENT_MAY_IMPORT = {
     "store.errors": "the exceptions it raises and the daemon's errors it re-raises",
     "store.health": "doctor reads the database file itself when no daemon runs",
+    "store.postgres_health": "doctor reads the PostgreSQL database itself when no daemon runs (none starts without it)",
     "daemon.client": "its own modules",
     "daemon.paths": "where the socket, the spool and the logs are",
     "daemon.protocol": "the wire format",
     "daemon.version": "the protocol version it checks",
-    "daemon.config": "the start timeout autostart waits",
+    "daemon.config": "the start timeout autostart waits, and the backend doctor looks at",
     "daemon.ingest.formats": "the transcript formats `toka import` parses",
     "daemon.ingest.lines": "the parse statistics of an import",
 }

@@ -18,8 +18,9 @@ def doctor(json_: JsonOpt = False) -> None:
     """Check that toka works here, and name the command that fixes each problem found.
 
     Looks at the daemon (running, same version), the socket's permissions, the database
-    (SQLite quick_check, schema version, no events from the future), free disk space, the
-    config, the watched paths, Claude Code hooks and the daemon's clock. Never starts the
+    (SQLite quick_check, schema version, no events from the future; on PostgreSQL the
+    connection, server version, schema steps and the rights of the daemons' role), free disk
+    space, the config, the watched paths, Claude Code hooks and the daemon's clock. Never starts the
     daemon or changes anything. Exit code 0 when nothing is wrong (warnings allowed), 1 when
     something is.
     """
