@@ -336,7 +336,7 @@ class Daemon:
             request = op.parse(args)
             call = Call(request_id, send, closed)
             if op.progress and parse(_Progress, args).progress:
-                call.progress = progress_sender(send, request_id)
+                call.progress = progress_sender(send, request_id, call.closed)
             component = self.components[op.component]
             if op.streaming:
                 await self._stream(op, component, request, call, lines)

@@ -94,11 +94,25 @@ class Registry:
         return {op.component for op in self.ops.values()}
 
 
-def progress_sender(call_send: Send, request_id: Any) -> Progress:
-    """A progress callback sending ``{id, progress: {done, total}}`` lines."""
+def progress_sender(call_send: Send, request_id: Any, gone: asyncio.Event | None = None) -> Progress:
+    """A progress callback sending ``{id, progress: {done, total}}`` lines. When a line cannot be
+    sent, the client has hung up: no more are sent, and ``gone`` is set (the call's ``closed``), so
+    that a long op can stop early."""
     loop = asyncio.get_running_loop()
+    hung_up = gone or asyncio.Event()
+    sending: set[asyncio.Task[None]] = set()  # held until sent: the loop keeps only weak references
+
+    async def send(line: dict[str, Any]) -> None:
+        if hung_up.is_set():
+            return
+        try:
+            await call_send(line)
+        except ConnectionError:
+            hung_up.set()
 
     def progress(done: int, total: int) -> None:
-        loop.create_task(call_send({"id": request_id, "progress": {"done": done, "total": total}}))
+        task = loop.create_task(send({"id": request_id, "progress": {"done": done, "total": total}}))
+        sending.add(task)
+        task.add_done_callback(sending.discard)
 
     return progress
