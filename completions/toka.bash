@@ -3,7 +3,7 @@
 _toka_commands() {
     case "$1" in
         '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay search sessions show state stats status tui usage verify watch' ;;
-        'admin') echo 'rebuild' ;;
+        'admin') echo 'copy rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
         'config') echo 'get path set show' ;;
@@ -20,6 +20,7 @@ _toka_options() {
     case "$1" in
         '') echo '-h --help' ;;
         'admin') echo '-h --help' ;;
+        'admin copy') echo '--to --json -h --help' ;;
         'admin rebuild') echo '--json -h --help' ;;
         'agent') echo '-h --help' ;;
         'agent list') echo '--trace --state --json -h --help' ;;
@@ -105,6 +106,7 @@ _toka_options() {
 # Succeeds when option $2 of command $1 takes a value; prints its choices, or @files.
 _toka_value() {
     case "$1|$2" in
+        'admin copy|--to') echo '' ;;
         'agent list|--trace') echo '' ;;
         'agent list|--state') echo '' ;;
         'agent spawn|-t') echo '' ;;

@@ -1,13 +1,13 @@
 # fish completion for toka; generated from the toka command by `python docs/gen/gendocs.py`; do not edit.
 
-set -g __toka_value_options 'agent list|--trace' 'agent list|--state' 'agent spawn|-t' 'agent spawn|--type' 'agent spawn|--role' 'agent spawn|--model' 'agent spawn|--window' 'agent spawn|--warning' 'agent spawn|--critical' 'agent spawn|--policy' 'agent spawn|--session' 'agent spawn|--trace' 'agent terminate|--reason' 'agent terminate|--detail' 'agent usage|--input' 'agent usage|--output' 'agent usage|--cache-read' 'agent usage|--cache-creation' 'agent usage|--model' 'compress|--policy' 'compress|--target' 'context|--budget' 'context|--policy' 'context|-f' 'context|--format' 'daemon logs|-n' 'daemon logs|--lines' 'daemon run|--durability' 'deps add|--needs' 'deps rm|--needs' 'events|-k' 'events|--kind' 'events|--since' 'events|--until' 'events|-n' 'events|--limit' 'export|-o' 'export|--output' 'handoff create|--write' 'handoff list|--trace' 'handoff show|-f' 'handoff show|--format' 'import|-f' 'import|--format' 'integrate|--project' 'memory list|--prefix' 'memory rm|--expect-version' 'memory set|--expect-version' 'memory set|--ttl' 'note|--reason' 'note|--agent' 'pool list|-n' 'pool list|--limit' 'pool put|--ttl' 'prune|--before' 'prune|--keep-days' 'prune|-s' 'prune|--session' 'recall|-s' 'recall|--session' 'recall|-n' 'recall|--limit' 'record|--agent' 'record|--key' 'record|--ts' 'replay|--to' 'search|-s' 'search|--session' 'search|-a' 'search|--agent' 'search|-k' 'search|--kind' 'search|--since' 'search|--until' 'search|-n' 'search|--limit' 'sessions|-n' 'sessions|--limit' 'state set|--reason' 'watch|-f' 'watch|--format'
+set -g __toka_value_options 'admin copy|--to' 'agent list|--trace' 'agent list|--state' 'agent spawn|-t' 'agent spawn|--type' 'agent spawn|--role' 'agent spawn|--model' 'agent spawn|--window' 'agent spawn|--warning' 'agent spawn|--critical' 'agent spawn|--policy' 'agent spawn|--session' 'agent spawn|--trace' 'agent terminate|--reason' 'agent terminate|--detail' 'agent usage|--input' 'agent usage|--output' 'agent usage|--cache-read' 'agent usage|--cache-creation' 'agent usage|--model' 'compress|--policy' 'compress|--target' 'context|--budget' 'context|--policy' 'context|-f' 'context|--format' 'daemon logs|-n' 'daemon logs|--lines' 'daemon run|--durability' 'deps add|--needs' 'deps rm|--needs' 'events|-k' 'events|--kind' 'events|--since' 'events|--until' 'events|-n' 'events|--limit' 'export|-o' 'export|--output' 'handoff create|--write' 'handoff list|--trace' 'handoff show|-f' 'handoff show|--format' 'import|-f' 'import|--format' 'integrate|--project' 'memory list|--prefix' 'memory rm|--expect-version' 'memory set|--expect-version' 'memory set|--ttl' 'note|--reason' 'note|--agent' 'pool list|-n' 'pool list|--limit' 'pool put|--ttl' 'prune|--before' 'prune|--keep-days' 'prune|-s' 'prune|--session' 'recall|-s' 'recall|--session' 'recall|-n' 'recall|--limit' 'record|--agent' 'record|--key' 'record|--ts' 'replay|--to' 'search|-s' 'search|--session' 'search|-a' 'search|--agent' 'search|-k' 'search|--kind' 'search|--since' 'search|--until' 'search|-n' 'search|--limit' 'sessions|-n' 'sessions|--limit' 'state set|--reason' 'watch|-f' 'watch|--format'
 
 function __toka_commands --description 'the subcommands of a toka command path'
     switch "$argv[1]"
         case ''
             echo 'admin' 'agent' 'blob' 'compress' 'config' 'context' 'daemon' 'deps' 'doctor' 'events' 'export' 'gc' 'handoff' 'hook' 'import' 'integrate' 'memory' 'note' 'pool' 'prune' 'recall' 'record' 'replay' 'search' 'sessions' 'show' 'state' 'stats' 'status' 'tui' 'usage' 'verify' 'watch'
         case 'admin'
-            echo 'rebuild'
+            echo 'copy' 'rebuild'
         case 'agent'
             echo 'list' 'pause' 'resume' 'show' 'spawn' 'terminate' 'usage'
         case 'blob'
@@ -60,7 +60,7 @@ end
 
 complete -c toka -e
 complete -c toka -n '__toka_at \'\'' -f
-complete -c toka -n '__toka_at \'\'' -a 'admin' -d 'Maintenance: rebuild the query tables from the log.'
+complete -c toka -n '__toka_at \'\'' -a 'admin' -d 'Maintenance: rebuild the query tables from the log, copy the log into...'
 complete -c toka -n '__toka_at \'\'' -a 'agent' -d 'Agents: spawn them, follow their context fill and lifecycle, pause, resume,...'
 complete -c toka -n '__toka_at \'\'' -a 'blob' -d 'Payloads by digest: what a summary elided as [blob DIGEST SIZE].'
 complete -c toka -n '__toka_at \'\'' -a 'compress' -d 'Compress a session\'s older events into a summary, without deleting or...'
@@ -95,8 +95,12 @@ complete -c toka -n '__toka_at \'\'' -a 'verify' -d 'Recompute every payload dig
 complete -c toka -n '__toka_at \'\'' -a 'watch' -d 'Ingest transcripts as they are written, until Ctrl-C.'
 complete -c toka -n '__toka_at \'\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'admin\'' -f
+complete -c toka -n '__toka_at \'admin\'' -a 'copy' -d 'Copy the log into a PostgreSQL database with the same event ids, then verify...'
 complete -c toka -n '__toka_at \'admin\'' -a 'rebuild' -d 'Recreate the session tables (projections) and the search index from the...'
 complete -c toka -n '__toka_at \'admin\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c toka -n '__toka_at \'admin copy\'' -l 'to' -r -f -d 'The PostgreSQL database to copy into, e.g. postgresql://toka@db.internal/toka (the daemon connects: keep a password in its user\'s ~/.pgpass).'
+complete -c toka -n '__toka_at \'admin copy\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
+complete -c toka -n '__toka_at \'admin copy\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'admin rebuild\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'admin rebuild\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'agent\'' -f

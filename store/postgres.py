@@ -242,6 +242,11 @@ class PostgresStore(EventStore):
     async def get(self, event_id: str) -> Event:
         return await self._read(get_event, event_id)
 
+    async def present(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the log holds: one indexed lookup for them all."""
+        rows = await self._read(fetch_rows, "SELECT id FROM events WHERE id = ANY(?)", (list(ids),))
+        return {row[0] for row in rows}
+
     async def get_by_seq(self, seq: int) -> Event:
         rows = await self._read(fetch_rows, SELECT + " WHERE e.seq = ?", (seq,))
         if not rows:

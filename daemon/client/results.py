@@ -9,9 +9,10 @@ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 
 from typing import Any, NotRequired, TypedDict
 
-# The results of the log's upkeep (verify, import, doctor's facts) live in a module of their
+# The results of the log's upkeep (verify, import, copy, doctor's facts) live in a module of their
 # own; they are read from here as the others are.
 from daemon.client.results_upkeep import BadLine as BadLine
+from daemon.client.results_upkeep import CopyReport as CopyReport
 from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
 from daemon.client.results_upkeep import ImportReport as ImportReport
 from daemon.client.results_upkeep import MissingRights as MissingRights

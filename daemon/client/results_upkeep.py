@@ -1,5 +1,5 @@
 """The results of the log's upkeep, as declared types (the shapes of docs/json.md and
-docs/protocol.md): verify, import, and the database facts doctor reads.
+docs/protocol.md): verify, import, copy into PostgreSQL, and the database facts doctor reads.
 
 Read through daemon/client/results.py, which gathers every result type; they live here so that
 neither module grows past its size. tests/cli/test_results.py holds them to real answers. No
@@ -42,6 +42,20 @@ class ImportReport(TypedDict):
     sessions: list[str]
     unknown_types: dict[str, int]
     bad_lines: list[BadLine]
+
+
+class CopyReport(TypedDict):
+    """`toka admin copy --json` (``admin.copy``): the log copied into a PostgreSQL database."""
+
+    target: str
+    events: int
+    copied: int
+    present: int
+    mismatched: int
+    sessions: int
+    seconds: float
+    verify: VerifyReport
+    verify_seconds: float
 
 
 class DatabaseHealth(TypedDict):

@@ -15,6 +15,7 @@ from daemon.server import doctor_ops as doctor
 from daemon.server import ops as process
 from daemon.server.registry import Registry
 from daemon.states import ops as states
+from daemon.transfer import ops as transfer
 
 REGISTRY = Registry(
     [
@@ -31,5 +32,6 @@ REGISTRY = Registry(
         deps.OPS,
         search.OPS,
         retention.OPS,
+        transfer.OPS,
     ]
 )
