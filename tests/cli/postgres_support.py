@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from store.events import NewEvent
 from store.postgres import PostgresStore
 
 # The run's server trusts every local connection, so any password logs in: a URL can carry one
@@ -61,6 +62,19 @@ def set_up_schema(url: str) -> None:
         await store.close()
 
     asyncio.run(open_and_close())
+
+
+def append(url: str, *events: NewEvent) -> None:
+    """``events`` appended to the database at ``url`` by the store itself, as another daemon would."""
+
+    async def run() -> None:
+        store = await PostgresStore.open(url)
+        try:
+            await store.append(events)
+        finally:
+            await store.close()
+
+    asyncio.run(run())
 
 
 def verify(url: str) -> dict[str, Any]:

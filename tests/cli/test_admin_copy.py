@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from cli_support import assert_error, invoke, toka
 from daemons import PATIENCE, Spawned
-from postgres_support import ALL_RIGHTS, PASSWORD, as_user, execute, role, rows, set_up_schema, verify
+from postgres_support import ALL_RIGHTS, PASSWORD, append, as_user, execute, role, rows, set_up_schema, verify
 from test_results import mismatches
 
 from daemon.client import results
 from daemon.client.sync import Client
+from store.events import NewEvent
 
 LARGE = "a large output that compresses well " * 2000  # about 70 kB: stored zlib-compressed
 # More than three pages of the copy (daemon/transfer/service.py PAGE), and not a whole number of them.
@@ -171,6 +172,39 @@ def test_the_password_is_in_no_output_error_or_log(daemon: Spawned, postgres_dat
     for run in (copied, listed, unreachable, malformed):
         assert PASSWORD not in run.stdout + run.stderr
     assert PASSWORD not in daemon.log()
+
+
+def test_a_target_that_does_not_verify_exits_5_with_the_report(daemon: Spawned, postgres_database: str) -> None:
+    with daemon.client() as client:
+        first = client.record("s", "message", {"text": "as it was"})
+        client.record("s", "message", {"text": "after it"})
+    copy_json(postgres_database)
+    execute(
+        postgres_database,
+        "UPDATE blobs SET codec = 0, data = convert_to('{\"text\":\"changed\"}', 'UTF8')"
+        f" WHERE digest = (SELECT digest FROM events WHERE id = '{first['id']}')",
+    )
+    result = invoke("admin", "copy", "--to", postgres_database, "--json")
+    assert result.exit_code == 5
+    report = json.loads(result.stdout)
+    assert (report["present"], report["copied"], report["verify"]["ok"]) == (2, 0, False)
+    assert report["verify"]["problems"][0]["id"] == first["id"] and report["verify"]["problems"][0]["what"] == "digest"
+    assert_error(result.stderr, contains="does not match the log: verify found 1 problems there")
+
+
+def test_an_event_whose_key_the_target_gave_another_is_mismatched(daemon: Spawned, postgres_database: str) -> None:
+    append(postgres_database, NewEvent("s", "message", {"text": "another machine's"}, key="shared-key"))
+    with daemon.client() as client:
+        keyed = client.record("s", "message", {"text": "this machine's"}, key="shared-key")
+        client.record("s", "message", {"text": "its child"})
+    result = invoke("admin", "copy", "--to", postgres_database, "--json")
+    assert result.exit_code == 5
+    report = json.loads(result.stdout)
+    assert (report["mismatched"], report["copied"], report["present"]) == (1, 1, 0)
+    assert keyed["id"] not in target_ids(postgres_database)
+    problem = report["verify"]["problems"][0]
+    assert problem["what"] == "chain" and keyed["id"][:12] in problem["detail"]  # the child's parent is not there
+    assert_error(result.stderr, contains="1 events got other ids there, and verify found 1 problems there")
 
 
 def test_an_unreachable_target_is_one_line_with_a_hint_and_exit_4(daemon: Spawned) -> None:

@@ -51,11 +51,13 @@ def copy_log(to: ToOpt, json_: JsonOpt = False) -> None:
     the target cannot be reached, 5 when the copy does not verify there.
     """
     report: CopyReport = call_and_show("admin.copy", json_, _copied, progress_label="copying, then verifying", to=to)
-    verified = report["verify"]
-    if report["mismatched"] or not verified["ok"]:
+    verified, mismatched = report["verify"], report["mismatched"]
+    if mismatched or not verified["ok"]:
+        found = [f"{mismatched} events got other ids there"] if mismatched else []
+        if not verified["ok"]:
+            found.append(f"verify found {verified['problem_count']} problems there")
         raise IntegrityError(
-            f"the copy in {report['target']} does not match the log: {report['mismatched']} events got other ids,"
-            f" and verify found {verified['problem_count']} problems there",
+            f"the copy in {report['target']} does not match the log: {', and '.join(found)}",
             "`toka admin copy --json` lists the problems verify found",
         )
 
