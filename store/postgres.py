@@ -74,10 +74,24 @@ class Link:
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._failures = 0
         self.retry_at = 0.0
+        # Calls that find no connection at once wait for one to be opened, instead of each
+        # opening its own (all but the last would be left open, unused).
+        self._connecting = asyncio.Lock()
+
+    def _usable(self) -> psycopg.AsyncConnection[Any] | None:
+        conn = self._conn
+        return conn if conn is not None and not conn.closed and not conn.broken else None
 
     async def get(self) -> psycopg.AsyncConnection[Any]:
-        conn = self._conn
-        if conn is not None and not conn.closed and not conn.broken:
+        conn = self._usable()
+        if conn is not None:
+            return conn
+        async with self._connecting:
+            return await self._connect()
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        conn = self._usable()
+        if conn is not None:  # opened by the call this one waited for
             return conn
         if time.monotonic() < self.retry_at:
             raise self._reach.unavailable()
@@ -150,6 +164,9 @@ class PostgresStore(EventStore):
         self.reach = Reachability(redacted(url))
         self._writer = Link(url, "writer", self.reach)
         self._reader = Link(url, "reader", self.reach)
+        # One transaction at a time on the writer: two calls interleaving their statements on one
+        # connection would nest one transaction in the other, and both would fail.
+        self._writing = asyncio.Lock()
         self._appends = 0
 
     @property
@@ -161,7 +178,7 @@ class PostgresStore(EventStore):
         """Connect and bring the schema up to date; StoreUnavailable when the server cannot be
         reached, SchemaTooNew when a newer toka wrote it."""
         store = cls(url)
-        await store._run(store._writer, migrate)
+        await store._write(migrate)
         return store
 
     async def _run(
@@ -181,12 +198,16 @@ class PostgresStore(EventStore):
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(self._reader, fn, *args)
 
+    async def _write(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        async with self._writing:
+            return await self._run(self._writer, fn, *args)
+
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         token = uuid.uuid4().hex
         deadline = time.monotonic() + APPEND_RETRY_S
         while True:
             try:
-                results = await self._run(self._writer, append_batch, list(batch), token)
+                results = await self._write(append_batch, list(batch), token)
                 break
             except StoreUnavailable:
                 wait = max(0.0, self._writer.retry_at - time.monotonic())
@@ -195,7 +216,7 @@ class PostgresStore(EventStore):
                 await asyncio.sleep(wait)
         self._appends += 1
         if self._appends % FORGET_EVERY == 0:
-            await self._run(self._writer, forget_old_batches)
+            await self._write(forget_old_batches)
         return results
 
     async def follow(self, changed: Callable[[], None], reconnected: Callable[[], None]) -> None:
@@ -275,7 +296,7 @@ class PostgresStore(EventStore):
         return int(rows[0][0])
 
     async def rebuild_projections(self) -> int:
-        return await self._run(self._writer, rebuild_projections)
+        return await self._write(rebuild_projections)
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         checked = query.checked()
@@ -283,7 +304,7 @@ class PostgresStore(EventStore):
         return hits(checked, await self._read(fetch_rows, sql, params))
 
     async def rebuild_search_index(self) -> int:
-        return await self._run(self._writer, rebuild_search_index)
+        return await self._write(rebuild_search_index)
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
         raise UsageError(
@@ -298,7 +319,7 @@ class PostgresStore(EventStore):
         )
 
     async def vacuum(self) -> None:
-        await self._run(self._writer, lambda conn: conn.execute("VACUUM"))
+        await self._write(lambda conn: conn.execute("VACUUM"))
 
     async def close(self) -> None:
         await self._writer.close()

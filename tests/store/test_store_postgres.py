@@ -1,0 +1,288 @@
+"""What only the PostgreSQL backend has, on the run's real server: appends retried with their token,
+reconnection after the server cut the writer off, one dense chain while two daemons' stores append
+at once, migrations raced by two opens, databases it refuses, and a server it cannot reach."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import psycopg
+import pytest
+
+from store.base import EventQuery
+from store.errors import SchemaTooNew, StoreError, StoreUnavailable, UsageError
+from store.events import Event, NewEvent
+from store.postgres import PostgresStore
+from store.postgres_append import append_batch
+from store.postgres_schema import STEPS
+
+OpenStore = Callable[[], Awaitable[PostgresStore]]
+
+# What one append writes to each table; the sessions' event counts summed.
+COUNTS = (
+    "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM blobs), (SELECT count(*) FROM search_text),"
+    " (SELECT count(*) FROM append_batches), (SELECT coalesce(sum(events), 0) FROM sessions)"
+)
+TOKA_CONNECTIONS = (
+    "SELECT pid, wait_event_type FROM pg_stat_activity"
+    " WHERE datname = current_database() AND application_name = %s AND pid <> pg_backend_pid()"
+)
+PASSWORD = "pw-" + uuid.uuid4().hex
+
+
+@asynccontextmanager
+async def connected(url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A connection of the test's own (autocommit), beside the store's."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        yield conn
+
+
+async def rows(conn: psycopg.AsyncConnection[Any], sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    cursor = await conn.execute(sql, params or None)
+    return await cursor.fetchall()
+
+
+async def until(what: str, found: Callable[[], Awaitable[Any]], timeout: float = 30.0) -> Any:
+    """The first true value of ``found()``, asked again until it comes; fails after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not (value := await found()):
+        assert time.monotonic() < deadline, f"waited {timeout}s for {what}"
+        await asyncio.sleep(0.01)
+    return value
+
+
+@pytest.fixture
+def open_store(postgres_database: str, loop: asyncio.AbstractEventLoop) -> Iterator[OpenStore]:
+    """Open a PostgresStore on the test's database, as one more daemon would; all closed at the end."""
+    opened: list[PostgresStore] = []
+
+    async def open_() -> PostgresStore:
+        store = await PostgresStore.open(postgres_database)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        loop.run_until_complete(store.close())
+
+
+def say(session: str, text: str, **fields: Any) -> NewEvent:
+    return NewEvent(session, "message", {"text": text}, **fields)
+
+
+async def test_a_token_tried_again_gets_the_first_answer_and_writes_nothing(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    store = await open_store()
+    [held] = await store.append([say("s", "kept once", key="k")])
+    # The first event's key is held already (created False); the others are new.
+    batch = [say("s", "again", key="k"), say("s", "new"), NewEvent("t", "tool.call", {"tool": "grep"})]
+    async with connected(postgres_database) as conn:
+        first = await append_batch(conn, batch, "token-1")
+        before = await rows(conn, COUNTS)
+        again = await append_batch(conn, batch, "token-1")
+        after = await rows(conn, COUNTS)
+        other = await append_batch(conn, batch, "token-2")
+
+    assert [(r.created, r.event.seq) for r in first] == [(False, 1), (True, 2), (True, 3)]
+    assert first[0].event == held.event
+    assert again == first  # events and created flags alike
+    assert before == after == [(3, 3, 3, 2, 3)]
+    # The same batch under another token is another append: it is written.
+    assert [(r.created, r.event.seq) for r in other] == [(False, 1), (True, 4), (True, 5)]
+    assert (await store.verify()).ok
+
+
+async def test_an_append_after_the_writer_was_terminated_reconnects(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    store = await open_store()
+    [first] = await store.append([say("s", "before")])
+    async with connected(postgres_database) as admin:
+        [(writer, _)] = await rows(admin, TOKA_CONNECTIONS, "toka writer")
+        assert await rows(admin, "SELECT pg_terminate_backend(%s)", writer) == [(True,)]
+        await until("the writer's backend to end", lambda: _gone(admin, writer))
+
+        [second] = await store.append([say("s", "after")])
+
+        [(new_writer, _)] = await rows(admin, TOKA_CONNECTIONS, "toka writer")
+        assert new_writer != writer
+        assert await rows(admin, COUNTS) == [(2, 2, 2, 2, 2)]
+    assert (second.created, second.event.seq, second.event.parents) == (True, 2, (first.event.id,))
+    assert store.connection_state()["reachable"] is True
+    assert (await store.verify()).ok
+
+
+async def test_an_append_cut_off_while_it_waits_is_retried_and_written_once(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    store = await open_store()
+    [first] = await store.append([say("s", "before")])
+    async with connected(postgres_database) as admin, connected(postgres_database) as locker:
+        async with locker.transaction():
+            # Another daemon's append holds the events table: ours waits for it in the database.
+            await locker.execute("LOCK TABLE events IN EXCLUSIVE MODE")
+            appending = asyncio.create_task(store.append([say("s", "waited")]))
+            waiting = await until("the writer to wait for the lock", lambda: _waiting(admin))
+            await rows(admin, "SELECT pg_terminate_backend(%s)", waiting)
+            retried = await until("the retry to wait for the lock", lambda: _waiting(admin, not_pid=waiting))
+            assert retried != waiting and not appending.done()
+        [second] = await asyncio.wait_for(appending, 30)
+        assert await rows(admin, COUNTS) == [(2, 2, 2, 2, 2)]
+    assert (second.created, second.event.seq, second.event.parents) == (True, 2, (first.event.id,))
+    assert (await store.verify()).ok
+
+
+async def _gone(admin: psycopg.AsyncConnection[Any], pid: int) -> bool:
+    return not await rows(admin, "SELECT 1 FROM pg_stat_activity WHERE pid = %s", pid)
+
+
+async def _waiting(admin: psycopg.AsyncConnection[Any], not_pid: int | None = None) -> int | None:
+    """The pid of the store's writer while it waits for a lock (another than ``not_pid``)."""
+    found = [pid for pid, wait in await rows(admin, TOKA_CONNECTIONS, "toka writer") if wait == "Lock"]
+    return next((pid for pid in found if pid != not_pid), None)
+
+
+async def test_two_stores_appending_at_once_keep_seqs_dense_and_each_session_one_chain(
+    open_store: OpenStore,
+) -> None:
+    a, b = await open_store(), await open_store()
+    calls: list[Awaitable[Any]] = []
+    for n in range(25):
+        calls += [
+            a.append([say("shared", f"a{n}")]),
+            b.append([say("shared", f"b{n}")]),
+            a.append([say("only-a", f"a{n}")]),
+            b.append([say("only-b", f"b{n}")]),
+            # A batch over several sessions, each event chained onto its own session.
+            a.append([say("shared", f"a{n}+"), say("only-b", f"a{n}+"), say("only-a", f"a{n}+")]),
+            b.append([say("only-a", f"b{n}+"), say("shared", f"b{n}+")]),
+        ]
+    results = [r for batch in await asyncio.gather(*calls) for r in batch]
+
+    log = await b.query(EventQuery())
+    assert len(results) == len(log) == 25 * 9
+    assert all(r.created for r in results)
+    assert {r.event.id for r in results} == {e.id for e in log}
+    assert [e.seq for e in log] == list(range(1, len(log) + 1))
+    assert _breaks_in_chains(log) == []
+    heads = {s: [e for e in log if e.session == s] for s in ("shared", "only-a", "only-b")}
+    for store in (a, b):
+        sessions = {info.session: (info.events, info.head) for info in await store.sessions()}
+        assert sessions == {s: (len(events), events[-1].id) for s, events in heads.items()}
+        report = await store.verify()
+        assert (report.ok, report.events) == (True, len(log))
+
+
+def _breaks_in_chains(log: list[Event]) -> list[tuple[int, tuple[str, ...]]]:
+    """(seq, parents) of each event whose parents are not just the previous event of its session."""
+    last: dict[str, str] = {}
+    breaks = []
+    for event in log:
+        expected = (last[event.session],) if event.session in last else ()
+        if event.parents != expected:
+            breaks.append((event.seq, event.parents))
+        last[event.session] = event.id
+    return breaks
+
+
+async def test_two_stores_opening_an_empty_database_at_once_migrate_it_once(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    a, b = await asyncio.gather(open_store(), open_store())
+
+    async with connected(postgres_database) as conn:
+        recorded = await rows(conn, "SELECT seq, name FROM toka_migrations ORDER BY seq")
+    assert recorded == [(n, name) for n, (name, _) in enumerate(STEPS, 1)]
+    [from_a] = await a.append([say("s", "from a")])
+    [from_b] = await b.append([say("s", "from b")])
+    assert (from_a.event.seq, from_b.event.seq, from_b.event.parents) == (1, 2, (from_a.event.id,))
+
+
+async def test_a_database_of_a_newer_toka_is_refused_and_left_untouched(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    store = await open_store()
+    await store.append([say("s", "written by this toka")])
+    async with connected(postgres_database) as conn:
+        future = "INSERT INTO toka_migrations (seq, name) VALUES (%s, 'p999_from_the_future')"
+        await conn.execute(future, (len(STEPS) + 1,))
+        before = await _contents(conn)
+
+        with pytest.raises(SchemaTooNew, match="newer toka") as raised:
+            await PostgresStore.open(postgres_database)
+
+        assert "p999_from_the_future" in raised.value.message
+        assert await _contents(conn) == before
+        assert len(before[0]) == len(STEPS) + 1
+
+
+async def _contents(conn: psycopg.AsyncConnection[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    return (
+        await rows(conn, "SELECT * FROM toka_migrations ORDER BY seq"),
+        await rows(conn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"),
+        await rows(conn, COUNTS),
+    )
+
+
+async def test_a_database_with_another_programs_events_table_is_refused(postgres_database: str) -> None:
+    async with connected(postgres_database) as conn:
+        await conn.execute("CREATE TABLE events (id serial PRIMARY KEY, what text)")
+        await conn.execute("INSERT INTO events (what) VALUES ('theirs')")
+
+        with pytest.raises(StoreError, match="not a toka database") as raised:
+            await PostgresStore.open(postgres_database)
+
+        assert type(raised.value) is StoreError  # neither unreachable nor too new: not ours
+        assert await rows(conn, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()") == [("events",)]
+        assert await rows(conn, "SELECT * FROM events") == [(1, "theirs")]
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A local TCP port that refuses connections: bound by this process, not listening."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
+@pytest.mark.parametrize("form", ["url to a closed port", "url to a missing socket folder", "key=value"])
+async def test_an_unreachable_server_is_unavailable_and_the_password_never_shown(
+    form: str, refused_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = {
+        "url to a closed port": f"postgresql://toka:{PASSWORD}@127.0.0.1:{refused_port}/toka",
+        "url to a missing socket folder": f"postgresql://toka:{PASSWORD}@/toka?host=/nonexistent-{PASSWORD[3:11]}",
+        "key=value": f"host=/nonexistent-{PASSWORD[3:11]} dbname=toka user=toka password={PASSWORD}",
+    }[form]
+    caplog.set_level(logging.DEBUG, logger="toka.store")
+
+    with pytest.raises(StoreUnavailable) as raised:
+        await PostgresStore.open(url)
+
+    error = raised.value
+    shown = [error.message, error.hint or "", str(error), repr(error), error.lines(), caplog.text]
+    assert [text for text in shown if PASSWORD in text] == []
+    assert "cannot be reached" in error.message and "***" in error.message  # where, with the password hidden
+    assert "unreachable" in caplog.text
+
+
+async def test_prune_and_gc_are_refused_and_change_nothing(open_store: OpenStore) -> None:
+    store = await open_store()
+    await store.append([NewEvent("s", "message", {"text": f"old {n}"}, ts=1_000_000 + n) for n in range(3)])
+    before = await store.query(EventQuery())
+
+    with pytest.raises(UsageError, match="cannot be pruned"):
+        await store.prune("s", 2_000_000)
+    with pytest.raises(UsageError, match="nothing to collect"):
+        await store.collect_garbage()
+
+    assert await store.query(EventQuery()) == before
+    assert (await store.stats()).blobs == 3
