@@ -178,7 +178,11 @@ class PostgresStore(EventStore):
         """Connect and bring the schema up to date; StoreUnavailable when the server cannot be
         reached, SchemaTooNew when a newer toka wrote it."""
         store = cls(url)
-        await store._write(migrate)
+        try:
+            await store._write(migrate)
+        except BaseException:
+            await store.close()  # a refused or failed open leaves no connection behind
+            raise
         return store
 
     async def _run(

@@ -245,6 +245,28 @@ async def test_a_database_with_another_programs_events_table_is_refused(postgres
         assert await rows(conn, "SELECT * FROM events") == [(1, "theirs")]
 
 
+@pytest.mark.parametrize("refusal", ["newer schema", "foreign tables"])
+async def test_a_refused_open_leaves_no_connection_behind(postgres_database: str, refusal: str) -> None:
+    async with connected(postgres_database) as conn:
+        if refusal == "newer schema":
+            await conn.execute("CREATE TABLE toka_migrations (seq integer PRIMARY KEY, name text NOT NULL)")
+            await conn.execute("INSERT INTO toka_migrations VALUES (1, 'p999_from_the_future')")
+        else:
+            await conn.execute("CREATE TABLE blobs (digest text)")
+
+        with pytest.raises(StoreError) as raised:
+            await PostgresStore.open(postgres_database)
+
+        # Closed by open itself: not when the store is collected, which the error's traceback delays.
+        assert raised.traceback
+        left = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'toka %'"
+        assert await until("the refused store's connection to end", lambda: _none(conn, left)) is True
+
+
+async def _none(conn: psycopg.AsyncConnection[Any], sql: str) -> bool:
+    return not await rows(conn, sql)
+
+
 @pytest.fixture
 def refused_port() -> Iterator[int]:
     """A local TCP port that refuses connections: bound by this process, not listening."""
