@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -29,7 +30,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from store.base import CHUNK, AppendResult, EventQuery, EventStore, ProgressCallback, SessionInfo, Stats, VerifyReport
-from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
+from store.errors import ConfigError, NotFound, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent
 from store.postgres_append import CHANNEL, append_batch, forget_old_batches
 from store.postgres_reads import (
@@ -99,6 +100,14 @@ class Link:
             self._conn = await psycopg.AsyncConnection.connect(
                 self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, application_name=f"toka {self.role}"
             )
+        except psycopg.ProgrammingError as exc:
+            # libpq could not read the URL: no server will fix that. Its message quotes the part it
+            # stumbled on, which may be the password: every quoted part is hidden.
+            detail = _QUOTED.sub('"***"', _first_line(exc))
+            raise ConfigError(
+                f"store.url is not a connection string libpq can read ({detail})",
+                "write it as postgresql://USER@HOST/DB or host=HOST dbname=DB (toka config set store.url ...)",
+            ) from None
         except psycopg.Error as exc:
             self._failures += 1
             self.retry_at = time.monotonic() + min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**self._failures)
@@ -149,6 +158,9 @@ class Reachability:
 
     def to_json(self) -> dict[str, Any]:
         return {"reachable": self.reachable, "error": self.error, "since": self.since, "outages": self.outages}
+
+
+_QUOTED = re.compile(r'"[^"]*"')
 
 
 def _first_line(exc: BaseException) -> str:

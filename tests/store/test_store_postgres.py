@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from store.base import EventQuery
-from store.errors import SchemaTooNew, StoreError, StoreUnavailable, UsageError
+from store.errors import ConfigError, SchemaTooNew, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent
 from store.postgres import PostgresStore
 from store.postgres_append import append_batch
@@ -294,6 +294,24 @@ async def test_an_unreachable_server_is_unavailable_and_the_password_never_shown
     assert [text for text in shown if PASSWORD in text] == []
     assert "cannot be reached" in error.message and "***" in error.message  # where, with the password hidden
     assert "unreachable" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql://toka:{PASSWORD}%zz@/toka?host=/nonexistent",  # a bad percent-escape in the password
+        f"postgresql://toka:{PASSWORD}@[::1/toka",  # an unclosed IPv6 address
+        f"host=/nonexistent dbname=toka password={PASSWORD[:8]} {PASSWORD[8:]}",  # a space in an unquoted value
+        f"host=/nonexistent dbname=toka password='{PASSWORD}",  # an unclosed quote
+    ],
+    ids=["percent escape", "ipv6 bracket", "space", "quote"],
+)
+async def test_a_url_libpq_cannot_read_is_a_config_error_that_shows_no_password(url: str) -> None:
+    with pytest.raises(ConfigError, match="not a connection string libpq can read") as raised:
+        await PostgresStore.open(url)
+
+    shown = [raised.value.message, raised.value.hint or "", str(raised.value)]
+    assert [text for text in shown if PASSWORD[3:11] in text or PASSWORD[-8:] in text] == []
 
 
 async def test_prune_and_gc_are_refused_and_change_nothing(open_store: OpenStore) -> None:
