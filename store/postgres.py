@@ -316,8 +316,17 @@ class PostgresStore(EventStore):
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         checked = query.checked()
-        sql, params = search_sql(checked)
-        return hits(checked, await self._read(fetch_rows, sql, params))
+        found: dict[int, SearchHit] = {}
+        offset = 0
+        while len(found) < checked.limit:  # more than one page only when a partial text did not match
+            sql, params = search_sql(checked, offset)
+            rows = await self._read(fetch_rows, sql, params)
+            for hit in hits(checked, rows):
+                found.setdefault(hit.seq, hit)
+            if len(rows) < checked.limit:
+                break
+            offset += len(rows)
+        return list(found.values())[: checked.limit]
 
     async def rebuild_search_index(self) -> int:
         return await self._write(rebuild_search_index)
