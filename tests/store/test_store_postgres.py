@@ -193,6 +193,40 @@ def _breaks_in_chains(log: list[Event]) -> list[tuple[int, tuple[str, ...]]]:
     return breaks
 
 
+async def test_rebuilds_while_another_store_appends_count_and_index_every_event_once(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    a, b = await open_store(), await open_store()
+    await a.append([say(f"s{n}", f"word{n}") for n in range(100)])
+    stop = asyncio.Event()
+
+    async def keep_appending() -> int:
+        n = 0
+        while not stop.is_set():  # new sessions and old ones, while the other daemon rebuilds
+            await a.append([say(f"new{n}", f"fresh{n}"), say(f"s{n % 100}", "again")])
+            n += 1
+        return n
+
+    appending = asyncio.create_task(keep_appending())
+    try:
+        for _ in range(10):
+            await b.rebuild_projections()
+            await b.rebuild_search_index()
+    finally:
+        stop.set()
+        appended = await appending
+
+    log = await a.query(EventQuery())
+    assert appended > 0 and len(log) == 100 + 2 * appended
+    sessions: dict[str, tuple[int, str]] = {}
+    for event in log:
+        sessions[event.session] = (sessions.get(event.session, (0, ""))[0] + 1, event.id)
+    assert {info.session: (info.events, info.head) for info in await b.sessions()} == sessions
+    async with connected(postgres_database) as conn:
+        assert await rows(conn, "SELECT count(*), count(DISTINCT seq) FROM search_text") == [(len(log), len(log))]
+    assert (await b.verify()).ok
+
+
 async def test_two_stores_opening_an_empty_database_at_once_migrate_it_once(
     open_store: OpenStore, postgres_database: str
 ) -> None:
