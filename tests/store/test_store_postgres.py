@@ -5,10 +5,12 @@ at once, migrations raced by two opens, databases it refuses, and a server it ca
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import socket
 import time
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -225,6 +227,22 @@ async def test_rebuilds_while_another_store_appends_count_and_index_every_event_
     async with connected(postgres_database) as conn:
         assert await rows(conn, "SELECT count(*), count(DISTINCT seq) FROM search_text") == [(len(log), len(log))]
     assert (await b.verify()).ok
+
+
+async def test_reads_at_once_on_a_new_store_open_one_connection(open_store: OpenStore, postgres_database: str) -> None:
+    store = await open_store()
+    await store.append([say("s", "hello")])
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        found = await asyncio.gather(*(store.get_by_seq(1) for _ in range(20)))
+        gc.collect()
+
+    assert {event.seq for event in found} == {1}
+    # A connection opened beside the one kept would be dropped still open, with a ResourceWarning.
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    async with connected(postgres_database) as admin:
+        assert len(await rows(admin, TOKA_CONNECTIONS, "toka reader")) == 1
 
 
 async def test_two_stores_opening_an_empty_database_at_once_migrate_it_once(
