@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -29,7 +30,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from store.base import CHUNK, AppendResult, EventQuery, EventStore, ProgressCallback, SessionInfo, Stats, VerifyReport
-from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
+from store.errors import ConfigError, NotFound, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent
 from store.postgres_append import CHANNEL, append_batch, forget_old_batches
 from store.postgres_reads import (
@@ -75,10 +76,24 @@ class Link:
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._failures = 0
         self.retry_at = 0.0
+        # Calls that find no connection at once wait for one to be opened, instead of each
+        # opening its own (all but the last would be left open, unused).
+        self._connecting = asyncio.Lock()
+
+    def _usable(self) -> psycopg.AsyncConnection[Any] | None:
+        conn = self._conn
+        return conn if conn is not None and not conn.closed and not conn.broken else None
 
     async def get(self) -> psycopg.AsyncConnection[Any]:
-        conn = self._conn
-        if conn is not None and not conn.closed and not conn.broken:
+        conn = self._usable()
+        if conn is not None:
+            return conn
+        async with self._connecting:
+            return await self._connect()
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        conn = self._usable()
+        if conn is not None:  # opened by the call this one waited for
             return conn
         if time.monotonic() < self.retry_at:
             raise self._reach.unavailable()
@@ -90,6 +105,14 @@ class Link:
                 application_name=f"toka {self.role}",  # how the server's views name it
                 options=self._options or None,  # libpq drops a parameter given as None
             )
+        except psycopg.ProgrammingError as exc:
+            # libpq could not read the URL: no server will fix that. Its message quotes the part it
+            # stumbled on, which may be the password: every quoted part is hidden.
+            detail = _QUOTED.sub('"***"', _first_line(exc))
+            raise ConfigError(
+                f"store.url is not a connection string libpq can read ({detail})",
+                "write it as postgresql://USER@HOST/DB or host=HOST dbname=DB (toka config set store.url ...)",
+            ) from None
         except psycopg.Error as exc:
             self._failures += 1
             self.retry_at = time.monotonic() + min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**self._failures)
@@ -144,6 +167,9 @@ class Reachability:
         return {"reachable": self.reachable, "error": self.error, "since": self.since, "outages": self.outages}
 
 
+_QUOTED = re.compile(r'"[^"]*"')
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
@@ -160,6 +186,9 @@ class PostgresStore(EventStore):
         sync = "-c synchronous_commit=on" if durability == "full" else ""
         self._writer = Link(url, "writer", self.reach, sync)
         self._reader = Link(url, "reader", self.reach)
+        # One transaction at a time on the writer: two calls interleaving their statements on one
+        # connection would nest one transaction in the other, and both would fail.
+        self._writing = asyncio.Lock()
         self._appends = 0
 
     @property
@@ -171,7 +200,11 @@ class PostgresStore(EventStore):
         """Connect and bring the schema up to date; StoreUnavailable when the server cannot be
         reached, SchemaTooNew when a newer toka wrote it."""
         store = cls(url, durability)
-        await store._run(store._writer, migrate)
+        try:
+            await store._write(migrate)
+        except BaseException:
+            await store.close()  # a refused or failed open leaves no connection behind
+            raise
         return store
 
     async def _run(
@@ -191,13 +224,17 @@ class PostgresStore(EventStore):
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(self._reader, fn, *args)
 
+    async def _write(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        async with self._writing:
+            return await self._run(self._writer, fn, *args)
+
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         token = uuid.uuid4().hex
         deadline = time.monotonic() + APPEND_RETRY_S
         retry = False
         while True:
             try:
-                results = await self._run(self._writer, append_batch, list(batch), token, retry)
+                results = await self._write(append_batch, list(batch), token, retry)
                 break
             except StoreUnavailable:
                 wait = max(0.0, self._writer.retry_at - time.monotonic())
@@ -207,7 +244,7 @@ class PostgresStore(EventStore):
                 retry = True
         self._appends += 1
         if self._appends % FORGET_EVERY == 0:
-            await self._run(self._writer, forget_old_batches)
+            await self._write(forget_old_batches)
         return results
 
     async def follow(self, changed: Callable[[], None], reconnected: Callable[[], None]) -> None:
@@ -292,15 +329,24 @@ class PostgresStore(EventStore):
         return int(rows[0][0])
 
     async def rebuild_projections(self) -> int:
-        return await self._run(self._writer, rebuild_projections)
+        return await self._write(rebuild_projections)
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         checked = query.checked()
-        sql, params = search_sql(checked)
-        return hits(checked, await self._read(fetch_rows, sql, params))
+        found: dict[int, SearchHit] = {}
+        offset = 0
+        while len(found) < checked.limit:  # more than one page only when a partial text did not match
+            sql, params = search_sql(checked, offset)
+            rows = await self._read(fetch_rows, sql, params)
+            for hit in hits(checked, rows):
+                found.setdefault(hit.seq, hit)
+            if len(rows) < checked.limit:
+                break
+            offset += len(rows)
+        return list(found.values())[: checked.limit]
 
     async def rebuild_search_index(self) -> int:
-        return await self._run(self._writer, rebuild_search_index)
+        return await self._write(rebuild_search_index)
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
         raise UsageError(
@@ -315,7 +361,7 @@ class PostgresStore(EventStore):
         )
 
     async def vacuum(self) -> None:
-        await self._run(self._writer, lambda conn: conn.execute("VACUUM"))
+        await self._write(lambda conn: conn.execute("VACUUM"))
 
     async def close(self) -> None:
         await self._writer.close()

@@ -22,6 +22,12 @@ from store.postgres_search import index_rows
 from store.projection import session_infos
 from store.rows import SELECT, decode_blob, event_of, stored_row
 
+# Taken by a rebuild before it reads the log: appends (which lock the table in EXCLUSIVE mode,
+# store/postgres_append.py) and other rebuilds, from any daemon, wait until it commits; reads go
+# on. Else an event committed meanwhile is counted or indexed twice (a duplicate key fails the
+# rebuild) or not at all.
+HOLD_APPENDS = "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"
+
 
 def dialect(sql: str) -> str:
     """A statement written with SQLite's ``?`` placeholders, in psycopg's."""
@@ -127,6 +133,7 @@ async def read_stats(conn: AsyncConnection) -> Stats:
 async def rebuild_projections(conn: AsyncConnection) -> int:
     """Refill the session tables from the log, in one transaction; the number of sessions."""
     async with conn.transaction():
+        await conn.execute(HOLD_APPENDS)
         for table in ("sessions", "session_agents", "session_kinds"):
             await conn.execute(f"DELETE FROM {table}")
         await conn.execute(
@@ -148,6 +155,7 @@ async def rebuild_projections(conn: AsyncConnection) -> int:
 async def rebuild_search_index(conn: AsyncConnection) -> int:
     """Index the text of every event afresh, in one transaction; the number of events with text."""
     async with conn.transaction():
+        await conn.execute(HOLD_APPENDS)
         await conn.execute("DELETE FROM search_text")
         after = count = 0
         while rows := await fetch_rows(conn, SELECT + " WHERE e.seq > ? ORDER BY e.seq LIMIT ?", (after, CHUNK)):

@@ -11,10 +11,11 @@ words: a phrase is ``'a' <-> 'b'``, a prefix ``'migrat':*``, NOT is ``& !``. Ran
 Snippets are made in Python by the memory backend's ``snippet`` for the rows that are left once
 the search is ranked and limited, never for every match.
 
-Limits PostgreSQL puts on a ``tsvector``: a position past 16,383 counts as 16,383 (so a phrase
-in the last part of a very long text may be missed; the text is cut at 32 KiB of characters
-anyway), and a word longer than 2,047 bytes cannot be stored (such words are left out: no one
-searches for them).
+Limits PostgreSQL puts on a ``tsvector``: positions up to 16,383, at most 256 of one word, and
+no word longer than 2,047 bytes. A text that passes one (a long build log, a word repeated
+hundreds of times) gets a tsvector without what does not fit, marked :data:`PARTIAL`; a search
+matches such a tsvector by a widened query (each phrase only its words) and then checks the
+event's text itself with the memory backend's matcher, so the hits stay SQLite's.
 """
 
 from __future__ import annotations
@@ -37,25 +38,39 @@ from store.search import (
     tokens,
 )
 
-MAX_POSITIONS = 256
+MAX_POSITION = 16383
+MAX_POSITIONS = 256  # of one word: a tsvector keeps the first 256
 MAX_WORD_BYTES = 2047
 # A word no tsvector holds (tokens never contain "_"): what a phrase of no words stands for.
 NOTHING = "'_'"
+# The word that marks a tsvector which does not tell every phrase its text holds: one of its words
+# stands at more positions than are kept, or past MAX_POSITION, or is too long to store. A search
+# reads the text of such an event again (see search_sql).
+PARTIAL = "_partial"
+
+
+def _fits(word: str) -> bool:
+    return len(word.encode()) <= MAX_WORD_BYTES
 
 
 def words_literal(text: str) -> str:
-    """The ``tsvector`` literal of ``text``: each word with the positions it stands at (PostgreSQL
-    keeps 256 per word, and reads a position past 16,383 as 16,383)."""
+    """The ``tsvector`` literal of ``text``: each word with the positions it stands at (those a
+    tsvector keeps), and :data:`PARTIAL` when some could not be kept."""
     positions: dict[str, list[int]] = {}
+    partial = False
     for position, word in enumerate(WORD.findall(text.lower()), 1):
-        found = positions.get(word)
-        if found is None:
-            if len(word) * 4 > MAX_WORD_BYTES and len(word.encode()) > MAX_WORD_BYTES:
+        kept = positions.get(word)
+        if kept is None:
+            if not _fits(word):
+                partial = True
                 continue
-            positions[word] = [position]
-        elif len(found) < MAX_POSITIONS:
-            found.append(position)
-    return " ".join([f"'{word}':{','.join(map(str, found))}" for word, found in positions.items()])
+            kept = positions[word] = []
+        if position > MAX_POSITION or len(kept) == MAX_POSITIONS:
+            partial = True  # the word is kept, without this position
+        else:
+            kept.append(position)
+    literal = " ".join([f"'{word}'" + (":" + ",".join(map(str, at)) if at else "") for word, at in positions.items()])
+    return f"{literal} '{PARTIAL}'".lstrip() if partial else literal
 
 
 def index_rows(events: list[Event]) -> list[tuple[int, str, str]]:
@@ -68,27 +83,47 @@ def index_rows(events: list[Event]) -> list[tuple[int, str, str]]:
     return rows
 
 
-def tsquery(node: Phrase | Op) -> str:
-    """A parsed query (store/search.py) as ``tsquery`` text over the same words."""
+def _phrase(node: Phrase, wide: bool) -> str:
+    kept = [f"'{word}'" for word in node.words if _fits(word)]
+    if not node.words:
+        return NOTHING
+    if len(kept) < len(node.words):
+        if not wide:
+            return NOTHING  # no tsvector holds the word
+        if not kept:
+            return f"'{PARTIAL}'"
+    if node.prefix and _fits(node.words[-1]):
+        kept[-1] += ":*"
+    return kept[0] if len(kept) == 1 else "(" + (" & " if wide else " <-> ").join(kept) + ")"
+
+
+def tsquery(node: Phrase | Op, widen: bool | None = None) -> str:
+    """A parsed query (store/search.py) as ``tsquery`` text over the same words.
+
+    ``widen`` is for a :data:`PARTIAL` tsvector, which may lack positions and words of its text:
+    True gives a query that matches at least every text the query matches (a phrase becomes its
+    words wherever they stand; a word too long to store, any partial tsvector), False one that
+    matches at most those (a phrase as it is, which a missing position can only fail); under NOT
+    the one turns into the other. None: the query as it is, for a tsvector that holds everything."""
     if isinstance(node, Phrase):
-        if not node.words:
-            return NOTHING
-        quoted = [f"'{word}'" for word in node.words]
-        if node.prefix:
-            quoted[-1] += ":*"
-        return quoted[0] if len(quoted) == 1 else "(" + " <-> ".join(quoted) + ")"
-    left, right = tsquery(node.left), tsquery(node.right)
+        return _phrase(node, widen is True)
+    left = tsquery(node.left, widen)
     if node.name == "AND":
-        return f"({left} & {right})"
+        return f"({left} & {tsquery(node.right, widen)})"
     if node.name == "OR":
-        return f"({left} | {right})"
-    return f"({left} & !{right})"
+        return f"({left} | {tsquery(node.right, widen)})"
+    return f"({left} & !{tsquery(node.right, None if widen is None else not widen)})"
 
 
-def search_sql(query: SearchQuery) -> tuple[str, list[Any]]:
-    """The statement of a search (placeholders in psycopg's style), narrowed like the SQLite one;
-    the query text is checked first (UsageError when it is not valid syntax)."""
-    words = tsquery(parse_query(query.text))
+def search_sql(query: SearchQuery, offset: int = 0) -> tuple[str, list[Any]]:
+    """The statement of a search (placeholders in psycopg's style), narrowed like the SQLite one,
+    for the ``query.limit`` best rows after ``offset``; the query text is checked first
+    (UsageError when it is not valid syntax).
+
+    It matches a :data:`PARTIAL` tsvector by the widened query too: :func:`hits` then reads the
+    event's text to decide."""
+    tree = parse_query(query.text)
+    words = f"{tsquery(tree)} | ('{PARTIAL}' & {tsquery(tree, widen=True)})"
     narrowing = EventQuery(session=query.session, kinds=query.kinds, since=query.since, until=query.until)
     sql, params = where_clause(narrowing)
     filters = sql.split(" ORDER BY")[0].replace(" WHERE ", " AND ", 1)
@@ -96,21 +131,24 @@ def search_sql(query: SearchQuery) -> tuple[str, list[Any]]:
         filters += " AND e.agent = ?"
         params.append(query.agent)
     ranked = (
-        "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, ts_rank(t.words, q.q) AS score"
+        "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, ts_rank(t.words, q.q) AS score,"
+        " t.words @@ ?::tsquery AS partial"
         " FROM search_text t JOIN events e ON e.seq = t.seq, (SELECT ?::tsquery AS q) q"
-        " WHERE t.words @@ q.q" + filters + " ORDER BY score DESC, e.seq DESC LIMIT ?"
+        " WHERE t.words @@ q.q" + filters + " ORDER BY score DESC, e.seq DESC LIMIT ? OFFSET ?"
     )
     sql = f"SELECT r.*, t.text FROM ({ranked}) r JOIN search_text t ON t.seq = r.seq ORDER BY r.score DESC, r.seq DESC"
-    return sql.replace("?", "%s"), [words, *params, query.limit]
+    return sql.replace("?", "%s"), [f"'{PARTIAL}'", words, *params, query.limit, offset]
 
 
 def hits(query: SearchQuery, rows: list[Any]) -> list[SearchHit]:
-    """The rows of :func:`search_sql` as hits, each with its snippet."""
+    """The rows of :func:`search_sql` that match, each with its snippet: all of them but those of a
+    partial tsvector whose text does not hold what the query asks for."""
     matcher = TextMatcher(query.text)
     found = []
-    for seq, event_id, session, agent, kind, ts, event_digest, score, text in rows:
-        marked = matcher.marked(tokens(text))
-        found.append(
-            SearchHit(seq, event_id, session, agent, kind, ts, event_digest, float(score), snippet(text, marked))
-        )
+    for seq, event_id, session, agent, kind, ts, event_digest, score, partial, text in rows:
+        words = tokens(text)
+        if partial and not matcher.matches(words):
+            continue
+        shown = snippet(text, matcher.marked(words))
+        found.append(SearchHit(seq, event_id, session, agent, kind, ts, event_digest, float(score), shown))
     return found

@@ -1,6 +1,7 @@
 """Database URLs as people may see them: with the password replaced, whichever form it takes
 (``postgresql://user:secret@host/db``, ``?password=secret``, or ``password=secret`` in a
-key/value connection string). Status, logs, errors and ``config show`` print only this."""
+key/value connection string), and the passphrase of a client key (``sslpassword``). Status,
+logs, errors and ``config show`` print only this."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import re
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 HIDDEN = "***"
-_KEY_VALUE = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+# libpq's parameters that hold a secret: the password, and the passphrase of the client's key.
+SECRET_KEYS = ("password", "sslpassword")
+_KEY_VALUE = re.compile(r"(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
 
 def redacted(url: str) -> str:
@@ -31,11 +34,13 @@ def _redacted(url: str) -> str:
                 netloc = f"{userinfo.split(':', 1)[0]}:{HIDDEN}@{host}"
         query = parts.query
         pairs = parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() == "password" for k, _ in pairs):
-            query = urlencode([(k, HIDDEN if k.lower() == "password" else v) for k, v in pairs], safe="*/")
+        if any(k.lower() in SECRET_KEYS for k, _ in pairs):
+            query = urlencode([(k, HIDDEN if k.lower() in SECRET_KEYS else v) for k, v in pairs], safe="*/")
         if (netloc, query) == (parts.netloc, parts.query):
             return url
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        shown = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        # urlunsplit writes a URL without a host as scheme:/path; libpq's form keeps the //.
+        return shown if netloc else shown.replace(f"{parts.scheme}:", f"{parts.scheme}://", 1)
     except ValueError:
         return f"{url.split('://', 1)[0]}://{HIDDEN}"  # unreadable: show no part that could be the secret
 
@@ -54,8 +59,9 @@ def secrets_in(url: str) -> list[str]:
             if ":" in userinfo:
                 found.add(userinfo.split(":", 1)[1])
         query = rest.split("?", 1)[1] if "?" in rest else ""
-        found.update(v for k, v in parse_qsl(query.split("#")[0], keep_blank_values=True) if k.lower() == "password")
-        found.update(m.group(1) for m in re.finditer(r"[?&]password=([^&#]*)", rest, re.IGNORECASE))
+        pairs = parse_qsl(query.split("#")[0], keep_blank_values=True)
+        found.update(v for k, v in pairs if k.lower() in SECRET_KEYS)
+        found.update(m.group(1) for m in re.finditer(r"[?&](?:ssl)?password=([^&#]*)", rest, re.IGNORECASE))
     found |= {unquote(secret) for secret in found}
     return sorted((secret for secret in found if secret), key=len, reverse=True)
 

@@ -1,4 +1,5 @@
-"""Fixtures for the store suite: one set of tests, run against every backend.
+"""Fixtures for the store suite: one set of tests, run against every backend (SQLite, memory, and
+PostgreSQL on the run's server: each store a database of its own, dropped when the test ends).
 
 There is no pytest-asyncio here, on purpose: an ``async def`` test in this folder runs on the
 ``loop`` fixture's event loop through the ``pytest_pyfunc_call`` hook below, and the fixtures that
@@ -9,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
+import postgres_server
+import psycopg
 import pytest
+from psycopg import sql
 
 from store.base import EventStore
 from store.ephemeral import EphemeralStore
 from store.sqlite import Durability, SqliteStore
 
-BACKENDS = ("sqlite", "memory")
+BACKENDS = ("sqlite", "memory", "postgres")
 
 
 @pytest.fixture(autouse=True)
@@ -48,31 +53,56 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 
 class Backend:
-    """Opens fresh stores of one backend kind and closes them all when the test ends."""
+    """Opens fresh stores of one backend kind and closes them all when the test ends.
 
-    def __init__(self, name: str, directory: Path) -> None:
+    ``admin_url`` (postgres only) is the run's server: each store gets a new database on it, which
+    :meth:`close_all` drops."""
+
+    def __init__(self, name: str, directory: Path, admin_url: str | None = None) -> None:
         self.name = name
         self.directory = directory
+        self.admin_url = admin_url
         self.opened: list[EventStore] = []
+        self.databases: list[str] = []
 
     async def open(self) -> EventStore:
-        """A new, empty store (for SQLite a new file), e.g. the target of an import."""
+        """A new, empty store (for SQLite a new file, for PostgreSQL a new database), e.g. the
+        target of an import."""
         store: EventStore
         if self.name == "memory":
             store = EphemeralStore()
+        elif self.name == "postgres":
+            from store.postgres import PostgresStore
+
+            assert self.admin_url is not None
+            name = postgres_server.DATABASE_PREFIX + secrets.token_hex(8)
+            await self._admin(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            self.databases.append(name)
+            store = await PostgresStore.open(postgres_server.with_dbname(self.admin_url, name))
         else:
             store = await SqliteStore.open(self.directory / f"toka-{len(self.opened)}.db")
         self.opened.append(store)
         return store
 
+    async def _admin(self, statement: sql.Composed) -> None:
+        assert self.admin_url is not None
+        async with await psycopg.AsyncConnection.connect(self.admin_url, autocommit=True) as admin:
+            await admin.execute(statement)
+
     async def close_all(self) -> None:
-        for store in self.opened:
-            await store.close()
+        try:
+            for store in self.opened:
+                await store.close()
+        finally:
+            for name in self.databases:
+                await self._admin(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Backend]:
-    backend = Backend(request.param, tmp_path)
+    # The server is asked for only here: without one, only the postgres tests skip.
+    admin_url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    backend = Backend(request.param, tmp_path, admin_url)
     yield backend
     loop.run_until_complete(backend.close_all())
 
