@@ -163,6 +163,7 @@ def test_status_json(example: str) -> None:
         "subscribers": 0,
         "commits": "<commits>",
         "watch": None,
+        "connection": None,
         "agents_at_risk": [],
     }
 
@@ -302,6 +303,7 @@ def test_config_show_json(toka_home: Path) -> None:
         "settings": [
             {"key": "store.durability", "value": "normal", "source": "default", "help": "<help>"},
             {"key": "store.backend", "value": "sqlite", "source": "default", "help": "<help>"},
+            {"key": "store.url", "value": "", "source": "default", "help": "<help>"},
             {"key": "daemon.max_line_bytes", "value": 4194304, "source": "default", "help": "<help>"},
             {"key": "daemon.shutdown_deadline", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "daemon.start_timeout", "value": 10.0, "source": "default", "help": "<help>"},

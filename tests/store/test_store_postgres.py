@@ -87,11 +87,11 @@ async def test_a_token_tried_again_gets_the_first_answer_and_writes_nothing(
     # The first event's key is held already (created False); the others are new.
     batch = [say("s", "again", key="k"), say("s", "new"), NewEvent("t", "tool.call", {"tool": "grep"})]
     async with connected(postgres_database) as conn:
-        first = await append_batch(conn, batch, "token-1")
+        first = await append_batch(conn, batch, "token-1", retry=False)
         before = await rows(conn, COUNTS)
-        again = await append_batch(conn, batch, "token-1")
+        again = await append_batch(conn, batch, "token-1", retry=True)
         after = await rows(conn, COUNTS)
-        other = await append_batch(conn, batch, "token-2")
+        other = await append_batch(conn, batch, "token-2", retry=True)
 
     assert [(r.created, r.event.seq) for r in first] == [(False, 1), (True, 2), (True, 3)]
     assert first[0].event == held.event
