@@ -20,6 +20,7 @@ psycopg is imported here only: the daemon loads this module when ``store.backend
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -27,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import pq
 
 from store.base import CHUNK, AppendResult, EventQuery, EventStore, ProgressCallback, SessionInfo, Stats, VerifyReport
 from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
@@ -137,6 +139,27 @@ class Reachability:
         return {"reachable": self.reachable, "error": self.error, "since": self.since, "outages": self.outages}
 
 
+def _reusable(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Whether a connection that raised can take the next statement: after an ordinary error it
+    is idle and out of pipeline mode. A backend that ends in the middle of a pipeline
+    (pg_terminate_backend, a server shutting down) can leave it neither broken nor closed, since
+    libpq has read the error but not yet the end of the socket, yet stuck in the aborted pipeline:
+    every later statement would fail with "cannot exit pipeline mode while busy"."""
+    return (
+        not conn.broken
+        and not conn.closed
+        and conn.info.transaction_status == pq.TransactionStatus.IDLE
+        and conn.pgconn.pipeline_status == pq.PipelineStatus.OFF
+    )
+
+
+def _server_cause(exc: BaseException) -> BaseException:
+    """The error the server sent (AdminShutdown, say), under what psycopg raised while cleaning up."""
+    while isinstance(exc.__context__, psycopg.Error):
+        exc = exc.__context__
+    return exc
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
@@ -170,12 +193,13 @@ class PostgresStore(EventStore):
         conn = conn or await link.get()
         try:
             return await fn(conn, *args)
-        except psycopg.OperationalError as exc:
-            if conn.broken or conn.closed:
-                link.lost(exc)
-                raise self.reach.unavailable() from None
-            raise StoreError(f"database error on {self.location}: {_first_line(exc)}") from None
         except psycopg.Error as exc:
+            if not _reusable(conn):
+                link.lost(_server_cause(exc))
+                with contextlib.suppress(psycopg.Error):
+                    await conn.close()
+                if isinstance(exc, psycopg.OperationalError):
+                    raise self.reach.unavailable() from None
             raise StoreError(f"database error on {self.location}: {_first_line(exc)}") from None
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:

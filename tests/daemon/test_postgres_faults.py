@@ -1,0 +1,158 @@
+"""Faults under daemons on a PostgreSQL log: terminated connections, a killed daemon, a server that
+restarts or is down for a while, a daemon started without one. Nothing acknowledged is lost and
+nothing is written twice: counted by distinct keys and by rows."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import psycopg
+from postgres_daemons import PgDaemon, Team, chain_problems, doubled, log_rows
+
+from store.errors import TokaError
+from store.events import NewEvent, parse_new_event
+from store.postgres import PostgresStore
+
+TERMINATE = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name LIKE 'toka %'"""
+ACTIVE_WRITERS = " AND application_name = 'toka writer' AND state = 'active'"
+
+
+class Writers:
+    """Client threads that append one keyed event at a time until stopped; ``acked`` holds the
+    keys the daemon answered for, ``failed`` the errors it answered with instead."""
+
+    def __init__(self, daemons: list[PgDaemon], per_daemon: int, session: str = "s") -> None:
+        self.acked: list[str] = []
+        self.failed: list[str] = []
+        self.sent: list[str] = []
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._write, args=(daemon, f"{daemon.name}{n}", session), daemon=True)
+            for daemon in daemons
+            for n in range(per_daemon)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _write(self, daemon: PgDaemon, name: str, session: str) -> None:
+        n = 0
+        client = None
+        while not self._stop.is_set():
+            key = f"{name}-{n}"
+            n += 1
+            try:
+                client = client or daemon.client(timeout=30)
+                self.sent.append(key)
+                client.append([{"kind": "tool.call", "payload": {"key": key}, "key": key}], session=session)
+                self.acked.append(key)
+            except TokaError as exc:
+                self.failed.append(f"{key}: {type(exc).__name__}: {exc.message}")
+                if client is not None:
+                    client.close()
+                client = None
+        if client is not None:
+            client.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(60)
+            assert not thread.is_alive()
+
+
+def assert_once(url: str, acked: list[str]) -> int:
+    """Every acknowledged key is in the log exactly once, no key twice, one chain: the row count."""
+    rows = log_rows(url)
+    keys = [row.key for row in rows]
+    assert not doubled(keys)
+    assert set(acked) <= set(keys), sorted(set(acked) - set(keys))[:5]
+    assert chain_problems(rows) == []
+    return len(rows)
+
+
+def test_terminated_connections_lose_and_double_nothing(team: Team, postgres_database: str) -> None:
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    writers = Writers([a, b], per_daemon=3)
+    terminated = []
+    with psycopg.connect(postgres_database, autocommit=True) as admin:
+        for round_ in range(12):
+            before = len(writers.acked)
+            deadline = time.monotonic() + 10
+            while len(writers.acked) < before + 20:  # appends are streaming in
+                assert time.monotonic() < deadline, writers.failed[-3:]
+                time.sleep(0.005)
+            # Every connection of both daemons, or the writers in the middle of a statement.
+            row = admin.execute(TERMINATE + ("" if round_ % 2 else ACTIVE_WRITERS)).fetchone()
+            terminated.append(row[0] if row else 0)
+    writers.stop()
+    # Up to six each time: the writer, reader and listener of both daemons, less any not reopened yet.
+    assert all(terminated[1::2]) and sum(terminated) >= 24, terminated
+    assert writers.failed == []  # the daemons retried on new connections
+    total = assert_once(postgres_database, writers.acked)
+    assert total == len(writers.acked)
+    for daemon in (a, b):
+        assert daemon.connection()["outages"] >= 1 and daemon.connection()["reachable"]
+
+
+def test_a_writer_terminated_during_its_inserts_is_answered_once(team: Team, postgres_database: str) -> None:
+    """The backend ends while a big append's inserts are in flight: the daemon retries it on a new
+    connection with the same token, and the batch is there once."""
+    a = team(postgres_database, "a").start()
+    keys: list[str] = []
+    with psycopg.connect(postgres_database, autocommit=True) as admin, a.client(timeout=60) as client:
+        for attempt in range(5):  # a batch may commit before the test sees its inserts: then another
+            batch = [
+                {"kind": "tool.call", "payload": {"text": "x" * 200}, "key": f"{attempt}-{n}"} for n in range(3000)
+            ]
+            request = client.submit("events.append", events=batch, session="s")
+            hit = 0
+            while not hit:
+                row = admin.execute(IN_FLIGHT).fetchone()
+                hit = row[0] if row else 0
+                if admin.execute(COMMITTED, [f"{attempt}-2999"]).fetchone():
+                    break
+            answered = client.result(request)["events"]
+            assert [event["created"] for event in answered] == [True] * 3000
+            keys += [f"{attempt}-{n}" for n in range(3000)]
+            if hit:
+                break
+        assert hit, "no append was seen in the middle of its inserts"
+        after = client.record("s", "after", {}, key="after")
+    rows = log_rows(postgres_database)
+    assert [row.key for row in rows] == [*keys, "after"]
+    assert after["seq"] == len(keys) + 1 and chain_problems(rows) == []
+    assert a.connection()["reachable"]
+
+
+IN_FLIGHT = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()
+    AND application_name = 'toka writer' AND state = 'active' AND query LIKE 'INSERT INTO%'"""
+COMMITTED = "SELECT 1 FROM events WHERE key = %s"
+
+
+def test_a_connection_left_in_an_aborted_pipeline_is_replaced(postgres_database: str) -> None:
+    """What a backend terminated mid-pipeline can leave: a connection neither broken nor closed
+    that refuses every statement ("cannot exit pipeline mode while busy"). The store must open a
+    new one rather than fail every later append. (The test puts the writer's connection in that
+    state itself: the termination does it only now and then.)"""
+
+    async def run() -> list[int]:
+        store = await PostgresStore.open(postgres_database)
+        try:
+            seqs = [(await store.append([_event(0)]))[0].event.seq]
+            conn = await store._writer.get()
+            conn.pgconn.enter_pipeline_mode()
+            conn.pgconn.send_query_params(b"SELECT 1", None)  # a result left unread, as after the error
+            for n in (1, 2):
+                seqs.append((await store.append([_event(n)]))[0].event.seq)
+            return seqs
+        finally:
+            await store.close()
+
+    assert asyncio.run(run()) == [1, 2, 3]
+
+
+def _event(n: int) -> NewEvent:
+    return parse_new_event({"session": "s", "kind": "k", "payload": {"n": n}})
