@@ -5,10 +5,11 @@ nothing is written twice: counted by distinct keys and by rows."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
-import time
 
 import psycopg
+from daemon_support import PATIENCE, wait_for
 from postgres_daemons import PgDaemon, Team, chain_problems, doubled, log_rows
 
 from store.errors import TokaError
@@ -21,13 +22,14 @@ ACTIVE_WRITERS = " AND application_name = 'toka writer' AND state = 'active'"
 
 
 class Writers:
-    """Client threads that append one keyed event at a time until stopped; ``acked`` holds the
-    keys the daemon answered for, ``failed`` the errors it answered with instead."""
+    """Client threads that append keyed events (``batch`` at a time) until stopped: ``sent`` holds
+    the keys asked for, ``acked`` those the daemon answered for, ``failed`` the errors it gave."""
 
-    def __init__(self, daemons: list[PgDaemon], per_daemon: int, session: str = "s") -> None:
+    def __init__(self, daemons: list[PgDaemon], per_daemon: int, session: str = "s", batch: int = 1) -> None:
         self.acked: list[str] = []
         self.failed: list[str] = []
         self.sent: list[str] = []
+        self._batch = batch
         self._stop = threading.Event()
         self._threads = [
             threading.Thread(target=self._write, args=(daemon, f"{daemon.name}{n}", session), daemon=True)
@@ -41,20 +43,28 @@ class Writers:
         n = 0
         client = None
         while not self._stop.is_set():
-            key = f"{name}-{n}"
-            n += 1
+            keys = [f"{name}-{n + i}" for i in range(1 + n % self._batch)]
+            n += len(keys)
             try:
                 client = client or daemon.client(timeout=30)
-                self.sent.append(key)
-                client.append([{"kind": "tool.call", "payload": {"key": key}, "key": key}], session=session)
-                self.acked.append(key)
+                self.sent.extend(keys)
+                client.append([{"kind": "tool.call", "payload": {"key": k}, "key": k} for k in keys], session=session)
+                self.acked.extend(keys)
             except TokaError as exc:
-                self.failed.append(f"{key}: {type(exc).__name__}: {exc.message}")
+                self.failed.append(f"{keys[0]}: {type(exc).__name__}: {exc.message}")
                 if client is not None:
                     client.close()
                 client = None
+                self._stop.wait(0.05)  # a daemon that is gone: do not spin
         if client is not None:
             client.close()
+
+    def wait_for(self, count: int, timeout: float = PATIENCE) -> None:
+        """Until ``count`` more keys than now are acknowledged."""
+        wanted = len(self.acked) + count
+        wait_for(
+            lambda: len(self.acked) >= wanted, f"{count} more appends are acknowledged ({self.failed[-1:]})", timeout
+        )
 
     def stop(self) -> None:
         self._stop.set()
@@ -79,11 +89,7 @@ def test_terminated_connections_lose_and_double_nothing(team: Team, postgres_dat
     terminated = []
     with psycopg.connect(postgres_database, autocommit=True) as admin:
         for round_ in range(12):
-            before = len(writers.acked)
-            deadline = time.monotonic() + 10
-            while len(writers.acked) < before + 20:  # appends are streaming in
-                assert time.monotonic() < deadline, writers.failed[-3:]
-                time.sleep(0.005)
+            writers.wait_for(20)  # appends are streaming in
             # Every connection of both daemons, or the writers in the middle of a statement.
             row = admin.execute(TERMINATE + ("" if round_ % 2 else ACTIVE_WRITERS)).fetchone()
             terminated.append(row[0] if row else 0)
@@ -95,6 +101,34 @@ def test_terminated_connections_lose_and_double_nothing(team: Team, postgres_dat
     assert total == len(writers.acked)
     for daemon in (a, b):
         assert daemon.connection()["outages"] >= 1 and daemon.connection()["reachable"]
+
+
+def test_a_daemon_killed_in_the_middle_of_its_groups_loses_nothing_acknowledged(
+    team: Team, postgres_database: str
+) -> None:
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    on_a = Writers([a], per_daemon=8, batch=4)  # many appends in flight: groups of several
+    on_b = Writers([b], per_daemon=2)
+    on_a.wait_for(200)
+    on_b.wait_for(20)
+    a.process.send_signal(signal.SIGKILL)
+    a.process.wait(PATIENCE)
+    on_a.stop()
+    assert len(on_a.sent) > len(on_a.acked)  # appends were in flight when it died
+    assert all("DaemonUnavailable" in failure for failure in on_a.failed)
+
+    on_b.wait_for(20)  # the other daemon goes on: the dead one's transaction did not keep the lock
+    a.start()
+    with a.client() as client:
+        after = client.record("s", "after.restart", {}, key="a-after")
+    on_b.wait_for(20)
+    on_b.stop()
+    assert on_b.failed == []
+    total = assert_once(postgres_database, [*on_a.acked, *on_b.acked, "a-after"])
+    assert total >= len(on_a.acked) + len(on_b.acked) + 1 and after["seq"] <= total
+    for daemon in (a, b):
+        verified = daemon.toka("verify")
+        assert verified.returncode == 0 and verified.stdout.startswith(f"ok: {total} events"), verified
 
 
 def test_a_writer_terminated_during_its_inserts_is_answered_once(team: Team, postgres_database: str) -> None:
