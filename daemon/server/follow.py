@@ -70,7 +70,9 @@ class Follower:
         """Events this daemon committed (called while it holds :attr:`turn`)."""
         if not events:
             return
-        if not self._own and events[0].seq == self.seen + 1:
+        # At once only when they follow what was seen without a gap: a group and the revisions it
+        # amends are two appends (daemon/server/commit.py), and another daemon may commit between.
+        if not self._own and events[0].seq == self.seen + 1 and events[-1].seq == self.seen + len(events):
             self.seen = events[-1].seq
             self._publish(events, True)
             return

@@ -200,7 +200,69 @@ def doubled(keys: list[str | None]) -> dict[str | None, int]:
     return {key: count for key, count in Counter(keys).items() if count > 1}
 
 
-# A subscriber in a thread of its own.
+# Clients in threads of their own.
+
+
+class Writers:
+    """Client threads that append keyed events (``batch`` at a time) until stopped: ``sent`` holds
+    the keys asked for, ``acked`` those the daemon answered for, ``failed`` the errors it gave."""
+
+    def __init__(self, daemons: list[PgDaemon], per_daemon: int, session: str = "s", batch: int = 1) -> None:
+        self.acked: list[str] = []
+        self.failed: list[str] = []
+        self.sent: list[str] = []
+        self._batch = batch
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._write, args=(daemon, f"{daemon.name}{n}", session), daemon=True)
+            for daemon in daemons
+            for n in range(per_daemon)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _write(self, daemon: PgDaemon, name: str, session: str) -> None:
+        n = 0
+        client = None
+        while not self._stop.is_set():
+            keys = [f"{name}-{n + i}" for i in range(1 + n % self._batch)]
+            n += len(keys)
+            try:
+                client = client or daemon.client(timeout=30)
+                self.sent.extend(keys)
+                client.append([{"kind": "tool.call", "payload": {"key": k}, "key": k} for k in keys], session=session)
+                self.acked.extend(keys)
+            except TokaError as exc:
+                self.failed.append(f"{keys[0]}: {type(exc).__name__}: {exc.message}")
+                if client is not None:
+                    client.close()
+                client = None
+                self._stop.wait(0.05)  # a daemon that is gone: do not spin
+        if client is not None:
+            client.close()
+
+    def wait_for(self, count: int, timeout: float = PATIENCE) -> None:
+        """Until ``count`` more keys than now are acknowledged."""
+        wanted = len(self.acked) + count
+        wait_for(
+            lambda: len(self.acked) >= wanted, f"{count} more appends are acknowledged ({self.failed[-1:]})", timeout
+        )
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(60)
+            assert not thread.is_alive()
+
+
+def assert_once(url: str, acked: list[str]) -> int:
+    """Every acknowledged key is in the log exactly once, no key twice, one chain: the row count."""
+    rows = log_rows(url)
+    keys = [row.key for row in rows]
+    assert not doubled(keys)
+    assert set(acked) <= set(keys), sorted(set(acked) - set(keys))[:5]
+    assert chain_problems(rows) == []
+    return len(rows)
 
 
 @dataclass
@@ -233,10 +295,10 @@ class Subscriber:
 
 
 def hook_payloads() -> list[bytes]:
-    """Real Claude Code hook payloads (../shared/fixtures/transcripts/hooks), as the bytes a hook reads."""
-    raws = []
+    """The distinct Claude Code hook payloads of ../shared/fixtures/transcripts/hooks, as the bytes a hook reads."""
+    raws: dict[bytes, None] = {}  # each once: the same payload is the same event (its key is its hash)
     for path in sorted(shared_or_skip("fixtures", "transcripts", "hooks").glob("*.json")):
         for payload in json.loads(path.read_text(encoding="utf-8")):
-            raws.append(json.dumps(payload).encode())
+            raws[json.dumps(payload).encode()] = None
     assert raws
-    return raws
+    return list(raws)

@@ -10,7 +10,7 @@ import subprocess
 import threading
 from typing import Any
 
-from postgres_daemons import TOKA, PgDaemon, Subscriber, Team, chain_problems, doubled, log_rows
+from postgres_daemons import TOKA, PgDaemon, Subscriber, Team, Writers, chain_problems, doubled, log_rows
 
 THREADS = 4  # client threads per daemon
 APPENDS = 30  # appends per thread, of 1 to 3 events each
@@ -110,3 +110,30 @@ def test_events_follow_on_one_daemon_shows_what_the_other_appends(team: Team, po
     finally:
         follower.terminate()
         follower.wait(10)
+
+
+def test_amended_usage_between_the_other_daemons_commits_reaches_subscribers_in_order(
+    team: Team, postgres_database: str
+) -> None:
+    """A response reported again with more output is held under its key and amended by a second
+    append (daemon/agents/usage.py output_revisions): the other daemon's commits can fall between
+    the two, and must still reach this daemon's subscribers, in order."""
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    subscriber = Subscriber(a)
+    writers = Writers([b], per_daemon=2, session="other")
+    writers.wait_for(10)
+    with a.client() as client:
+        for n in range(20):
+            usage = {"kind": "usage", "key": f"usage:msg-{n}", "agent": "main"}
+            client.append([{**usage, "payload": {"message_id": f"msg-{n}", "output_tokens": 10}}], session="u")
+            grown = {**usage, "payload": {"message_id": f"msg-{n}", "output_tokens": 25}}
+            answered = client.append([{"kind": "message", "payload": {"n": n}}, grown], session="u")
+            assert [event["created"] for event in answered] == [True, False]
+    writers.stop()
+    with b.client() as client:
+        end = client.record("end", "end", {})
+    subscriber.wait_for_seq(end["seq"])
+    assert subscriber.seqs() == list(range(1, end["seq"] + 1))  # none skipped, none twice
+    rows = log_rows(postgres_database)
+    assert len([row for row in rows if row.key and row.key.endswith(":+25")]) == 20  # each amended once
+    assert chain_problems(rows) == []
