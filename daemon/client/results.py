@@ -78,6 +78,15 @@ class AgentAtRisk(TypedDict):
     detail: str | None
 
 
+class ConnectionState(TypedDict):
+    """A database behind a connection (PostgreSQL): whether it answered the last attempt."""
+
+    reachable: bool
+    error: str | None
+    since: float
+    outages: int
+
+
 class Status(TypedDict):
     version: str
     protocol: int
@@ -92,6 +101,7 @@ class Status(TypedDict):
     subscribers: int
     commits: int
     watch: WatchStatus | None
+    connection: ConnectionState | None
     agents_at_risk: list[AgentAtRisk]
 
 

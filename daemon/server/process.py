@@ -50,7 +50,7 @@ from daemon.states.machines import Machine
 from daemon.states.service import StateStore
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventStore
-from store.errors import Busy, TokaError, UsageError
+from store.errors import Busy, StoreUnavailable, TokaError, UsageError
 from store.events import Event
 
 if TYPE_CHECKING:
@@ -108,6 +108,10 @@ class Daemon:
         missing = REGISTRY.components() - set(self.components)
         assert not missing, f"ops declared for components the daemon does not build: {missing}"
         self.started = time.monotonic()
+        # The log's events and sessions as status last read them, with those committed since: what
+        # status reports while the database server cannot be read (PostgreSQL).
+        self._events = 0
+        self._sessions: set[str] = set()
         self.clients = 0
         self._stop = asyncio.Event()
         self._stopping = False
@@ -125,6 +129,8 @@ class Daemon:
         """Hand committed events to the hub and the components that project the log; usage is
         evaluated only by the daemon that committed it (``own``)."""
         self.hub.publish(events)
+        self._events += len(events)
+        self._sessions.update(event.session for event in events)
         self.lifecycle.committed(events, evaluate=own)
         self.states.committed(events)
         self.deps.committed(events)
@@ -140,9 +146,16 @@ class Daemon:
         if count:
             log.info("appended %d spooled events", count)
 
-    async def status(self) -> dict[str, Any]:
-        """The ``status`` document (docs/json.md)."""
+    async def _count(self) -> None:
         sessions = await self.store.sessions()
+        self._events, self._sessions = sum(s.events for s in sessions), {s.session for s in sessions}
+
+    async def status(self) -> dict[str, Any]:
+        """The ``status`` document (docs/json.md). While the database server cannot be reached
+        (PostgreSQL) it still answers, with ``connection`` saying so and the counts it keeps:
+        the daemon is up, and status is where one looks to see why appends fail."""
+        with contextlib.suppress(StoreUnavailable):
+            await self._count()
         return {
             "version": VERSION,
             "protocol": PROTOCOL_VERSION,
@@ -151,8 +164,8 @@ class Daemon:
             "database": self.store.location,
             "durability": self.settings.store.durability,
             "socket": str(self.paths.socket),
-            "events": sum(s.events for s in sessions),
-            "sessions": len(sessions),
+            "events": self._events,
+            "sessions": len(self._sessions),
             "clients": self.clients,
             "subscribers": len(self.hub),
             "commits": self.committer.groups,
@@ -179,6 +192,7 @@ class Daemon:
         self.pool.start()
         if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
             await self.follower.mark()
+            await self._count()  # for a status asked while the database server is away
         await self.lifecycle.load()
         await self.states.load()
         await self.deps.load()

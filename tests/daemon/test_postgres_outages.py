@@ -1,0 +1,56 @@
+"""A daemon whose PostgreSQL server goes away. Each test has a server of its own to stop."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import postgres_server
+from daemon_support import wait_for
+from postgres_daemons import PgDaemon, Team, Writers, assert_once
+
+from store.errors import StoreUnavailable
+
+
+class Watch:
+    """Polls a daemon's status in a thread: every ``connection`` it reported, and the errors."""
+
+    def __init__(self, daemon: PgDaemon) -> None:
+        self.seen: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, args=(daemon,), daemon=True)
+        self._thread.start()
+
+    def _poll(self, daemon: PgDaemon) -> None:
+        with daemon.client() as client:
+            while not self._stop.is_set():
+                try:
+                    self.seen.append(client.call("status")["connection"])
+                except StoreUnavailable as exc:
+                    self.errors.append(exc.message)
+                self._stop.wait(0.01)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+def test_a_server_restart_under_appends_is_ridden_out(team: Team, private_server: postgres_server.Server) -> None:
+    a = team(private_server.url, "a").start()
+    writers = Writers([a], per_daemon=3)
+    writers.wait_for(30)
+    watch = Watch(a)
+    postgres_server.control(private_server, "restart")
+    wait_for(lambda: a.connection()["reachable"], "the daemon is connected again")
+    writers.wait_for(30)  # the daemon reconnected on its own: appends go on
+    watch.stop()
+    writers.stop()
+    assert watch.errors == []  # status answered all along
+    down = [state for state in watch.seen if not state["reachable"]]
+    assert down and down[0]["error"] and down[0]["outages"] == 1  # ...saying the database was away
+    assert watch.seen[-1]["reachable"] and watch.seen[-1]["outages"] >= 1
+    # An append in flight waits for the server; one that arrives while it is known to be away
+    # fails at once, as StoreUnavailable (a hook spools then).
+    assert all("StoreUnavailable" in failure for failure in writers.failed), writers.failed
+    assert assert_once(private_server.url, writers.acked) >= len(writers.acked)
