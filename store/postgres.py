@@ -184,7 +184,14 @@ class PostgresStore(EventStore):
         """Connect and bring the schema up to date; StoreUnavailable when the server cannot be
         reached, SchemaTooNew when a newer toka wrote it."""
         store = cls(url)
-        await store._run(store._writer, migrate)
+        try:
+            await store._run(store._writer, migrate)
+        except StoreUnavailable as exc:  # the daemon does not start: the usual hint would say it reconnects
+            raise StoreUnavailable(
+                exc.message,
+                "start the database server, or correct store.url (toka config set store.url ...), then run"
+                " the command again; hooks spool what they record until a daemon runs",
+            ) from None
         return store
 
     async def _run(

@@ -7,9 +7,9 @@ from typing import Any
 
 import postgres_server
 from daemon_support import wait_for
-from postgres_daemons import PgDaemon, Team, Writers, assert_once
+from postgres_daemons import PgDaemon, Team, Writers, assert_once, hook_payloads, log_rows
 
-from store.errors import StoreUnavailable
+from store.errors import DaemonUnavailable, StoreUnavailable
 
 
 class Watch:
@@ -54,3 +54,22 @@ def test_a_server_restart_under_appends_is_ridden_out(team: Team, private_server
     # fails at once, as StoreUnavailable (a hook spools then).
     assert all("StoreUnavailable" in failure for failure in writers.failed), writers.failed
     assert assert_once(private_server.url, writers.acked) >= len(writers.acked)
+
+
+def test_a_daemon_started_while_the_server_is_down_says_why(team: Team, private_server: postgres_server.Server) -> None:
+    a = team(private_server.url, "a")
+    postgres_server.control(private_server, "stop")
+    status = a.toka("status")  # starts the daemon, which cannot open its database
+    assert status.returncode == DaemonUnavailable.exit_code == StoreUnavailable.exit_code == 4
+    error, hint = status.stderr.splitlines()
+    assert error.startswith("error: the daemon exited at start-up: the database postgresql://") and (
+        "cannot be reached" in error
+    )
+    assert hint.startswith("hint: start the database server, or correct store.url"), hint
+    assert not a.paths.socket.exists()
+    hooked = a.hook(hook_payloads()[0])  # a hook spools, and does not start a daemon
+    assert (hooked.returncode, hooked.stdout, a.paths.spool.exists()) == (0, b"", True)
+
+    postgres_server.control(private_server, "start")
+    a.start()  # once it can reach the server, it starts and takes in the spool
+    wait_for(lambda: len(log_rows(private_server.url)) == 1 and not a.paths.spool.exists(), "the spool is drained")
