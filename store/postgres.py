@@ -76,6 +76,12 @@ class Link:
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._failures = 0
         self.retry_at = 0.0
+        reach.links.append(self)
+
+    def retry_now(self) -> None:
+        """Another connection reached the server: the next call tries at once, not after the backoff."""
+        self._failures = 0
+        self.retry_at = 0.0
 
     async def get(self) -> psycopg.AsyncConnection[Any]:
         conn = self._conn
@@ -116,6 +122,7 @@ class Reachability:
         self.error: str | None = None
         self.since = time.time()
         self.outages = 0
+        self.links: list[Link] = []  # the connections to the server, all backing off together
 
     def failed(self, exc: BaseException) -> None:
         if self.reachable:
@@ -128,6 +135,8 @@ class Reachability:
         if not self.reachable:
             log.info("database %s reachable again", self.location)
             self.reachable, self.since = True, time.time()
+            for link in self.links:
+                link.retry_now()
 
     def unavailable(self) -> StoreUnavailable:
         return StoreUnavailable(
@@ -215,15 +224,23 @@ class PostgresStore(EventStore):
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         token = uuid.uuid4().hex
         deadline = time.monotonic() + APPEND_RETRY_S
+        # No connection: StoreUnavailable at once (a hook spools), as nothing of the append was sent.
+        conn: psycopg.AsyncConnection[Any] | None = await self._writer.get()
         while True:
+            if conn is not None:
+                try:
+                    results = await self._run(self._writer, append_batch, list(batch), token, conn=conn)
+                    break
+                except StoreUnavailable:
+                    pass  # it broke under the append: committed or not, the server is asked again
+            wait = max(0.0, self._writer.retry_at - time.monotonic())
+            if time.monotonic() + wait > deadline:
+                raise self.reach.unavailable()
+            await asyncio.sleep(wait)
             try:
-                results = await self._run(self._writer, append_batch, list(batch), token)
-                break
+                conn = await self._writer.get()
             except StoreUnavailable:
-                wait = max(0.0, self._writer.retry_at - time.monotonic())
-                if time.monotonic() + wait > deadline:
-                    raise
-                await asyncio.sleep(wait)
+                conn = None
         self._appends += 1
         if self._appends % FORGET_EVERY == 0:
             await self._run(self._writer, forget_old_batches)
@@ -253,6 +270,7 @@ class PostgresStore(EventStore):
                 except psycopg.Error as exc:
                     listener.lost(exc)
         finally:
+            self.reach.links.remove(listener)
             await listener.close()
 
     def connection_state(self) -> dict[str, Any]:

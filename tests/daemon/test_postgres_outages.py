@@ -1,8 +1,11 @@
-"""A daemon whose PostgreSQL server goes away. Each test has a server of its own to stop."""
+"""A daemon whose PostgreSQL server goes away: restarted under its appends, down for a while
+as hooks fire, or down when the daemon starts. Each test has a server of its own to stop."""
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from typing import Any
 
 import postgres_server
@@ -10,6 +13,9 @@ from daemon_support import wait_for
 from postgres_daemons import PgDaemon, Team, Writers, assert_once, hook_payloads, log_rows
 
 from store.errors import DaemonUnavailable, StoreUnavailable
+
+# How long the server stays down while hooks fire (a minute, tried by hand, behaves the same).
+OUTAGE_S = 3.0
 
 
 class Watch:
@@ -54,6 +60,52 @@ def test_a_server_restart_under_appends_is_ridden_out(team: Team, private_server
     # fails at once, as StoreUnavailable (a hook spools then).
     assert all("StoreUnavailable" in failure for failure in writers.failed), writers.failed
     assert assert_once(private_server.url, writers.acked) >= len(writers.acked)
+
+
+def test_hooks_spool_while_the_server_is_down_and_land_once_after(
+    team: Team, private_server: postgres_server.Server
+) -> None:
+    payloads = iter(hook_payloads())
+    fired: list[bytes] = []
+    a = team(private_server.url, "a").start()
+    for raw in itertools.islice(payloads, 5):  # recorded at once
+        fired.append(raw)
+        assert (a.hook(raw).returncode, a.paths.spool.exists()) == (0, False)
+
+    postgres_server.control(private_server, "stop")
+    down = time.monotonic()
+    wait_for(lambda: not a.connection()["reachable"], "status says the database is unreachable")
+    status = a.toka("status")
+    assert status.returncode == 0 and "UNREACHABLE since" in status.stdout, status
+    assert (a.status()["events"], a.status()["sessions"]) == (5, 1)  # as the daemon counted them
+    took = []
+    while len(took) < 15 or time.monotonic() - down < OUTAGE_S:  # hooks fire all through the outage
+        fired.append(next(payloads))
+        start = time.monotonic()
+        hooked = a.hook(fired[-1])
+        took.append(time.monotonic() - start)
+        assert (hooked.returncode, hooked.stdout) == (0, b"")
+        assert hooked.stderr.startswith(b"toka hook: spooled: the database"), hooked.stderr
+    assert len(a.paths.spool.read_bytes().splitlines()) == len(took)
+    # None waits for the server but perhaps the first, whose append met the broken connection.
+    assert sorted(took)[-2] < 1.0, took
+
+    postgres_server.control(private_server, "start")
+    late = list(itertools.islice(payloads, 10))  # fired while the daemon reconnects
+    fired += late
+    threads = [threading.Thread(target=a.hook, args=(raw,)) for raw in late]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    def all_in_log() -> bool:  # drained by the daemon on its own
+        return len(log_rows(private_server.url)) == len(fired) and not a.paths.spool.exists()
+
+    wait_for(all_in_log, "every hook event is in the log and the spool is drained")
+    keys = [row.key for row in log_rows(private_server.url)]
+    assert len(keys) == len(set(keys)) == len(fired)  # each once
+    assert a.connection()["reachable"] and a.status()["events"] == len(fired)
 
 
 def test_a_daemon_started_while_the_server_is_down_says_why(team: Team, private_server: postgres_server.Server) -> None:
