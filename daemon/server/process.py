@@ -29,7 +29,7 @@ from daemon.config import Settings
 from daemon.core import Core
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
-from daemon.ingest.spool import ingest_spool
+from daemon.ingest.spool import claimed_path, ingest_spool
 from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
@@ -76,7 +76,7 @@ class Daemon:
         self.store = store
         self.hub = Hub()
         # A log other daemons append to is followed, so that their events reach this one's too.
-        self.follower = Follower(store, self._committed, self._drain_spool) if store.shared else None
+        self.follower = Follower(store, self._committed, self._drain_spool, self._spooled) if store.shared else None
         self.committer = GroupCommitter(
             store,
             self.follower.own if self.follower else partial(self._committed, own=True),
@@ -112,6 +112,7 @@ class Daemon:
         # status reports while the database server cannot be read (PostgreSQL).
         self._events = 0
         self._sessions: set[str] = set()
+        self._spool_lock = asyncio.Lock()
         self.clients = 0
         self._stop = asyncio.Event()
         self._stopping = False
@@ -136,10 +137,15 @@ class Daemon:
         self.deps.committed(events)
         self.memory.committed(events)
 
+    def _spooled(self) -> bool:
+        """Whether hooks left events in the spool (or a drain left its claimed file)."""
+        return self.paths.spool.exists() or claimed_path(self.paths).exists()
+
     async def _drain_spool(self) -> None:
         """The database is back: append what hooks spooled while it could not be reached."""
         try:
-            count = await ingest_spool(self.paths, self.committer)
+            async with self._spool_lock:  # one ingestion at a time: two would both take the claimed file
+                count = await ingest_spool(self.paths, self.committer)
         except TokaError as exc:
             log.warning("the spool could not be drained: %s", exc.message)
             return
@@ -202,7 +208,8 @@ class Daemon:
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
-            await ingest_spool(self.paths, self.committer)
+            async with self._spool_lock:
+                await ingest_spool(self.paths, self.committer)
         old_umask = os.umask(0o177)
         try:
             self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
