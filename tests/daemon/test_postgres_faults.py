@@ -1,6 +1,6 @@
-"""Faults under daemons on a PostgreSQL log: terminated connections, a killed daemon, a server that
-restarts or is down for a while, a daemon started without one. Nothing acknowledged is lost and
-nothing is written twice: counted by distinct keys and by rows."""
+"""Faults under daemons on a PostgreSQL log: terminated connections and a killed daemon (the
+server going away is in test_postgres_outages.py). Nothing acknowledged is lost and nothing is
+written twice: counted by distinct keys and by rows."""
 
 from __future__ import annotations
 
