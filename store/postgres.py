@@ -7,11 +7,10 @@ store/postgres_reads.py, store/postgres_search.py) and a listener, which LISTENs
 notice every append sends and tells the daemon to read what other daemons committed.
 
 A connection that breaks (the server restarted, a backend was terminated, the network went)
-is opened again on next use; while the server cannot be reached every call fails at once with
-:class:`~store.errors.StoreUnavailable` (hooks then spool) and the next try waits a backoff
-that doubles up to :data:`MAX_BACKOFF_S`. An append that lost its connection is retried for
-:data:`APPEND_RETRY_S` with the same idempotency token, so a commit whose acknowledgement was
-lost is answered, not written again.
+is opened again on next use (store/postgres_link.py); while the server cannot be reached every
+call fails at once with :class:`~store.errors.StoreUnavailable` (hooks then spool). An append
+that lost its connection under it is retried for :data:`APPEND_RETRY_S` with the same
+idempotency token, so a commit whose acknowledgement was lost is answered, not written again.
 
 psycopg is imported here only: the daemon loads this module when ``store.backend`` is
 ``postgres``, and ``pip install 'toka[postgres]'`` provides it.
@@ -20,8 +19,7 @@ psycopg is imported here only: the daemon loads this module when ``store.backend
 from __future__ import annotations
 
 import asyncio
-import logging
-import re
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -30,9 +28,10 @@ from typing import Any, TypeVar
 import psycopg
 
 from store.base import CHUNK, AppendResult, EventQuery, EventStore, ProgressCallback, SessionInfo, Stats, VerifyReport
-from store.errors import ConfigError, NotFound, StoreError, StoreUnavailable, UsageError
+from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent
 from store.postgres_append import CHANNEL, append_batch, forget_old_batches
+from store.postgres_link import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
 from store.postgres_reads import (
     fetch_rows,
     get_event,
@@ -49,130 +48,16 @@ from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
 from store.search import SearchHit, SearchQuery
-from store.url import redacted, scrubbed
+from store.url import scrubbed
 
 T = TypeVar("T")
-log = logging.getLogger("toka.store")
 
-CONNECT_TIMEOUT_S = 3
-FIRST_BACKOFF_S = 0.05
-MAX_BACKOFF_S = 5.0
 APPEND_RETRY_S = 3.0
 # How often the listener reads the log even without a notice: a notice is lost when the
 # listener's own connection breaks, and this bounds how late a missed event shows.
 POLL_S = 2.0
 # The idempotency records of old appends are dropped once every this many appends.
 FORGET_EVERY = 1000
-
-
-class Link:
-    """One named connection to the server, opened when first needed and again after it breaks."""
-
-    def __init__(self, url: str, role: str, reach: Reachability, options: str = "") -> None:
-        self.url = url
-        self.role = role
-        self._options = options  # server settings for this connection, as libpq's "options"
-        self._reach = reach
-        self._conn: psycopg.AsyncConnection[Any] | None = None
-        self._failures = 0
-        self.retry_at = 0.0
-        # Calls that find no connection at once wait for one to be opened, instead of each
-        # opening its own (all but the last would be left open, unused).
-        self._connecting = asyncio.Lock()
-
-    def _usable(self) -> psycopg.AsyncConnection[Any] | None:
-        conn = self._conn
-        return conn if conn is not None and not conn.closed and not conn.broken else None
-
-    async def get(self) -> psycopg.AsyncConnection[Any]:
-        conn = self._usable()
-        if conn is not None:
-            return conn
-        async with self._connecting:
-            return await self._connect()
-
-    async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        conn = self._usable()
-        if conn is not None:  # opened by the call this one waited for
-            return conn
-        if time.monotonic() < self.retry_at:
-            raise self._reach.unavailable()
-        try:
-            self._conn = await psycopg.AsyncConnection.connect(
-                self.url,
-                autocommit=True,
-                connect_timeout=CONNECT_TIMEOUT_S,
-                application_name=f"toka {self.role}",  # how the server's views name it
-                options=self._options or None,  # libpq drops a parameter given as None
-            )
-        except psycopg.ProgrammingError as exc:
-            # libpq could not read the URL: no server will fix that. Its message quotes the part it
-            # stumbled on, which may be the password: every quoted part is hidden.
-            detail = _QUOTED.sub('"***"', _first_line(exc))
-            raise ConfigError(
-                f"store.url is not a connection string libpq can read ({detail})",
-                "write it as postgresql://USER@HOST/DB or host=HOST dbname=DB (toka config set store.url ...)",
-            ) from None
-        except psycopg.Error as exc:
-            self._failures += 1
-            self.retry_at = time.monotonic() + min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2**self._failures)
-            self._reach.failed(exc)
-            raise self._reach.unavailable() from None
-        self._failures = 0
-        self._reach.reached()
-        return self._conn
-
-    def lost(self, exc: BaseException) -> None:
-        """The connection broke: the next call opens a new one (at once, the first time)."""
-        self._reach.failed(exc)
-        self._conn = None
-
-    async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
-
-
-class Reachability:
-    """Whether the server answered the last attempt, and since when: for status and doctor."""
-
-    def __init__(self, url: str) -> None:
-        self._url = url
-        self.location = redacted(url)
-        self.reachable = True
-        self.error: str | None = None
-        self.since = time.time()
-        self.outages = 0
-
-    def failed(self, exc: BaseException) -> None:
-        error = scrubbed(_first_line(exc), self._url)  # libpq may quote the URL, password and all
-        if self.reachable:
-            self.reachable, self.since = False, time.time()
-            self.outages += 1
-            log.warning("database %s unreachable: %s", self.location, error)
-        self.error = error
-
-    def reached(self) -> None:
-        if not self.reachable:
-            log.info("database %s reachable again", self.location)
-            self.reachable, self.since = True, time.time()
-
-    def unavailable(self) -> StoreUnavailable:
-        return StoreUnavailable(
-            f"the database {self.location} cannot be reached ({self.error})",
-            "hooks keep spooling and the daemon reconnects on its own; check the server (toka doctor)",
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"reachable": self.reachable, "error": self.error, "since": self.since, "outages": self.outages}
-
-
-_QUOTED = re.compile(r'"[^"]*"')
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
 
 
 class PostgresStore(EventStore):
@@ -202,6 +87,13 @@ class PostgresStore(EventStore):
         store = cls(url, durability)
         try:
             await store._write(migrate)
+        except StoreUnavailable as exc:  # the daemon does not start: the usual hint would say it reconnects
+            await store.close()
+            raise StoreUnavailable(
+                exc.message,
+                "start the database server, or correct store.url (toka config set store.url ...), then run"
+                " the command again; hooks spool what they record until a daemon runs",
+            ) from None
         except BaseException:
             await store.close()  # a refused or failed open leaves no connection behind
             raise
@@ -213,13 +105,14 @@ class PostgresStore(EventStore):
         conn = conn or await link.get()
         try:
             return await fn(conn, *args)
-        except psycopg.OperationalError as exc:
-            if conn.broken or conn.closed:
-                link.lost(exc)
-                raise self.reach.unavailable() from None
-            raise StoreError(f"database error on {self.location}: {scrubbed(_first_line(exc), self.url)}") from None
         except psycopg.Error as exc:
-            raise StoreError(f"database error on {self.location}: {scrubbed(_first_line(exc), self.url)}") from None
+            if not reusable(conn):
+                link.lost(server_cause(exc))
+                with contextlib.suppress(psycopg.Error):
+                    await conn.close()
+                if isinstance(exc, psycopg.OperationalError):
+                    raise self.reach.unavailable() from None
+            raise StoreError(f"database error on {self.location}: {scrubbed(first_line(exc), self.url)}") from None
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(self._reader, fn, *args)
@@ -232,16 +125,24 @@ class PostgresStore(EventStore):
         token = uuid.uuid4().hex
         deadline = time.monotonic() + APPEND_RETRY_S
         retry = False
-        while True:
-            try:
-                results = await self._write(append_batch, list(batch), token, retry)
-                break
-            except StoreUnavailable:
+        async with self._writing:
+            # No connection: StoreUnavailable at once (a hook spools), as nothing of the append was sent.
+            conn: psycopg.AsyncConnection[Any] | None = await self._writer.get()
+            while True:
+                if conn is not None:
+                    try:
+                        results = await self._run(self._writer, append_batch, list(batch), token, retry, conn=conn)
+                        break
+                    except StoreUnavailable:
+                        retry = True  # it broke under the append: committed or not, the token tells
                 wait = max(0.0, self._writer.retry_at - time.monotonic())
                 if time.monotonic() + wait > deadline:
-                    raise
+                    raise self.reach.unavailable()
                 await asyncio.sleep(wait)
-                retry = True
+                try:
+                    conn = await self._writer.get()
+                except StoreUnavailable:
+                    conn = None
         self._appends += 1
         if self._appends % FORGET_EVERY == 0:
             await self._write(forget_old_batches)

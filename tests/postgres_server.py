@@ -53,6 +53,7 @@ class Server:
     root: Path
     bindir: Path
     watchdog: subprocess.Popen[bytes]
+    options: str = ""  # the server's -o options, for starting it again (control)
 
 
 def _version(path: Path) -> tuple[int, ...]:
@@ -148,7 +149,19 @@ def start(durable: bool = False) -> Server:
     except BaseException:
         stop(Server("", root, bindir, watchdog))
         raise
-    return Server(admin_url(root, port), root, bindir, watchdog)
+    return Server(admin_url(root, port), root, bindir, watchdog, " ".join(options))
+
+
+def control(server: Server, action: str) -> None:
+    """``pg_ctl stop`` (fast: sessions are ended, as an operator's restart does), ``start`` or
+    ``restart`` a server that :func:`start` made, for the tests of a server that goes away."""
+    data, log = server.root / "data", server.root / "server.log"
+    command = [str(server.bindir / "pg_ctl"), "-D", str(data), "-w", "-t", "60"]
+    if action in ("stop", "restart"):
+        command += ["-m", "fast"]
+    if action in ("start", "restart"):
+        command += ["-l", str(log), "-o", server.options]
+    _run(f"pg_ctl {action}", [*_as_server_user(), *command, action], server.root, log)
 
 
 def start_for_run() -> Server | None:

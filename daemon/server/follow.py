@@ -36,11 +36,20 @@ Reconnected = Callable[[], Coroutine[Any, Any, None]]
 
 class Follower:
     def __init__(
-        self, store: EventStore, publish: Publish, reconnected: Callable[[], Coroutine[Any, Any, None]]
+        self,
+        store: EventStore,
+        publish: Publish,
+        reconnected: Reconnected,
+        pending: Callable[[], bool] = lambda: False,
     ) -> None:
         self._store = store
         self._publish = publish
+        # Run after the store reconnects (the daemon drains the hook spool), and again after any
+        # catch-up that finds ``pending()`` true: a drain right at the reconnect can fail (another
+        # connection still backing off) or miss a hook that spooled just after it.
         self._reconnected = reconnected
+        self._pending = pending
+        self._after_reconnect: asyncio.Task[None] | None = None
         self.turn = asyncio.Lock()
         self.seen = 0
         self._own: dict[int, Event] = {}
@@ -60,9 +69,10 @@ class Follower:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        tasks = [*self._tasks, *([self._after_reconnect] if self._after_reconnect else [])]
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
@@ -70,7 +80,9 @@ class Follower:
         """Events this daemon committed (called while it holds :attr:`turn`)."""
         if not events:
             return
-        if not self._own and events[0].seq == self.seen + 1:
+        # At once only when they follow what was seen without a gap: a group and the revisions it
+        # amends are two appends (daemon/server/commit.py), and another daemon may commit between.
+        if not self._own and events[0].seq == self.seen + 1 and events[-1].seq == self.seen + len(events):
             self.seen = events[-1].seq
             self._publish(events, True)
             return
@@ -80,8 +92,12 @@ class Follower:
 
     def _on_reconnect(self) -> None:
         self._wake.set()
-        task = asyncio.create_task(self._reconnected(), name="after-reconnect")
-        self._tasks.append(task)
+        self._run_reconnected()
+
+    def _run_reconnected(self) -> None:
+        """Start the reconnected callback, unless it is running already."""
+        if self._after_reconnect is None or self._after_reconnect.done():
+            self._after_reconnect = asyncio.create_task(self._reconnected(), name="after-reconnect")
 
     async def _run(self) -> None:
         while True:
@@ -92,6 +108,9 @@ class Follower:
                     await self._catch_up()
             except TokaError as exc:  # the database went away: the next wake (a poll) tries again
                 log.warning("following the log: %s", exc.message)
+                continue
+            if self._pending():
+                self._run_reconnected()
 
     async def _catch_up(self) -> None:
         """Publish what the log holds after :attr:`seen`: runs of other daemons' events and of

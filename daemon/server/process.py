@@ -29,7 +29,7 @@ from daemon.config import Settings
 from daemon.core import Core
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
-from daemon.ingest.spool import ingest_spool
+from daemon.ingest.spool import claimed_path, ingest_spool
 from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
@@ -50,7 +50,7 @@ from daemon.states.machines import Machine
 from daemon.states.service import StateStore
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventStore
-from store.errors import Busy, TokaError, UsageError
+from store.errors import Busy, StoreUnavailable, TokaError, UsageError
 from store.events import Event
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class Daemon:
         self.store = store
         self.hub = Hub()
         # A log other daemons append to is followed, so that their events reach this one's too.
-        self.follower = Follower(store, self._committed, self._drain_spool) if store.shared else None
+        self.follower = Follower(store, self._committed, self._drain_spool, self._spooled) if store.shared else None
         self.committer = GroupCommitter(
             store,
             self.follower.own if self.follower else partial(self._committed, own=True),
@@ -108,6 +108,11 @@ class Daemon:
         missing = REGISTRY.components() - set(self.components)
         assert not missing, f"ops declared for components the daemon does not build: {missing}"
         self.started = time.monotonic()
+        # The log's events and sessions as status last read them, with those committed since: what
+        # status reports while the database server cannot be read (PostgreSQL).
+        self._events = 0
+        self._sessions: set[str] = set()
+        self._spool_lock = asyncio.Lock()
         self.clients = 0
         self._stop = asyncio.Event()
         self._stopping = False
@@ -125,24 +130,38 @@ class Daemon:
         """Hand committed events to the hub and the components that project the log; usage is
         evaluated only by the daemon that committed it (``own``)."""
         self.hub.publish(events)
+        self._events += len(events)
+        self._sessions.update(event.session for event in events)
         self.lifecycle.committed(events, evaluate=own)
         self.states.committed(events)
         self.deps.committed(events)
         self.memory.committed(events)
 
+    def _spooled(self) -> bool:
+        """Whether hooks left events in the spool (or a drain left its claimed file)."""
+        return self.paths.spool.exists() or claimed_path(self.paths).exists()
+
     async def _drain_spool(self) -> None:
         """The database is back: append what hooks spooled while it could not be reached."""
         try:
-            count = await ingest_spool(self.paths, self.committer)
+            async with self._spool_lock:  # one ingestion at a time: two would both take the claimed file
+                count = await ingest_spool(self.paths, self.committer)
         except TokaError as exc:
             log.warning("the spool could not be drained: %s", exc.message)
             return
         if count:
             log.info("appended %d spooled events", count)
 
-    async def status(self) -> dict[str, Any]:
-        """The ``status`` document (docs/json.md)."""
+    async def _count(self) -> None:
         sessions = await self.store.sessions()
+        self._events, self._sessions = sum(s.events for s in sessions), {s.session for s in sessions}
+
+    async def status(self) -> dict[str, Any]:
+        """The ``status`` document (docs/json.md). While the database server cannot be reached
+        (PostgreSQL) it still answers, with ``connection`` saying so and the counts it keeps:
+        the daemon is up, and status is where one looks to see why appends fail."""
+        with contextlib.suppress(StoreUnavailable):
+            await self._count()
         return {
             "version": VERSION,
             "protocol": PROTOCOL_VERSION,
@@ -151,8 +170,8 @@ class Daemon:
             "database": self.store.location,
             "durability": self.settings.store.durability,
             "socket": str(self.paths.socket),
-            "events": sum(s.events for s in sessions),
-            "sessions": len(sessions),
+            "events": self._events,
+            "sessions": len(self._sessions),
             "clients": self.clients,
             "subscribers": len(self.hub),
             "commits": self.committer.groups,
@@ -179,6 +198,7 @@ class Daemon:
         self.pool.start()
         if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
             await self.follower.mark()
+            await self._count()  # for a status asked while the database server is away
         await self.lifecycle.load()
         await self.states.load()
         await self.deps.load()
@@ -188,7 +208,8 @@ class Daemon:
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
-            await ingest_spool(self.paths, self.committer)
+            async with self._spool_lock:
+                await ingest_spool(self.paths, self.committer)
         old_umask = os.umask(0o177)
         try:
             self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from postgres_daemons import private_server, team  # noqa: F401 - fixtures for the PostgreSQL daemon tests
 
 from daemon.paths import Paths, resolve_paths
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import typer
@@ -13,7 +14,7 @@ from toka_cli.output import console
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import Stats, Status, VerifyReport
+    from daemon.client.results import ConnectionState, Stats, Status, VerifyReport
 
 
 def status(json_: JsonOpt = False) -> None:
@@ -33,6 +34,9 @@ def _status(info: Status) -> None:
         ("sessions", info["sessions"]),
         ("clients", f"{info['clients']} connected, {info['subscribers']} following"),
     ]
+    connection = info.get("connection")
+    if connection is not None:
+        rows.insert(2, ("connection", _connection(connection)))
     for agent in info.get("agents_at_risk", []):
         fill = "" if agent["fill_pct"] is None else f" at {agent['fill_pct']}%"
         rows.append((f"agent {agent['state']}", f"{agent['id']}{fill}: {agent['detail'] or '-'}"))
@@ -43,6 +47,15 @@ def _status(info: Status) -> None:
         if watch["last_error"]:
             rows.append(("watch error", watch["last_error"]))
     console().print(key_values(rows))
+
+
+def _connection(state: ConnectionState) -> str:
+    """The database server's connection (PostgreSQL): up, or away since when and why."""
+    outages = f"{state['outages']} outage{'' if state['outages'] == 1 else 's'} since the daemon started"
+    if state["reachable"]:
+        return f"reachable ({outages})"
+    since = time.strftime("%H:%M:%S", time.localtime(state["since"]))
+    return f"UNREACHABLE since {since}: {state['error']} ({outages})"
 
 
 def stats(json_: JsonOpt = False) -> None:
