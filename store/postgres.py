@@ -107,11 +107,13 @@ class PostgresStore(EventStore):
             return await fn(conn, *args)
         except psycopg.Error as exc:
             if not reusable(conn):
+                # Whatever the error says, the connection is unusable (a backend ended mid-pipeline
+                # may surface as an odd error of the next statement): replaced, and the call
+                # reported as a lost connection, which an append retries with its token.
                 link.lost(server_cause(exc))
                 with contextlib.suppress(psycopg.Error):
                     await conn.close()
-                if isinstance(exc, psycopg.OperationalError):
-                    raise self.reach.unavailable() from None
+                raise self.reach.unavailable() from None
             raise StoreError(f"database error on {self.location}: {scrubbed(first_line(exc), self.url)}") from None
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:

@@ -10,6 +10,7 @@ of one store share one, and back off together: once one gets through, the others
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -89,8 +90,17 @@ class Link:
         self.retry_at = 0.0
 
     def _usable(self) -> psycopg.AsyncConnection[Any] | None:
+        """The connection, unless it is gone or was left where no statement can follow (a
+        pipeline a terminated backend left unfinished): then it is closed, to be replaced."""
         conn = self._conn
-        return conn if conn is not None and not conn.closed and not conn.broken else None
+        if conn is None or conn.closed or conn.broken:
+            return None
+        if conn.pgconn.status != pq.ConnStatus.OK or conn.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+            self._conn = None
+            with contextlib.suppress(Exception):  # what is left of it may fail in any way
+                conn.pgconn.finish()
+            return None
+        return conn
 
     async def get(self) -> psycopg.AsyncConnection[Any]:
         conn = self._usable()
@@ -152,6 +162,7 @@ def reusable(conn: psycopg.AsyncConnection[Any]) -> bool:
     return (
         not conn.broken
         and not conn.closed
+        and conn.pgconn.status == pq.ConnStatus.OK
         and conn.info.transaction_status == pq.TransactionStatus.IDLE
         and conn.pgconn.pipeline_status == pq.PipelineStatus.OFF
     )
