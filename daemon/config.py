@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
+from daemon.cost.overrides import parse_prices
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
@@ -27,10 +29,16 @@ DEFAULT_SWEEP_S = 5.0
 
 
 def _setting(
-    default: Any, help: str, choices: tuple[str, ...] = (), env: str | None = None, secret: bool = False
+    default: Any,
+    help: str,
+    choices: tuple[str, ...] = (),
+    env: str | None = None,
+    secret: bool = False,
+    parse: Callable[[str, Any, str], Any] | None = None,
 ) -> Any:
     # secret: a value that may hold a password, shown only with it hidden (store/url.py).
-    metadata = {"help": help, "choices": choices, "env": env, "secret": secret}
+    # parse: checks and converts a value of its own shape, as parse(key, value, source).
+    metadata = {"help": help, "choices": choices, "env": env, "secret": secret, "parse": parse}
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -127,6 +135,13 @@ class ModelSettings:
         'context windows by model name prefix, over the model table (e.g. {"my-model" = 32000})',
         env="TOKA_MODEL_WINDOWS",
     )
+    prices: dict[str, dict[str, Any]] = _setting(
+        {},
+        "USD per million tokens by model name prefix, over the price table (docs/cost.md), e.g."
+        ' {"my-model" = { input = 3.0, output = 15.0 }}',
+        env="TOKA_MODEL_PRICES",
+        parse=parse_prices,
+    )
 
 
 @dataclass(frozen=True)
@@ -210,6 +225,8 @@ def lookup(key: str) -> str:
 def coerce(name: str, value: Any, source: str) -> Any:
     """Check and convert one value for setting ``name``; ``source`` names where it came from."""
     spec = SETTINGS[name]
+    if spec.metadata["parse"] is not None:
+        return spec.metadata["parse"](key_of(name), value, source)
     kind: type = type(spec.default) if spec.default is not MISSING else dict
     if kind is tuple:
         items = _coerce_list(name, value, source)

@@ -302,6 +302,7 @@ def test_config_show_json(toka_home: Path) -> None:
         "settings": [
             {"key": "store.durability", "value": "normal", "source": "default", "help": "<help>"},
             {"key": "store.backend", "value": "sqlite", "source": "default", "help": "<help>"},
+            {"key": "store.url", "value": "", "source": "default", "help": "<help>"},
             {"key": "daemon.max_line_bytes", "value": 4194304, "source": "default", "help": "<help>"},
             {"key": "daemon.shutdown_deadline", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "daemon.start_timeout", "value": 10.0, "source": "default", "help": "<help>"},
@@ -320,6 +321,7 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "compression.summarizer_timeout", "value": 30.0, "source": "default", "help": "<help>"},
             {"key": "redaction.kinds", "value": list(KINDS), "source": "default", "help": "<help>"},
             {"key": "models.windows", "value": {}, "source": "default", "help": "<help>"},
+            {"key": "models.prices", "value": {}, "source": "default", "help": "<help>"},
             {"key": "pool.capacity_bytes", "value": 64 * 1024 * 1024, "source": "default", "help": "<help>"},
             {"key": "pool.sweep_s", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
