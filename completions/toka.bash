@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay search sessions show state stats status tui usage verify watch' ;;
+        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status tui usage verify watch' ;;
         'admin') echo 'rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -12,6 +12,7 @@ _toka_commands() {
         'handoff') echo 'chain create list show stats verify' ;;
         'memory') echo 'get history list rm set watch' ;;
         'pool') echo 'get health list put rm stats' ;;
+        'report') echo 'daily monthly session weekly' ;;
         'state') echo 'get history list machines register set' ;;
     esac
 }
@@ -83,6 +84,11 @@ _toka_options() {
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
+        'report') echo '-h --help' ;;
+        'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report weekly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
         'sessions') echo '--json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
@@ -171,6 +177,38 @@ _toka_value() {
         'record|--key') echo '' ;;
         'record|--ts') echo '' ;;
         'replay|--to') echo '' ;;
+        'report daily|--since') echo '' ;;
+        'report daily|--until') echo '' ;;
+        'report daily|-z') echo '' ;;
+        'report daily|--timezone') echo '' ;;
+        'report daily|--source') echo '' ;;
+        'report daily|--project') echo '' ;;
+        'report daily|-f') echo '' ;;
+        'report daily|--format') echo '' ;;
+        'report monthly|--since') echo '' ;;
+        'report monthly|--until') echo '' ;;
+        'report monthly|-z') echo '' ;;
+        'report monthly|--timezone') echo '' ;;
+        'report monthly|--source') echo '' ;;
+        'report monthly|--project') echo '' ;;
+        'report monthly|-f') echo '' ;;
+        'report monthly|--format') echo '' ;;
+        'report session|--since') echo '' ;;
+        'report session|--until') echo '' ;;
+        'report session|-z') echo '' ;;
+        'report session|--timezone') echo '' ;;
+        'report session|--source') echo '' ;;
+        'report session|--project') echo '' ;;
+        'report session|-f') echo '' ;;
+        'report session|--format') echo '' ;;
+        'report weekly|--since') echo '' ;;
+        'report weekly|--until') echo '' ;;
+        'report weekly|-z') echo '' ;;
+        'report weekly|--timezone') echo '' ;;
+        'report weekly|--source') echo '' ;;
+        'report weekly|--project') echo '' ;;
+        'report weekly|-f') echo '' ;;
+        'report weekly|--format') echo '' ;;
         'search|-s') echo '' ;;
         'search|--session') echo '' ;;
         'search|-a') echo '' ;;

@@ -6,11 +6,18 @@ kept for an hour) and ``cache_read_tokens`` beside it. OpenAI's (Codex): ``input
 includes ``cached_input_tokens``, which are cache reads. :func:`usage_counts` reads either as
 the same :class:`UsageCounts`. A ``revision`` (more output of a response counted before; see
 daemon/ingest/claude_code.py) adds output and nothing else: it is no call of its own.
+
+The usage projection (:class:`UsageRow`) is what the SQLite backend keeps up to date in each
+append's transaction (store/sqlite_projections.py) and reports read instead of the events: per
+quarter of an hour, session, agent, model and prompt class, the calls and tokens. Backends
+without the table fold the usage events with :func:`usage_row` and :func:`fold_usage`
+(``EventStore.usage_rows``), which gives the same rows.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,3 +69,78 @@ def prompt_class(prompt: int) -> int:
 def class_prompt(index: int) -> int:
     """A prompt size of class ``index``: the smallest above its lower bound."""
     return 0 if index == 0 else PROMPT_CLASSES[index - 1] + 1
+
+
+# Usage is kept per quarter of an hour: every time zone's midnight (their offsets are whole
+# quarters of an hour), every hour a 5-hour billing block starts at, and every hour a price
+# changes at fall on a bucket's edge, so days, blocks and prices read from buckets are exact.
+BUCKET_US = 15 * 60 * 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """The usage of one session's agent on one model in one bucket, for calls of one prompt
+    class: a row of the usage projection. ``first_ts`` and ``last_ts`` bound its events (UTC
+    microseconds), so gaps between calls are known to the microsecond."""
+
+    bucket: int
+    session: str
+    agent: str  # "" for events without one
+    model: str  # "" when the usage names none
+    prompt_class: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_creation_tokens: int
+    cache_creation_1h_tokens: int
+    cache_read_tokens: int
+    first_ts: int
+    last_ts: int
+
+    @property
+    def key(self) -> tuple[int, str, str, str, int]:
+        return (self.bucket, self.session, self.agent, self.model, self.prompt_class)
+
+    def merged(self, other: UsageRow) -> UsageRow:
+        """This row and another of the same key, added up."""
+        return UsageRow(
+            *self.key,
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_tokens + other.cache_creation_tokens,
+            self.cache_creation_1h_tokens + other.cache_creation_1h_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            min(self.first_ts, other.first_ts),
+            max(self.last_ts, other.last_ts),
+        )
+
+
+def usage_row(ts: int, session: str, agent: str | None, payload: dict[str, Any]) -> UsageRow:
+    """The row one usage event adds."""
+    counts = usage_counts(payload)
+    model = payload.get("model")
+    return UsageRow(
+        ts - ts % BUCKET_US,
+        session,
+        agent or "",
+        model if isinstance(model, str) else "",
+        prompt_class(counts.prompt),
+        counts.calls,
+        counts.input,
+        counts.output,
+        counts.cache_creation,
+        counts.cache_creation_1h,
+        counts.cache_read,
+        ts,
+        ts,
+    )
+
+
+def fold_usage(rows: Iterable[UsageRow]) -> list[UsageRow]:
+    """Rows of the same key added up into one, in the order their keys first came."""
+    folded: dict[tuple[int, str, str, str, int], UsageRow] = {}
+    for row in rows:
+        held = folded.get(row.key)
+        folded[row.key] = row if held is None else held.merged(row)
+    return list(folded.values())

@@ -17,6 +17,7 @@ from toka_cli.commands import (
     inspect,
     memory,
     pool,
+    report,
     retention,
     search,
     sessions,
@@ -50,6 +51,7 @@ retention.register(app)
 doctor.register(app)
 tui.register(app)
 deps.register(app)
+app.add_typer(report.app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
 app.add_typer(admin.app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from daemon.agents import ops as agents
 from daemon.compress import ops as compress
+from daemon.cost import ops as cost
 from daemon.deps import ops as deps
 from daemon.handoff import ops as handoff
 from daemon.log import ops as log
@@ -31,5 +32,6 @@ REGISTRY = Registry(
         deps.OPS,
         search.OPS,
         retention.OPS,
+        cost.OPS,
     ]
 )

@@ -27,6 +27,7 @@ from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compressor
 from daemon.config import Settings
 from daemon.core import Core
+from daemon.cost.service import Costs
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
 from daemon.ingest.spool import ingest_spool
@@ -90,6 +91,7 @@ class Daemon:
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = ContextStore(store, core.append)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
+        self.costs = Costs(core)
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
@@ -104,6 +106,7 @@ class Daemon:
             StateStore: self.states,
             Dependencies: self.deps,
             Retention: Retention(store, self.lifecycle.agents),
+            Costs: self.costs,
         }
         missing = REGISTRY.components() - set(self.components)
         assert not missing, f"ops declared for components the daemon does not build: {missing}"
@@ -129,6 +132,7 @@ class Daemon:
         self.states.committed(events)
         self.deps.committed(events)
         self.memory.committed(events)
+        self.costs.committed(events)
 
     async def _drain_spool(self) -> None:
         """The database is back: append what hooks spooled while it could not be reached."""

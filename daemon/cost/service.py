@@ -1,0 +1,69 @@
+"""The cost component: prices the usage the log holds, for reports, blocks and the status line.
+
+It is handed the core (the store, the settings, the clock) and keeps two things of its own: the
+price table with the config's prices over it, loaded on first use (a few dozen milliseconds the
+daemon does not spend at start-up), and where each session came from (its first
+``session.meta``: agent, working directory, repository), read from the log once and kept up to
+date from the events committed since.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daemon.core import Core
+from daemon.cost.periods import Periods, day_range, time_zone
+from daemon.cost.prices import PriceTable
+from daemon.cost.report import Filter, ReportRequest, SessionSource, period_report, session_report
+from store.base import EventQuery
+from store.events import Event
+
+META = "session.meta"
+
+
+class Costs:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self._prices: PriceTable | None = None
+        self._sources: dict[str, tuple[int, SessionSource]] = {}  # session -> (seq of its first meta, source)
+        self._loaded = False
+
+    @property
+    def prices(self) -> PriceTable:
+        if self._prices is None:
+            self._prices = PriceTable(self.core.settings.models.prices)
+        return self._prices
+
+    def committed(self, events: list[Event]) -> None:
+        """Note where new sessions came from."""
+        for event in events:
+            if event.kind == META:
+                self._note(event)
+
+    def _note(self, event: Event) -> None:
+        held = self._sources.get(event.session)
+        if held is None or held[0] > event.seq:
+            self._sources[event.session] = (event.seq, SessionSource.of(event.payload))
+
+    async def sources(self) -> dict[str, SessionSource]:
+        """Where each session came from; read from the log the first time."""
+        if not self._loaded:
+            async for event in self.core.store.scan(EventQuery(kinds=(META,))):
+                self._note(event)
+            self._loaded = True
+        return {session: source for session, (_, source) in self._sources.items()}
+
+    async def report(self, request: ReportRequest) -> dict[str, Any]:
+        """A report of ``request.kind`` (daily, weekly, monthly, session)."""
+        request = request.checked()
+        zone, zone_name = time_zone(request.timezone)
+        days = day_range(request.since, request.until, zone, self.core.clock())
+        chosen = Filter(
+            await self.sources() if request.source or request.project or request.kind == "session" else {},
+            request.source,
+            request.project,
+        )
+        rows = chosen.rows(await self.core.store.usage_rows(days.start, days.end))
+        if request.kind == "session":
+            return session_report(request, rows, self.prices, chosen, zone_name, days)
+        return period_report(request, rows, self.prices, Periods(request.kind, zone), zone_name, days)

@@ -1,0 +1,90 @@
+"""`toka report daily|weekly|monthly|session`: what the agents' usage cost (docs/cost.md)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+
+from daemon.client.zone import local_timezone
+from store.errors import UsageError
+from toka_cli.base import make_app
+from toka_cli.call import call_and_show
+from toka_cli.cost_views import report_view
+from toka_cli.options import JsonOpt
+
+app = make_app(
+    "Usage and what it cost, over every session, agent and source in the log: by day, week, month or session.",
+    name="report",
+)
+
+ReportSinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="First day counted: a date (2026-05-01), today, yesterday, or an age (7d, 2w); all when left out.",
+    ),
+]
+ReportUntilOpt = Annotated[str | None, typer.Option("--until", help="Last day counted, in the same forms.")]
+ZoneOpt = Annotated[
+    str | None,
+    typer.Option("--timezone", "-z", help="Time zone the days are read in (Europe/Paris, UTC, +05:30); the local one."),
+]
+SourceOpt = Annotated[
+    str | None, typer.Option("--source", help="Only sessions of this agent: claude-code, codex, toka.")
+]
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option("--project", help="Only sessions run in this folder (a path, or under it) or repository (a name)."),
+]
+BreakdownOpt = Annotated[bool, typer.Option("--breakdown", help="Each model's share under each row.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or markdown (--json for JSON).")]
+
+
+def _project(value: str | None) -> str | None:
+    """A path given as ``.``, ``~/x`` or ``a/b`` made absolute; a bare name kept (a folder's or a
+    repository's)."""
+    if value is None or not (value.startswith((".", "~", "/")) or "/" in value):
+        return value
+    return os.path.abspath(os.path.expanduser(value))
+
+
+def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:
+    if as_json and fmt != "table":
+        raise UsageError("--json and --format are two outputs", "give one of them")
+    render = report_view(fmt)
+    call_and_show("report", as_json, render, kind=kind, timezone=args.pop("timezone") or local_timezone(), **args)
+
+
+def _period_command(kind: str, help: str) -> None:
+    def command(
+        since: ReportSinceOpt = None,
+        until: ReportUntilOpt = None,
+        timezone: ZoneOpt = None,
+        source: SourceOpt = None,
+        project: ProjectOpt = None,
+        breakdown: BreakdownOpt = False,
+        format_: FormatOpt = "table",
+        json_: JsonOpt = False,
+    ) -> None:
+        show_report(
+            kind,
+            format_,
+            json_,
+            since=since,
+            until=until,
+            timezone=timezone,
+            source=source,
+            project=_project(project),
+            breakdown=breakdown or None,
+        )
+
+    command.__doc__ = help
+    app.command(kind)(command)
+
+
+_period_command("daily", "Usage and cost per day, with the totals.")
+_period_command("weekly", "Usage and cost per week (from Monday), with the totals.")
+_period_command("monthly", "Usage and cost per month, with the totals.")
+_period_command("session", "Usage and cost per session, with its source, project and agents, and the totals.")
