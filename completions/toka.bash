@@ -12,7 +12,7 @@ _toka_commands() {
         'handoff') echo 'chain create list show stats verify' ;;
         'memory') echo 'get history list rm set watch' ;;
         'pool') echo 'get health list put rm stats' ;;
-        'report') echo 'daily monthly session weekly' ;;
+        'report') echo 'blocks daily monthly session weekly' ;;
         'state') echo 'get history list machines register set' ;;
     esac
 }
@@ -85,6 +85,7 @@ _toka_options() {
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
         'report') echo '-h --help' ;;
+        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown -f --format --json -h --help' ;;
         'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
@@ -177,6 +178,16 @@ _toka_value() {
         'record|--key') echo '' ;;
         'record|--ts') echo '' ;;
         'replay|--to') echo '' ;;
+        'report blocks|--since') echo '' ;;
+        'report blocks|--until') echo '' ;;
+        'report blocks|-z') echo '' ;;
+        'report blocks|--timezone') echo '' ;;
+        'report blocks|--source') echo '' ;;
+        'report blocks|--project') echo '' ;;
+        'report blocks|--token-limit') echo '' ;;
+        'report blocks|--cost-limit') echo '' ;;
+        'report blocks|-f') echo '' ;;
+        'report blocks|--format') echo '' ;;
         'report daily|--since') echo '' ;;
         'report daily|--until') echo '' ;;
         'report daily|-z') echo '' ;;

@@ -29,6 +29,7 @@ COLUMNS = (
     "unpriced_calls",
 )
 SESSION_COLUMNS = ("session", "source", "project", "first_ts", "last_ts")
+BLOCK_COLUMNS = ("start", "end", "active")
 
 
 def compact(n: int) -> str:
@@ -50,7 +51,8 @@ def dollars(counts: Counts | Mapping[str, Any]) -> str:
 
 
 def report_view(fmt: str) -> Callable[[Report], None]:
-    """The renderer of ``--format fmt``."""
+    """The renderer of ``--format fmt`` (the table of periods and sessions; block_views.py has
+    the blocks')."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", f"use one of: {', '.join(FORMATS)} (or --json)")
     return {"table": _table, "csv": _csv, "markdown": _markdown}[fmt]
@@ -60,7 +62,7 @@ def _label(report: Report) -> str:
     return "session" if report["report"] == "session" else report["report"].removesuffix("ly").replace("dai", "day")
 
 
-def _title(report: Report) -> str:
+def title(report: Report) -> str:
     span = {
         (True, True): "",
         (False, True): f", from {report['since']}",
@@ -71,7 +73,7 @@ def _title(report: Report) -> str:
     return f"{report['report'].capitalize()} usage, time zone {report['timezone']}{span}{chosen}"
 
 
-def _caption(report: Report) -> str:
+def caption(report: Report) -> str:
     prices = report["prices"]
     line = f"prices: {prices['table']}" + (f" (config: {', '.join(prices['config'])})" if prices["config"] else "")
     totals = report["totals"]
@@ -105,8 +107,8 @@ def _table(report: Report) -> None:
 
     sessions = report["report"] == "session"
     cells = SESSION_CELLS if sessions else PERIOD_CELLS
-    grid = table("session" if sessions else _label(report), *cells, title=_title(report))
-    grid.caption = _caption(report)
+    grid = table("session" if sessions else _label(report), *cells, title=title(report))
+    grid.caption = caption(report)
     for column in grid.columns[1:]:
         column.justify = "right"
     grid.columns[0].overflow = "fold"  # a long model name wraps; nothing is cut
@@ -130,23 +132,27 @@ def _origin(row: Mapping[str, Any]) -> str:
     return f"{row['source']} · {short_path(row['project'], max(room, 8))} · {day}"
 
 
+def _label_columns(report: Report) -> tuple[str, ...]:
+    return {"session": SESSION_COLUMNS, "blocks": BLOCK_COLUMNS}.get(report["report"], ("period",))
+
+
 def _flat_rows(report: Report) -> Iterator[tuple[list[str], Mapping[str, Any]]]:
     """(label cells, counts) per row, per model of a row when broken down, and the totals."""
-    sessions = report["report"] == "session"
+    columns = _label_columns(report)
     broken = any("breakdown" in row for row in report["rows"])
     for row in cast(list[dict[str, Any]], report["rows"]):
-        label = [str(row[name] or "") for name in SESSION_COLUMNS] if sessions else [row["period"]]
+        label = [str(row[name]).lower() if isinstance(row[name], bool) else str(row[name] or "") for name in columns]
         if broken:
             for line in row["breakdown"]:
                 yield [*label, line["model"] or ""], line
         else:
             yield label, row
-    blank = [""] * (len(SESSION_COLUMNS) - 1 if sessions else 0) + ([""] if broken else [])
+    blank = [""] * (len(columns) - 1) + ([""] if broken else [])
     yield ["total", *blank], cast(Mapping[str, Any], report["totals"])
 
 
 def _header(report: Report) -> list[str]:
-    labels = list(SESSION_COLUMNS) if report["report"] == "session" else ["period"]
+    labels = list(_label_columns(report))
     if any("breakdown" in row for row in report["rows"]):
         labels.append("model")
     return [*labels, *COLUMNS]
@@ -166,7 +172,7 @@ def _markdown(report: Report) -> None:
     header = _header(report)
     numbers = len(COLUMNS)
     lines = [
-        f"**{_title(report)}**",
+        f"**{title(report)}**",
         "",
         "| " + " | ".join(header) + " |",
         "| " + " | ".join(["---"] * (len(header) - numbers) + ["---:"] * numbers) + " |",
@@ -177,5 +183,5 @@ def _markdown(report: Report) -> None:
         if label[0] == "total":
             label = ["**total**", *label[1:]]
         lines.append("| " + " | ".join([*(cell.replace("|", "\\|") for cell in label), *cells]) + " |")
-    lines += ["", _caption(report).replace("\n", "  \n")]
+    lines += ["", caption(report).replace("\n", "  \n")]
     sys.stdout.write("\n".join(lines) + "\n")

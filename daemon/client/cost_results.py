@@ -51,6 +51,44 @@ class SessionRow(Counts):
     breakdown: NotRequired[list[ModelCounts]]
 
 
+class BurnRate(TypedDict):
+    tokens_per_minute: float
+    cost_per_hour: float | None
+
+
+class Projection(TypedDict):
+    """What the active block will have used at its end, at its burn rate."""
+
+    total_tokens: int
+    cost_usd: float | None
+
+
+class Limits(TypedDict):
+    token_limit: int | None
+    cost_limit: float | None
+
+
+class BlockLimits(Limits):
+    token_pct: float | None
+    projected_token_pct: float | None
+    cost_pct: float | None
+    projected_cost_pct: float | None
+
+
+class BlockRow(Counts):
+    start: str
+    end: str
+    first_ts: str
+    last_ts: str
+    active: bool
+    remaining_minutes: float | None
+    models: list[str | None]
+    burn_rate: BurnRate | None
+    projection: Projection | None
+    limits: BlockLimits
+    breakdown: NotRequired[list[ModelCounts]]
+
+
 class Totals(Counts):
     models: list[str | None]
     unpriced_models: list[str | None]
@@ -62,12 +100,14 @@ class PriceSource(TypedDict):
 
 
 class Report(TypedDict):
-    report: str  # daily, weekly, monthly, session
+    report: str  # daily, weekly, monthly, session, blocks
     timezone: str
     since: str | None
     until: str | None
     source: str | None
     project: str | None
     prices: PriceSource
-    rows: list[PeriodRow] | list[SessionRow]
+    rows: list[PeriodRow] | list[SessionRow] | list[BlockRow]
     totals: Totals
+    now: NotRequired[str]  # blocks: when the active block was judged
+    limits: NotRequired[Limits]  # blocks

@@ -37,6 +37,8 @@ class ReportRequest:
     source: str | None = None
     project: str | None = None
     breakdown: bool = False
+    token_limit: int | str | None = None  # blocks: a token count, or "max" (the largest block's)
+    cost_limit: float | str | None = None  # blocks: dollars, or "max"
 
     def checked(self) -> ReportRequest:
         if self.kind not in KINDS:
@@ -127,7 +129,7 @@ def period_report(
         if request.breakdown:
             line["breakdown"] = breakdown_json(groups, tallied.models[label])
         lines.append(line)
-    return _document(request, zone, days, prices, lines, totals_json(tallied.total))
+    return document(request, zone, days, prices, lines, totals_json(tallied.total))
 
 
 def session_report(
@@ -154,10 +156,10 @@ def session_report(
         if request.breakdown:
             line["breakdown"] = breakdown_json(groups, tallied.models[session])
         lines.append(line)
-    return _document(request, zone, days, prices, lines, totals_json(tallied.total))
+    return document(request, zone, days, prices, lines, totals_json(tallied.total))
 
 
-def _document(
+def document(
     request: ReportRequest,
     zone: str,
     days: Range,

@@ -12,13 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.core import Core
+from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
 from daemon.cost.periods import Periods, day_range, time_zone
 from daemon.cost.prices import PriceTable
-from daemon.cost.report import Filter, ReportRequest, SessionSource, period_report, session_report
+from daemon.cost.report import Filter, ReportRequest, SessionSource, document, period_report, session_report
+from daemon.cost.tally import Groups, Tally
 from store.base import EventQuery
 from store.events import Event
 
 META = "session.meta"
+DAY_US = 24 * HOUR_US
 
 
 class Costs:
@@ -54,7 +57,7 @@ class Costs:
         return {session: source for session, (_, source) in self._sources.items()}
 
     async def report(self, request: ReportRequest) -> dict[str, Any]:
-        """A report of ``request.kind`` (daily, weekly, monthly, session)."""
+        """A report of ``request.kind`` (daily, weekly, monthly, session, blocks)."""
         request = request.checked()
         zone, zone_name = time_zone(request.timezone)
         days = day_range(request.since, request.until, zone, self.core.clock())
@@ -66,4 +69,30 @@ class Costs:
         rows = chosen.rows(await self.core.store.usage_rows(days.start, days.end))
         if request.kind == "session":
             return session_report(request, rows, self.prices, chosen, zone_name, days)
+        if request.kind == "blocks":
+            groups = Groups(self.prices, breakdown=request.breakdown)
+            blocks = blocks_document(draw_blocks(rows), groups, self.now(), request.token_limit, request.cost_limit)
+            return document(request, zone_name, days, self.prices, blocks.pop("rows"), blocks.pop("totals")) | blocks
         return period_report(request, rows, self.prices, Periods(request.kind, zone), zone_name, days)
+
+    def now(self) -> int:
+        """The clock, in UTC microseconds."""
+        return int(self.core.clock() * 1_000_000)
+
+    async def active_block(self, source: str | None = None) -> tuple[Block, Tally] | None:
+        """The active block (of the sessions of ``source``, or of all), with its tally.
+
+        A block's start depends on the calls before it back to the last quiet spell of five
+        hours, so the rows are read back a day, then a week, then to the start of the log,
+        until there is such a spell before them."""
+        now = self.now()
+        chosen = Filter(await self.sources() if source else {}, source, None)
+        for span in (DAY_US, 7 * DAY_US, None):
+            start = None if span is None else now - now % HOUR_US - span
+            rows = chosen.rows(await self.core.store.usage_rows(start))
+            if start is None or not chosen.rows(await self.core.store.usage_rows(start - BLOCK_US, start)):
+                break
+        blocks = draw_blocks(rows)
+        if not blocks or not blocks[-1].active(now):
+            return None
+        return blocks[-1], active_tally(blocks[-1], Groups(self.prices))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +200,38 @@ def test_bad_input_is_one_line_with_a_hint_and_exit_2(args: tuple[str, ...], mes
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert_error(result.stderr, contains=message)
     assert result.stdout == ""
+
+
+def test_blocks_json_with_the_active_blocks_burn_rate_and_limits() -> None:
+    now = time.time()
+    with Client() as client:
+        client.append(
+            [{"session": "old", "kind": "usage", "payload": OPUS, "ts": "2026-05-10T08:10:00Z"}]
+            + [{"session": "live", "kind": "usage", "payload": OPUS, "ts": now - minutes * 60} for minutes in (90, 30)]
+        )
+    document = invoke_json("report", "blocks", "--token-limit", "max", "--cost-limit", "1.5")
+    assert mismatches(document, cost_results.Report) == []
+    old, live = document["rows"]
+    assert (old["start"], old["end"], old["active"], old["burn_rate"]) == (
+        "2026-05-10T08:00:00.000000Z",
+        "2026-05-10T13:00:00.000000Z",
+        False,
+        None,
+    )
+    assert document["limits"] == {"token_limit": old["total_tokens"], "cost_limit": 1.5}  # max: the largest ended
+    assert (live["active"], live["calls"], live["limits"]["token_pct"]) == (True, 2, 200.0)
+    assert live["burn_rate"]["tokens_per_minute"] == pytest.approx(2 * 107_000 / 60, abs=0.1)
+    assert live["projection"]["total_tokens"] > live["total_tokens"]
+    shown = toka("report", "blocks", "--cost-limit", "1.5", env={"NO_COLOR": "1"})
+    assert shown.returncode == 0, shown.stderr
+    assert "active block" in shown.stdout and "burn rate" in shown.stdout and "of $1.50" in shown.stdout
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80
+
+
+def test_a_bad_limit_is_one_line_with_a_hint_and_exit_2() -> None:
+    result = invoke("report", "blocks", "--token-limit", "lots")
+    assert result.exit_code == 2
+    assert_error(result.stderr, contains="token-limit must be a number or max")
 
 
 def test_an_empty_log_reports_nothing_and_costs_nothing() -> None:

@@ -1,4 +1,4 @@
-"""`toka report daily|weekly|monthly|session`: what the agents' usage cost (docs/cost.md)."""
+"""`toka report daily|weekly|monthly|session|blocks`: what the agents' usage cost (docs/cost.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from toka_cli.cost_views import report_view
 from toka_cli.options import JsonOpt
 
 app = make_app(
-    "Usage and what it cost, over every session, agent and source in the log: by day, week, month or session.",
+    "Usage and what it cost, over every session, agent and source in the log: by day, week, month, session or"
+    " 5-hour block.",
     name="report",
 )
 
@@ -54,6 +55,10 @@ def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:
     if as_json and fmt != "table":
         raise UsageError("--json and --format are two outputs", "give one of them")
     render = report_view(fmt)
+    if kind == "blocks" and fmt == "table":
+        from toka_cli.block_views import blocks_table
+
+        render = blocks_table
     call_and_show("report", as_json, render, kind=kind, timezone=args.pop("timezone") or local_timezone(), **args)
 
 
@@ -88,3 +93,51 @@ _period_command("daily", "Usage and cost per day, with the totals.")
 _period_command("weekly", "Usage and cost per week (from Monday), with the totals.")
 _period_command("monthly", "Usage and cost per month, with the totals.")
 _period_command("session", "Usage and cost per session, with its source, project and agents, and the totals.")
+
+TokenLimitOpt = Annotated[
+    str | None,
+    typer.Option("--token-limit", help="Tokens a block may use (or max: the most a block used); shows the share used."),
+]
+CostLimitOpt = Annotated[
+    str | None, typer.Option("--cost-limit", help="Dollars a block may cost (or max); shows the share used.")
+]
+
+
+@app.command("blocks")
+def blocks(
+    since: ReportSinceOpt = None,
+    until: ReportUntilOpt = None,
+    timezone: ZoneOpt = None,
+    source: SourceOpt = None,
+    project: ProjectOpt = None,
+    token_limit: TokenLimitOpt = None,
+    cost_limit: CostLimitOpt = None,
+    breakdown: BreakdownOpt = False,
+    format_: FormatOpt = "table",
+    json_: JsonOpt = False,
+) -> None:
+    """Claude's 5-hour billing blocks: usage and cost of each, and the active one's burn rate and projection."""
+    show_report(
+        "blocks",
+        format_,
+        json_,
+        since=since,
+        until=until,
+        timezone=timezone,
+        source=source,
+        project=_project(project),
+        breakdown=breakdown or None,
+        token_limit=_limit(token_limit),
+        cost_limit=_limit(cost_limit),
+    )
+
+
+def _limit(value: str | None) -> int | float | str | None:
+    """A limit as the daemon takes it: a number, or max (anything else it refuses, saying why)."""
+    if value is None or value == "max":
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return int(number) if number.is_integer() else number
