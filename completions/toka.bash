@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status tui usage verify watch' ;;
+        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
         'admin') echo 'rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -64,7 +64,7 @@ _toka_options() {
         'handoff verify') echo '--json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '-f --format --json -h --help' ;;
-        'integrate') echo '--project --uninstall --dry-run --json -h --help' ;;
+        'integrate') echo '--project --uninstall --statusline --dry-run --json -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;
         'memory history') echo '--json -h --help' ;;
@@ -102,6 +102,7 @@ _toka_options() {
         'state set') echo '--reason --json -h --help' ;;
         'stats') echo '--json -h --help' ;;
         'status') echo '--json -h --help' ;;
+        'statusline') echo '-h --help' ;;
         'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
         'verify') echo '--json -h --help' ;;

@@ -19,7 +19,7 @@ from store.errors import Ambiguous, NotFound, UsageError
 from store.events import Event, NewEvent, digest, header_id
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
 from store.search import SearchHit, SearchQuery
-from store.usage import BUCKET_US, UsageRow, fold_usage, usage_row
+from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -261,12 +261,36 @@ class EventStore(abc.ABC):
                 return
             after = found[-1].seq
 
-    async def usage_rows(self, since: int | None = None, until: int | None = None) -> list[UsageRow]:
+    async def usage_rows(
+        self, since: int | None = None, until: int | None = None, session: str | None = None
+    ) -> list[UsageRow]:
         """The usage projection's rows (store/usage.py) of the buckets that start at or after
-        ``since`` and before ``until`` (UTC microseconds), folded here from the usage events;
-        a backend that keeps the projection in a table reads it instead."""
-        query = EventQuery(kinds=("usage",), since=_bucket_edge(since), until=_bucket_edge(until))
+        ``since`` and before ``until`` (UTC microseconds), of one ``session`` or of all, folded
+        here from the usage events; a backend that keeps the projection in a table reads it."""
+        query = EventQuery(session=session, kinds=("usage",), since=_bucket_edge(since), until=_bucket_edge(until))
         return fold_usage([usage_row(e.ts, e.session, e.agent, e.payload) async for e in self.scan(query)])
+
+    async def usage_sums(
+        self,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        width: int = BUCKET_US,
+        offset: int = 0,
+        sessions: bool = False,
+        session: str | None = None,
+        models: Sequence[str] | None = None,
+    ) -> list[UsageRow]:
+        """The rows of :meth:`usage_rows` (of one ``session``, of ``models`` only), summed per
+        period of ``width`` microseconds (periods start where ``bucket + offset`` is a multiple
+        of ``width``), UTC day, model and prompt class, and per session and agent when
+        ``sessions`` (store/usage.py's ``sum_usage``): what a report per day needs, in a few
+        thousand rows where the projection holds hundreds of thousands. A backend with the
+        projection in a table sums it in SQL; this sums in Python."""
+        rows = await self.usage_rows(since, until, session)
+        if models is not None:
+            rows = [row for row in rows if row.model in models]
+        return sum_usage(rows, width, offset, sessions)
 
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]: ...

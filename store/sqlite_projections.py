@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
 from store.projection import fold, session_infos
-from store.rows import decode_blob, transaction
-from store.usage import UsageRow, fold_usage, usage_row
+from store.rows import JSON_LIST, decode_blob, transaction
+from store.usage import DAY_US, UsageRow, fold_usage, usage_row
 
 # Usage events read per step while the usage projection is refilled.
 _USAGE_PAGE = 5000
@@ -101,15 +101,48 @@ def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:
         _add_usage(db, found)
 
 
-def read_usage(db: sqlite3.Connection, since: int | None, until: int | None) -> list[UsageRow]:
-    """The rows of the buckets that start at or after ``since`` and before ``until``."""
-    terms, params = [], []
-    for term, value in (("bucket >= ?", since), ("bucket < ?", until)):
+def read_usage(db: sqlite3.Connection, since: int | None, until: int | None, session: str | None) -> list[UsageRow]:
+    """The rows of the buckets that start at or after ``since`` and before ``until``, of one
+    session or of all."""
+    terms: list[str] = []
+    params: list[int | str] = []
+    for term, value in (("bucket >= ?", since), ("bucket < ?", until), ("session = ?", session)):
         if value is not None:
             terms.append(term)
             params.append(value)
     where = " WHERE " + " AND ".join(terms) if terms else ""
     return [UsageRow(*row) for row in db.execute("SELECT * FROM usage_buckets" + where, params)]
+
+
+def sum_usage_rows(
+    db: sqlite3.Connection,
+    since: int | None,
+    until: int | None,
+    width: int,
+    offset: int,
+    sessions: bool,
+    session: str | None,
+    models: list[str] | None,
+) -> list[UsageRow]:
+    """``EventStore.usage_sums`` in one GROUP BY (store/usage.py's ``sum_usage`` says what)."""
+    terms: list[str] = []
+    params: list[int | str] = []
+    for term, value in (("bucket >= ?", since), ("bucket < ?", until), ("session = ?", session)):
+        if value is not None:
+            terms.append(term)
+            params.append(value)
+    if models is not None:
+        terms.append("model IN " + JSON_LIST)
+        params.append(json.dumps(models))
+    where = " WHERE " + " AND ".join(terms) if terms else ""
+    who = "session, agent" if sessions else "'', ''"
+    sql = (
+        f"SELECT min(bucket), {who}, model, prompt_class, sum(calls), sum(input_tokens), sum(output_tokens),"
+        " sum(cache_creation_tokens), sum(cache_creation_1h_tokens), sum(cache_read_tokens), min(first_ts),"
+        f" max(last_ts) FROM usage_buckets{where}"
+        f" GROUP BY (bucket + ?) / ?, bucket / {DAY_US}, {'session, agent, ' if sessions else ''}model, prompt_class"
+    )
+    return [UsageRow(*row) for row in db.execute(sql, [*params, offset, width])]
 
 
 def project_sessions(db: sqlite3.Connection, session: str | None = None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # Prompt sizes at which a price may change: every tier start of the price table toka ships
@@ -144,3 +144,22 @@ def fold_usage(rows: Iterable[UsageRow]) -> list[UsageRow]:
         held = folded.get(row.key)
         folded[row.key] = row if held is None else held.merged(row)
     return list(folded.values())
+
+
+DAY_US = 86_400 * 1_000_000
+
+
+def sum_usage(rows: Iterable[UsageRow], width: int, offset: int = 0, sessions: bool = False) -> list[UsageRow]:
+    """``rows`` summed per period of ``width`` microseconds (periods start where ``bucket +
+    offset`` is a multiple of ``width``: with a day's width and a zone's offset from UTC, the
+    zone's days), UTC day, model and prompt class, and per session and agent when ``sessions``
+    (else both ""): what ``EventStore.usage_sums`` gives. A sum's ``bucket`` is its earliest
+    bucket, which lies in its period and in its UTC day both."""
+    summed: dict[tuple[int, int, str, str, str, int], UsageRow] = {}
+    for row in rows:
+        session, agent = (row.session, row.agent) if sessions else ("", "")
+        key = ((row.bucket + offset) // width, row.bucket // DAY_US, session, agent, row.model, row.prompt_class)
+        held = summed.get(key)
+        own = replace(row, session=session, agent=agent)
+        summed[key] = own if held is None else replace(held.merged(own), bucket=min(held.bucket, row.bucket))
+    return list(summed.values())

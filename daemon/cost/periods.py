@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from store.errors import UsageError
+from store.usage import BUCKET_US
 
 PERIODS = ("daily", "weekly", "monthly")
 ZONE_HINT = "an IANA name such as Europe/Paris, UTC, or an offset such as +02:00"
@@ -24,6 +25,10 @@ DAY_HINT = "a date (2026-05-01), today, yesterday, or an age in days or weeks (7
 _OFFSET = re.compile(r"^(?:utc|gmt)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 _AGE = re.compile(r"^(\d{1,5})\s*([dw])$")
 MICROSECONDS = 1_000_000
+# How far apart a zone's offset is looked at for changes (no zone changes its offset twice in a
+# week), and where to look when a report's range is open: from 1970 to a year from now.
+_STEP_US = 7 * 86_400 * MICROSECONDS
+_AHEAD_US = 366 * 86_400 * MICROSECONDS
 
 
 def time_zone(name: str | None) -> tuple[tzinfo, str]:
@@ -115,3 +120,36 @@ class Periods:
             label = f"{local.year:04d}-{local.month:02d}" if self.period == "monthly" else local.isoformat()
             self._seen[bucket] = label
         return label
+
+
+def _offset(zone: tzinfo, at: int) -> int:
+    shift = datetime.fromtimestamp(at / MICROSECONDS, zone).utcoffset() or timedelta(0)
+    return round(shift.total_seconds() * MICROSECONDS)
+
+
+def offsets(zone: tzinfo, start: int | None, end: int | None, now: int) -> list[tuple[int | None, int | None, int]]:
+    """The range from ``start`` to ``end`` (UTC microseconds; None: open) cut where ``zone``'s
+    offset from UTC changes, each part with its offset: within a part, the zone's days are
+    ``(t + offset) // day``. Changes fall on bucket edges (offsets are whole quarters of an hour)."""
+    if not isinstance(zone, ZoneInfo):
+        return [(start, end, _offset(zone, now))]
+    low = 0 if start is None else start
+    high = now + _AHEAD_US if end is None else end
+    changes = []
+    at, current = low, _offset(zone, low)
+    while at < high:
+        ahead = min(at + _STEP_US, high)
+        if _offset(zone, ahead) != current:
+            before, after = at, ahead  # the change is in (before, after]: find its bucket edge
+            while after - before > BUCKET_US:
+                middle = before + (after - before) // 2
+                before, after = (before, middle) if _offset(zone, middle) != current else (middle, after)
+            edge = after - after % BUCKET_US
+            edge = edge if _offset(zone, edge) != current else edge + BUCKET_US
+            changes.append(edge)
+            current = _offset(zone, edge)
+            at = edge
+        else:
+            at = ahead
+    edges: list[int | None] = [start, *changes, end]
+    return [(first, edges[i + 1], _offset(zone, low if first is None else first)) for i, first in enumerate(edges[:-1])]

@@ -162,6 +162,11 @@ class ModelPrices:
     origin: str
     entries: tuple[PriceEntry, ...]
 
+    @property
+    def by_hour(self) -> bool:
+        """Whether its prices depend on the hour of the day (off-peak prices)."""
+        return any(entry.hours is not None for entry in self.entries)
+
     def rates(self, at: datetime) -> Rates:
         """The prices at ``at`` (UTC): the last entry that applies then, else the first
         (genai-prices' rule for prices that changed)."""

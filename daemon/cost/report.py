@@ -107,8 +107,13 @@ class Filter:
             self._chosen[session] = chosen
         return chosen
 
+    @property
+    def filtering(self) -> bool:
+        """Whether it leaves some sessions out (so rows must be kept per session)."""
+        return self.source is not None or self.project is not None
+
     def rows(self, rows: list[UsageRow]) -> list[UsageRow]:
-        if self.source is None and self.project is None:
+        if not self.filtering:
             return rows
         return [row for row in rows if self.chooses(row.session)]
 

@@ -13,15 +13,15 @@ from typing import Any
 
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
-from daemon.cost.periods import Periods, day_range, time_zone
+from daemon.cost.periods import Periods, day_range, offsets, time_zone
 from daemon.cost.prices import PriceTable
 from daemon.cost.report import Filter, ReportRequest, SessionSource, document, period_report, session_report
 from daemon.cost.tally import Groups, Tally
 from store.base import EventQuery
 from store.events import Event
+from store.usage import BUCKET_US, DAY_US, UsageRow
 
 META = "session.meta"
-DAY_US = 24 * HOUR_US
 
 
 class Costs:
@@ -66,14 +66,42 @@ class Costs:
             request.source,
             request.project,
         )
-        rows = chosen.rows(await self.core.store.usage_rows(days.start, days.end))
-        if request.kind == "session":
-            return session_report(request, rows, self.prices, chosen, zone_name, days)
         if request.kind == "blocks":
+            rows = await self.sums(chosen, [(days.start, days.end, 0)], BUCKET_US)
             groups = Groups(self.prices, breakdown=request.breakdown)
             blocks = blocks_document(draw_blocks(rows), groups, self.now(), request.token_limit, request.cost_limit)
             return document(request, zone_name, days, self.prices, blocks.pop("rows"), blocks.pop("totals")) | blocks
+        if request.kind == "session":
+            rows = await self.sums(chosen, [(days.start, days.end, 0)], DAY_US, sessions=True)
+            return session_report(request, rows, self.prices, chosen, zone_name, days)
+        rows = await self.sums(chosen, offsets(zone, days.start, days.end, self.now()), DAY_US)
         return period_report(request, rows, self.prices, Periods(request.kind, zone), zone_name, days)
+
+    async def sums(
+        self,
+        chosen: Filter,
+        parts: list[tuple[int | None, int | None, int]],
+        width: int,
+        sessions: bool = False,
+        session: str | None = None,
+    ) -> list[UsageRow]:
+        """The usage of the sessions ``chosen`` takes, summed per ``width`` (a day, or a bucket)
+        in each part of the range with its zone offset, UTC day, model and prompt class (per
+        session and agent too when ``sessions``, or when the filter needs them). A model priced
+        by the hour of the day is summed per bucket instead, so that each hour pays its price."""
+        store = self.core.store
+        sessions = sessions or chosen.filtering
+        rows: list[UsageRow] = []
+        for start, end, offset in parts:
+            rows += await store.usage_sums(start, end, width=width, offset=offset, sessions=sessions, session=session)
+        rows = chosen.rows(rows)
+        by_hour = sorted({row.model for row in rows if (found := self.prices.find(row.model)) and found.by_hour})
+        if by_hour and width != BUCKET_US:
+            rows = [row for row in rows if row.model not in by_hour]
+            for start, end, _ in parts:
+                hourly = await store.usage_sums(start, end, sessions=sessions, session=session, models=by_hour)
+                rows += chosen.rows(hourly)
+        return rows
 
     def now(self) -> int:
         """The clock, in UTC microseconds."""
@@ -89,8 +117,8 @@ class Costs:
         chosen = Filter(await self.sources() if source else {}, source, None)
         for span in (DAY_US, 7 * DAY_US, None):
             start = None if span is None else now - now % HOUR_US - span
-            rows = chosen.rows(await self.core.store.usage_rows(start))
-            if start is None or not chosen.rows(await self.core.store.usage_rows(start - BLOCK_US, start)):
+            rows = await self.sums(chosen, [(start, None, 0)], BUCKET_US)
+            if start is None or not await self.sums(chosen, [(start - BLOCK_US, start, 0)], BUCKET_US):
                 break
         blocks = draw_blocks(rows)
         if not blocks or not blocks[-1].active(now):

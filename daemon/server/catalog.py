@@ -33,5 +33,6 @@ REGISTRY = Registry(
         search.OPS,
         retention.OPS,
         cost.OPS,
+        cost.STATUSLINE,
     ]
 )

@@ -28,6 +28,7 @@ from daemon.compress.service import Compressor
 from daemon.config import Settings
 from daemon.core import Core
 from daemon.cost.service import Costs
+from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
 from daemon.ingest.spool import ingest_spool
@@ -107,6 +108,9 @@ class Daemon:
             Dependencies: self.deps,
             Retention: Retention(store, self.lifecycle.agents),
             Costs: self.costs,
+            StatusLine: StatusLine(
+                core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
+            ),
         }
         missing = REGISTRY.components() - set(self.components)
         assert not missing, f"ops declared for components the daemon does not build: {missing}"

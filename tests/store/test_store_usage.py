@@ -53,6 +53,13 @@ async def test_rows_are_chosen_by_the_start_of_their_bucket(store: EventStore) -
     assert sorted(r.bucket for r in chosen) == [T0 + BUCKET_US, T0 + 2 * BUCKET_US]
 
 
+async def test_rows_of_one_session(store: EventStore) -> None:
+    other = NewEvent("t", "usage", {"model": "m", "input_tokens": 1}, "main", T0)
+    await store.append([usage(T0), other, usage(T0 + BUCKET_US)])
+    assert sorted((r.session, r.bucket) for r in await store.usage_rows(session="t")) == [("t", T0)]
+    assert len(await store.usage_rows(since=T0 + BUCKET_US, session="s")) == 1
+
+
 async def test_a_revision_adds_output_and_no_call(store: EventStore) -> None:
     revision = {"model": "claude-opus-4-6", "output_tokens": 40, "context_tokens": 1005, "revision": True}
     await store.append([usage(T0), NewEvent("s", "usage", revision, "main", T0 + MINUTE)])
@@ -95,3 +102,45 @@ async def test_pruned_usage_leaves_the_projection(sqlite_store: SqliteStore, tmp
     await sqlite_store.prune("s", before=T0 + BUCKET_US)
     rows: list[UsageRow] = await sqlite_store.usage_rows()
     assert [(r.bucket, r.calls) for r in rows] == [(T0 + 2 * BUCKET_US, 1)]
+
+
+async def test_sums_in_sql_are_the_sums_in_python(sqlite_store: SqliteStore) -> None:
+    """usage_sums per day of a zone, per bucket, per session and agent, of some models: the
+    SQLite backend's GROUP BY gives what the fold of the rows in Python gives."""
+    rng = random.Random(11)
+    for _ in range(20):
+        await sqlite_store.append(
+            [
+                NewEvent(
+                    rng.choice(("s", "t")),
+                    "usage",
+                    {"model": rng.choice(("m1", "m2")), "input_tokens": rng.randrange(900), "output_tokens": 3},
+                    rng.choice(("main", "a1")),
+                    T0 + rng.randrange(3 * 24 * 60) * MINUTE,
+                )
+                for _ in range(rng.randrange(1, 30))
+            ]
+        )
+    day = 86_400_000_000
+    for arguments in (
+        {"width": day, "offset": -5 * 3_600_000_000},
+        {"width": day, "offset": 2 * 3_600_000_000, "sessions": True},
+        {"width": BUCKET_US},
+        {"width": day, "session": "t", "models": ["m2"]},
+        {"width": day, "sessions": True},
+    ):
+        window = {"since": T0 + BUCKET_US, "until": T0 + 2 * day}
+        in_sql = sorted(await sqlite_store.usage_sums(**window, **arguments), key=lambda r: r.key)  # type: ignore[arg-type]
+        in_python = sorted(await EventStore.usage_sums(sqlite_store, **window, **arguments), key=lambda r: r.key)  # type: ignore[arg-type]
+        assert in_sql == in_python, arguments
+        assert sum(r.calls for r in in_sql) > 0
+
+
+async def test_sums_per_day_of_a_zone(store: EventStore) -> None:
+    hour = 3_600_000_000
+    await store.append([usage(T0 + 21 * hour), usage(T0 + 23 * hour), usage(T0 + 25 * hour)])
+    # UTC+2: 23:00 and 01:00 UTC fall on the next day there, 21:00 UTC on the first
+    sums = sorted(await store.usage_sums(width=24 * hour, offset=2 * hour), key=lambda r: r.bucket)
+    assert [(r.bucket, r.calls) for r in sums] == [(T0 + 21 * hour, 1), (T0 + 23 * hour, 1), (T0 + 25 * hour, 1)]
+    # one day of the zone, but two UTC days (so that a price that changed at UTC midnight is kept apart)
+    assert [r.session for r in sums] == ["", "", ""]
