@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
+        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
         'admin') echo 'rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -30,6 +30,7 @@ _toka_options() {
         'agent spawn') echo '-t --type --role --model --window --warning --critical --policy --session --trace --json -h --help' ;;
         'agent terminate') echo '--reason --detail --json -h --help' ;;
         'agent usage') echo '--input --output --cache-read --cache-creation --model --json -h --help' ;;
+        'alerts') echo '--since -n --limit -f --follow --test --json -h --help' ;;
         'blob') echo '-h --help' ;;
         'blob show') echo '--json -h --help' ;;
         'compress') echo '--policy --target --dry-run --force --json -h --help' ;;
@@ -132,6 +133,9 @@ _toka_value() {
         'agent usage|--cache-read') echo '' ;;
         'agent usage|--cache-creation') echo '' ;;
         'agent usage|--model') echo '' ;;
+        'alerts|--since') echo '' ;;
+        'alerts|-n') echo '' ;;
+        'alerts|--limit') echo '' ;;
         'compress|--policy') echo '' ;;
         'compress|--target') echo '' ;;
         'context|--budget') echo '' ;;

@@ -6,6 +6,7 @@ from toka_cli.base import make_app
 from toka_cli.commands import (
     admin,
     agent,
+    alerts,
     compress,
     config,
     daemon,
@@ -39,6 +40,7 @@ events.register(app)
 transfer.register(app)
 watch.register(app)
 usage.register(app)
+alerts.register(app)
 hooks.register(app)
 app.add_typer(agent.app)
 app.add_typer(memory.app)

@@ -69,7 +69,10 @@ class Costs:
         if request.kind == "blocks":
             rows = await self.sums(chosen, [(days.start, days.end, 0)], BUCKET_US)
             groups = Groups(self.prices, breakdown=request.breakdown)
-            blocks = blocks_document(draw_blocks(rows), groups, self.now(), request.token_limit, request.cost_limit)
+            limits = self.core.settings.alerts  # the limits alerts watch, unless the request gives its own
+            tokens = request.token_limit if request.token_limit is not None else limits.block_token_limit or None
+            cost = request.cost_limit if request.cost_limit is not None else limits.block_cost_limit or None
+            blocks = blocks_document(draw_blocks(rows), groups, self.now(), tokens, cost)
             return document(request, zone_name, days, self.prices, blocks.pop("rows"), blocks.pop("totals")) | blocks
         if request.kind == "session":
             rows = await self.sums(chosen, [(days.start, days.end, 0)], DAY_US, sessions=True)

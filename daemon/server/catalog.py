@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from daemon.agents import ops as agents
+from daemon.alerts import ops as alerts
 from daemon.compress import ops as compress
 from daemon.cost import ops as cost
 from daemon.deps import ops as deps
@@ -34,5 +35,6 @@ REGISTRY = Registry(
         retention.OPS,
         cost.OPS,
         cost.STATUSLINE,
+        alerts.OPS,
     ]
 )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.usage import output_revisions
+from daemon.alerts.service import Alerts
 from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compressor
 from daemon.config import Settings
@@ -93,6 +94,7 @@ class Daemon:
         self.memory = ContextStore(store, core.append)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
+        self.alerts = Alerts(core, self.costs)
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
@@ -108,6 +110,7 @@ class Daemon:
             Dependencies: self.deps,
             Retention: Retention(store, self.lifecycle.agents),
             Costs: self.costs,
+            Alerts: self.alerts,
             StatusLine: StatusLine(
                 core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
             ),
@@ -137,6 +140,7 @@ class Daemon:
         self.deps.committed(events)
         self.memory.committed(events)
         self.costs.committed(events)
+        self.alerts.committed(events, evaluate=own)
 
     async def _drain_spool(self) -> None:
         """The database is back: append what hooks spooled while it could not be reached."""
@@ -194,6 +198,7 @@ class Daemon:
         if self.follower is not None:
             self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
+        self.alerts.start()
         if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
             await ingest_spool(self.paths, self.committer)
@@ -256,6 +261,7 @@ class Daemon:
         for writer in list(self._connections):
             writer.transport.abort()  # idle clients, and any that would not take their answer
         await self._stop_lifecycle()
+        await self.alerts.stop(self.settings.daemon.shutdown_deadline)
         await self.pool.stop()
         await self.committer.close()
         if self.follower is not None:
