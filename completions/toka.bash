@@ -86,7 +86,7 @@ _toka_options() {
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
         'report') echo '-h --help' ;;
-        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown -f --format --json -h --help' ;;
+        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live -f --format --json -h --help' ;;
         'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;

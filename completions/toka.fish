@@ -353,6 +353,7 @@ complete -c toka -n '__toka_at \'report blocks\'' -l 'project' -r -f -d 'Only se
 complete -c toka -n '__toka_at \'report blocks\'' -l 'token-limit' -r -f -d 'Tokens a block may use (or max: the most a block used); shows the share used.'
 complete -c toka -n '__toka_at \'report blocks\'' -l 'cost-limit' -r -f -d 'Dollars a block may cost (or max); shows the share used.'
 complete -c toka -n '__toka_at \'report blocks\'' -l 'breakdown' -d 'Each model\'s share under each row.'
+complete -c toka -n '__toka_at \'report blocks\'' -l 'live' -d 'Then keep showing the active block, today\'s cost and the agents as usage comes.'
 complete -c toka -n '__toka_at \'report blocks\'' -s 'f' -l 'format' -r -f -d 'table, csv or markdown (--json for JSON).'
 complete -c toka -n '__toka_at \'report blocks\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'report blocks\'' -s 'h' -l 'help' -d 'Show this message and exit.'

@@ -93,3 +93,34 @@ def active_lines(block: Mapping[str, Any], where: tzinfo, limits: Mapping[str, A
             )
         )
     return lines
+
+
+def summary_view(summary: Mapping[str, Any]) -> Any:
+    """The live summary: today's cost, the active block, each agent's share of today."""
+    from rich.console import Group
+    from rich.text import Text
+
+    where = zone(summary["timezone"])
+    now = local(summary["now"], where)
+    today = summary["today"]
+    head = Text(f"{now:%Y-%m-%d %H:%M:%S} {summary['timezone']}", style="bold")
+    lines: list[Any] = [
+        head,
+        Text(f"today  {dollars(today)} · {compact(today['total_tokens'])} tokens · {today['calls']:,} calls"),
+    ]
+    block = summary["block"]
+    if block is None:
+        lines.append(Text("no active 5-hour block"))
+    else:
+        lines.append(key_values(active_lines(block, where, block["limits"])))
+    if summary["agents"]:
+        grid = table("agent", "source", "calls", "total", "cost", title="today, per agent")
+        for column in grid.columns[2:]:
+            column.justify = "right"
+        grid.columns[0].overflow = "fold"
+        for agent in summary["agents"][:10]:
+            name = f"{agent['session']}/{agent['agent'] or '-'}"
+            grid.add_row(name, agent["source"], f"{agent['calls']:,}", compact(agent["total_tokens"]), dollars(agent))
+        lines.append(grid)
+    lines.append(Text(f"prices: {summary['prices']['table']}", style="dim"))
+    return Group(*lines)

@@ -111,3 +111,27 @@ class Report(TypedDict):
     totals: Totals
     now: NotRequired[str]  # blocks: when the active block was judged
     limits: NotRequired[Limits]  # blocks
+
+
+class AgentToday(Counts):
+    session: str
+    agent: str | None
+    source: str
+    last_ts: str | None
+
+
+class Today(Counts):
+    date: str
+    models: list[str | None]
+
+
+class LiveSummary(TypedDict):
+    """``cost.summary`` and each line of ``cost.live`` (`toka report blocks --live --json`)."""
+
+    now: str
+    timezone: str
+    source: str | None
+    prices: PriceSource
+    today: Today
+    block: BlockRow | None
+    agents: list[AgentToday]

@@ -35,6 +35,7 @@ REGISTRY = Registry(
         retention.OPS,
         cost.OPS,
         cost.STATUSLINE,
+        cost.LIVE,
         alerts.OPS,
     ]
 )

@@ -28,6 +28,7 @@ from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compressor
 from daemon.config import Settings
 from daemon.core import Core
+from daemon.cost.live import LiveCosts
 from daemon.cost.service import Costs
 from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
@@ -111,6 +112,7 @@ class Daemon:
             Retention: Retention(store, self.lifecycle.agents),
             Costs: self.costs,
             Alerts: self.alerts,
+            LiveCosts: LiveCosts(self.costs, self.hub),
             StatusLine: StatusLine(
                 core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
             ),

@@ -6,12 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import select
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import TOKA as TOKA_SCRIPT
 from cli_support import assert_error, invoke, invoke_json, toka
+from daemons import PATIENCE
 from test_results import mismatches
 
 from daemon.client import cost_results
@@ -232,6 +236,38 @@ def test_a_bad_limit_is_one_line_with_a_hint_and_exit_2() -> None:
     result = invoke("report", "blocks", "--token-limit", "lots")
     assert result.exit_code == 2
     assert_error(result.stderr, contains="token-limit must be a number or max")
+
+
+def test_live_blocks_print_a_summary_then_another_when_usage_comes() -> None:
+    """`toka report blocks --live --json`: the daemon's cost.live stream as JSON lines, a new one
+    after usage commits, from the subscription (no polling of files)."""
+    with Client() as client:
+        client.append([{"session": "a", "kind": "usage", "agent": "main", "payload": OPUS}])
+    process = subprocess.Popen(
+        [str(TOKA_SCRIPT), "report", "blocks", "--live", "--json", "--timezone", "UTC"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        first = json.loads(read_line(process))
+        assert mismatches(first, cost_results.LiveSummary) == []
+        assert (first["today"]["calls"], first["block"]["calls"], first["timezone"]) == (1, 1, "UTC")
+        with Client() as client:
+            client.append([{"session": "b", "kind": "usage", "agent": "main", "payload": CODEX}])
+        second = json.loads(read_line(process))
+        assert (second["today"]["calls"], second["block"]["calls"]) == (2, 2)
+        assert sorted(a["session"] for a in second["agents"]) == ["a", "b"]
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def read_line(process: subprocess.Popen[bytes]) -> bytes:
+    """The next line the process prints, within the tests' patience."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], PATIENCE)
+    assert ready, "no line within the deadline"
+    return process.stdout.readline()
 
 
 def test_an_empty_log_reports_nothing_and_costs_nothing() -> None:

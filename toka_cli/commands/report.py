@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -10,9 +11,10 @@ import typer
 from daemon.client.zone import local_timezone
 from store.errors import UsageError
 from toka_cli.base import make_app
-from toka_cli.call import call_and_show
+from toka_cli.call import call_and_show, connection
 from toka_cli.cost_views import report_view
 from toka_cli.options import JsonOpt
+from toka_cli.output import console, emit_lines
 
 app = make_app(
     "Usage and what it cost, over every session, agent and source in the log: by day, week, month, session or"
@@ -113,10 +115,19 @@ def blocks(
     token_limit: TokenLimitOpt = None,
     cost_limit: CostLimitOpt = None,
     breakdown: BreakdownOpt = False,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Then keep showing the active block, today's cost and the agents as usage comes."),
+    ] = False,
     format_: FormatOpt = "table",
     json_: JsonOpt = False,
 ) -> None:
     """Claude's 5-hour billing blocks: usage and cost of each, and the active one's burn rate and projection."""
+    if live:
+        if format_ != "table":
+            raise UsageError("--live shows a table, or JSON lines with --json", "leave --format out")
+        live_blocks(timezone or local_timezone(), source, _limit(token_limit), _limit(cost_limit), json_)
+        return
     show_report(
         "blocks",
         format_,
@@ -141,3 +152,24 @@ def _limit(value: str | None) -> int | float | str | None:
     except ValueError:
         return value
     return int(number) if number.is_integer() else number
+
+
+def live_blocks(timezone: str, source: str | None, token_limit: Any, cost_limit: Any, as_json: bool) -> None:
+    """The live summary from the daemon's cost.live stream: redrawn in place on a terminal, one
+    JSON line (or one rendering) per update otherwise; until Ctrl-C."""
+    from toka_cli.block_views import summary_view
+
+    args = {"timezone": timezone, "source": source, "token_limit": token_limit, "cost_limit": cost_limit}
+    with connection() as client:
+        updates = (m["summary"] for m in client.stream("cost.live", **{k: v for k, v in args.items() if v is not None}))
+        try:
+            if as_json or not sys.stdout.isatty():
+                emit_lines(updates, as_json, lambda summary: console().print(summary_view(summary)))
+                return
+            from rich.live import Live
+
+            with Live(console=console(), auto_refresh=False) as screen:
+                for summary in updates:
+                    screen.update(summary_view(summary), refresh=True)
+        except KeyboardInterrupt:
+            return
