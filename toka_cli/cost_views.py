@@ -159,13 +159,16 @@ def _header(report: Report) -> list[str]:
 
 
 def _csv(report: Report) -> None:
+    """A row per period (per period and model with --breakdown) and the totals; each row names
+    the price table its cost comes from, so a figure pasted elsewhere still says it."""
     writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(_header(report))
+    writer.writerow([*_header(report), "price_table"])
+    table = report["prices"]["table"] + (" + config" if report["prices"]["config"] else "")
     for label, counts in _flat_rows(report):
         cost = counts["cost_usd"]
         values = [counts[name] for name in COLUMNS]
         values[COLUMNS.index("cost_usd")] = "" if cost is None else f"{cost:.6f}"
-        writer.writerow([*label, *values])
+        writer.writerow([*label, *values, table])
 
 
 def _markdown(report: Report) -> None:

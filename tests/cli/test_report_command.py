@@ -159,6 +159,7 @@ def test_csv_has_a_row_per_period_and_model_and_the_totals() -> None:
         ("2026-05-11", "house-model-7", "1", ""),
         ("total", "", "4", f"{2 * OPUS_COST + CODEX_COST:.6f}"),
     ]
+    assert {r["price_table"] for r in rows} == {"genai-prices 0.2.3"}
 
 
 def test_markdown_is_a_table_with_its_totals_and_price_table() -> None:
