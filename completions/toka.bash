@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay search sessions show state stats status tui usage verify watch' ;;
+        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
         'admin') echo 'copy rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -12,6 +12,7 @@ _toka_commands() {
         'handoff') echo 'chain create list show stats verify' ;;
         'memory') echo 'get history list rm set watch' ;;
         'pool') echo 'get health list put rm stats' ;;
+        'report') echo 'blocks daily monthly session weekly' ;;
         'state') echo 'get history list machines register set' ;;
     esac
 }
@@ -30,6 +31,7 @@ _toka_options() {
         'agent spawn') echo '-t --type --role --model --window --warning --critical --policy --session --trace --json -h --help' ;;
         'agent terminate') echo '--reason --detail --json -h --help' ;;
         'agent usage') echo '--input --output --cache-read --cache-creation --model --json -h --help' ;;
+        'alerts') echo '--since -n --limit -f --follow --test --json -h --help' ;;
         'blob') echo '-h --help' ;;
         'blob show') echo '--json -h --help' ;;
         'compress') echo '--policy --target --dry-run --force --json -h --help' ;;
@@ -64,7 +66,7 @@ _toka_options() {
         'handoff verify') echo '--json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '-f --format --json -h --help' ;;
-        'integrate') echo '--project --uninstall --dry-run --json -h --help' ;;
+        'integrate') echo '--project --uninstall --statusline --dry-run --json -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;
         'memory history') echo '--json -h --help' ;;
@@ -84,6 +86,12 @@ _toka_options() {
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
+        'report') echo '-h --help' ;;
+        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live -f --format --json -h --help' ;;
+        'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report weekly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
         'sessions') echo '--json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
@@ -96,6 +104,7 @@ _toka_options() {
         'state set') echo '--reason --json -h --help' ;;
         'stats') echo '--json -h --help' ;;
         'status') echo '--json -h --help' ;;
+        'statusline') echo '-h --help' ;;
         'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
         'verify') echo '--json -h --help' ;;
@@ -126,6 +135,9 @@ _toka_value() {
         'agent usage|--cache-read') echo '' ;;
         'agent usage|--cache-creation') echo '' ;;
         'agent usage|--model') echo '' ;;
+        'alerts|--since') echo '' ;;
+        'alerts|-n') echo '' ;;
+        'alerts|--limit') echo '' ;;
         'compress|--policy') echo '' ;;
         'compress|--target') echo '' ;;
         'context|--budget') echo '' ;;
@@ -173,6 +185,48 @@ _toka_value() {
         'record|--key') echo '' ;;
         'record|--ts') echo '' ;;
         'replay|--to') echo '' ;;
+        'report blocks|--since') echo '' ;;
+        'report blocks|--until') echo '' ;;
+        'report blocks|-z') echo '' ;;
+        'report blocks|--timezone') echo '' ;;
+        'report blocks|--source') echo '' ;;
+        'report blocks|--project') echo '' ;;
+        'report blocks|--token-limit') echo '' ;;
+        'report blocks|--cost-limit') echo '' ;;
+        'report blocks|-f') echo '' ;;
+        'report blocks|--format') echo '' ;;
+        'report daily|--since') echo '' ;;
+        'report daily|--until') echo '' ;;
+        'report daily|-z') echo '' ;;
+        'report daily|--timezone') echo '' ;;
+        'report daily|--source') echo '' ;;
+        'report daily|--project') echo '' ;;
+        'report daily|-f') echo '' ;;
+        'report daily|--format') echo '' ;;
+        'report monthly|--since') echo '' ;;
+        'report monthly|--until') echo '' ;;
+        'report monthly|-z') echo '' ;;
+        'report monthly|--timezone') echo '' ;;
+        'report monthly|--source') echo '' ;;
+        'report monthly|--project') echo '' ;;
+        'report monthly|-f') echo '' ;;
+        'report monthly|--format') echo '' ;;
+        'report session|--since') echo '' ;;
+        'report session|--until') echo '' ;;
+        'report session|-z') echo '' ;;
+        'report session|--timezone') echo '' ;;
+        'report session|--source') echo '' ;;
+        'report session|--project') echo '' ;;
+        'report session|-f') echo '' ;;
+        'report session|--format') echo '' ;;
+        'report weekly|--since') echo '' ;;
+        'report weekly|--until') echo '' ;;
+        'report weekly|-z') echo '' ;;
+        'report weekly|--timezone') echo '' ;;
+        'report weekly|--source') echo '' ;;
+        'report weekly|--project') echo '' ;;
+        'report weekly|-f') echo '' ;;
+        'report weekly|--format') echo '' ;;
         'search|-s') echo '' ;;
         'search|--session') echo '' ;;
         'search|-a') echo '' ;;

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
+from daemon.cost.overrides import parse_prices
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
@@ -27,10 +29,18 @@ DEFAULT_SWEEP_S = 5.0
 
 
 def _setting(
-    default: Any, help: str, choices: tuple[str, ...] = (), env: str | None = None, secret: bool = False
+    default: Any,
+    help: str,
+    choices: tuple[str, ...] = (),
+    env: str | None = None,
+    secret: bool = False,
+    parse: Callable[[str, Any, str], Any] | None = None,
+    zero: bool = False,
 ) -> Any:
     # secret: a value that may hold a password, shown only with it hidden (store/url.py).
-    metadata = {"help": help, "choices": choices, "env": env, "secret": secret}
+    # parse: checks and converts a value of its own shape, as parse(key, value, source).
+    # zero: a number that may be 0 (which means "none"); numbers are positive otherwise.
+    metadata = {"help": help, "choices": choices, "env": env, "secret": secret, "parse": parse, "zero": zero}
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -127,6 +137,13 @@ class ModelSettings:
         'context windows by model name prefix, over the model table (e.g. {"my-model" = 32000})',
         env="TOKA_MODEL_WINDOWS",
     )
+    prices: dict[str, dict[str, Any]] = _setting(
+        {},
+        "USD per million tokens by model name prefix, over the price table (docs/cost.md), e.g."
+        ' {"my-model" = { input = 3.0, output = 15.0 }}',
+        env="TOKA_MODEL_PRICES",
+        parse=parse_prices,
+    )
 
 
 @dataclass(frozen=True)
@@ -150,6 +167,19 @@ class WatchSettings:
     )
 
 
+@dataclass(frozen=True)
+class AlertSettings:
+    command: str = _setting(
+        "",
+        "a command run with each alert as JSON on stdin (a notification, a webhook script); none when empty",
+        env="TOKA_ALERT_COMMAND",
+    )
+    command_interval_s: float = _setting(60.0, "seconds before the command runs again for the same alert")
+    command_timeout_s: float = _setting(10.0, "seconds the alert command may run before it is stopped")
+    block_cost_limit: float = _setting(0.0, "dollars a 5-hour block may cost before an alert (0: none)", zero=True)
+    block_token_limit: int = _setting(0, "tokens a 5-hour block may use before an alert (0: none)", zero=True)
+
+
 # The sections of config.toml, each a table of its settings, in the order `toka config show` lists them.
 SECTIONS: dict[str, type] = {
     "store": StoreSettings,
@@ -161,6 +191,7 @@ SECTIONS: dict[str, type] = {
     "models": ModelSettings,
     "pool": PoolSettings,
     "watch": WatchSettings,
+    "alerts": AlertSettings,
 }
 
 
@@ -177,6 +208,7 @@ class Settings:
     models: ModelSettings = field(default_factory=ModelSettings)
     pool: PoolSettings = field(default_factory=PoolSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
+    alerts: AlertSettings = field(default_factory=AlertSettings)
 
     def value(self, name: str) -> Any:
         """A setting by its name (``durability``), wherever its section."""
@@ -210,6 +242,8 @@ def lookup(key: str) -> str:
 def coerce(name: str, value: Any, source: str) -> Any:
     """Check and convert one value for setting ``name``; ``source`` names where it came from."""
     spec = SETTINGS[name]
+    if spec.metadata["parse"] is not None:
+        return spec.metadata["parse"](key_of(name), value, source)
     kind: type = type(spec.default) if spec.default is not MISSING else dict
     if kind is tuple:
         items = _coerce_list(name, value, source)
@@ -234,8 +268,9 @@ def coerce(name: str, value: Any, source: str) -> Any:
     choices = spec.metadata["choices"]
     if choices and value not in choices:
         raise ConfigError(f"{key_of(name)} from {source} must be one of {', '.join(choices)}, got {value!r}")
-    if isinstance(value, (int, float)) and value <= 0:
-        raise ConfigError(f"{key_of(name)} from {source} must be positive, got {value!r}")
+    if isinstance(value, (int, float)) and (value < 0 if spec.metadata["zero"] else value <= 0):
+        wanted = "0 or more" if spec.metadata["zero"] else "positive"
+        raise ConfigError(f"{key_of(name)} from {source} must be {wanted}, got {value!r}")
     return value
 
 

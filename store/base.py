@@ -19,6 +19,7 @@ from store.errors import Ambiguous, NotFound, UsageError
 from store.events import Event, NewEvent, digest, header_id
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
 from store.search import SearchHit, SearchQuery
+from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -186,6 +187,12 @@ class ChainVerifier:
         return VerifyReport(session, self.events, tuple(self.problems), self.problem_count)
 
 
+def _bucket_edge(ts: int | None) -> int | None:
+    """The first bucket edge at or after ``ts``: a bucket starts before ``ts`` exactly when its
+    events are before this edge."""
+    return None if ts is None else -(-ts // BUCKET_US) * BUCKET_US
+
+
 def resolve_prefix(prefix: str, candidates: Sequence[str], what: str) -> str:
     """Git-style: an exact match wins, else the one candidate starting with ``prefix``."""
     if prefix in candidates:
@@ -253,6 +260,37 @@ class EventStore(abc.ABC):
             if len(found) < page:
                 return
             after = found[-1].seq
+
+    async def usage_rows(
+        self, since: int | None = None, until: int | None = None, session: str | None = None
+    ) -> list[UsageRow]:
+        """The usage projection's rows (store/usage.py) of the buckets that start at or after
+        ``since`` and before ``until`` (UTC microseconds), of one ``session`` or of all, folded
+        here from the usage events; a backend that keeps the projection in a table reads it."""
+        query = EventQuery(session=session, kinds=("usage",), since=_bucket_edge(since), until=_bucket_edge(until))
+        return fold_usage([usage_row(e.ts, e.session, e.agent, e.payload) async for e in self.scan(query)])
+
+    async def usage_sums(
+        self,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        width: int = BUCKET_US,
+        offset: int = 0,
+        sessions: bool = False,
+        session: str | None = None,
+        models: Sequence[str] | None = None,
+    ) -> list[UsageRow]:
+        """The rows of :meth:`usage_rows` (of one ``session``, of ``models`` only), summed per
+        period of ``width`` microseconds (periods start where ``bucket + offset`` is a multiple
+        of ``width``), UTC day, model and prompt class, and per session and agent when
+        ``sessions`` (store/usage.py's ``sum_usage``): what a report per day needs, in a few
+        thousand rows where the projection holds hundreds of thousands. A backend with the
+        projection in a table sums it in SQL; this sums in Python."""
+        rows = await self.usage_rows(since, until, session)
+        if models is not None:
+            rows = [row for row in rows if row.model in models]
+        return sum_usage(rows, width, offset, sessions)
 
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]: ...

@@ -145,12 +145,40 @@ def m005_pruned(db: sqlite3.Connection) -> None:
     db.execute("CREATE UNIQUE INDEX pruned_session_key ON pruned (session, key) WHERE key IS NOT NULL")
 
 
+def m006_usage_buckets(db: sqlite3.Connection) -> None:
+    # The usage projection (store/usage.py): calls and tokens per quarter of an hour, session,
+    # agent, model and prompt class, so that cost reports over a year of usage read thousands of
+    # rows instead of every usage event's payload. Filled by each append, refilled by a rebuild
+    # (an upgraded database is rebuilt when it opens); agent and model are "" when absent, so
+    # the key has no NULLs for the upsert to miss.
+    db.execute(
+        """CREATE TABLE usage_buckets (
+            bucket INTEGER NOT NULL,
+            session TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_class INTEGER NOT NULL,
+            calls INTEGER NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            cache_creation_tokens INTEGER NOT NULL,
+            cache_creation_1h_tokens INTEGER NOT NULL,
+            cache_read_tokens INTEGER NOT NULL,
+            first_ts INTEGER NOT NULL,
+            last_ts INTEGER NOT NULL,
+            PRIMARY KEY (bucket, session, agent, model, prompt_class)
+        ) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX usage_buckets_session ON usage_buckets (session)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
     m003_blobs_by_rowid,
     m004_search_index,
     m005_pruned,
+    m006_usage_buckets,
 ]
 
 

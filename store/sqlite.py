@@ -42,10 +42,11 @@ from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
-from store.sqlite_projections import read_sessions, rebuild_projections
+from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
 from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
+from store.usage import BUCKET_US, UsageRow
 
 T = TypeVar("T")
 Durability = Literal["normal", "full"]
@@ -186,6 +187,25 @@ class SqliteStore(EventStore):
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(read_sessions, None)
+
+    async def usage_rows(
+        self, since: int | None = None, until: int | None = None, session: str | None = None
+    ) -> list[UsageRow]:
+        return await self._read(read_usage, since, until, session)
+
+    async def usage_sums(
+        self,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        width: int = BUCKET_US,
+        offset: int = 0,
+        sessions: bool = False,
+        session: str | None = None,
+        models: Sequence[str] | None = None,
+    ) -> list[UsageRow]:
+        chosen = None if models is None else list(models)
+        return await self._read(sum_usage_rows, since, until, width, offset, sessions, session, chosen)
 
     async def session(self, name: str) -> SessionInfo:
         return (await self._read(read_sessions, name))[0]

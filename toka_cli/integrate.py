@@ -1,11 +1,14 @@
-"""Installing toka's hooks into Claude Code's settings.json, and taking them out again.
+"""Installing toka's hooks (and its status line) into Claude Code's settings.json, and taking them
+out again.
 
 Claude Code reads hooks from ``~/.claude/settings.json`` (user) or ``<project>/.claude/settings.json``
 (docs/agent-formats.md section 2.1): ``{"hooks": {"<Event>": [{"matcher": ..., "hooks": [{"type":
 "command", "command": ...}]}]}}``. Toka adds one group per event running ``toka hook claude-code``
 and leaves every other setting and hook as it was, in the same order. Its own entries are
 recognised by their command (``toka`` or a path ending in ``/toka``, then ``hook claude-code``),
-so installing twice adds nothing and uninstalling removes exactly those.
+so installing twice adds nothing and uninstalling removes exactly those. Toka's status line
+(``"statusLine": {"type": "command", "command": "toka statusline"}``) is added when asked for and
+when no other status line is set, and removed by an uninstall.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ EVENTS = (
 # Tool events match on the tool name; "*" is every tool. Other events match everything when the
 # matcher is left out.
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+# What toka's status line was before `toka statusline`: the hook's own flag.
+HOOK_STATUSLINE = ["hook", "claude-code", "--statusline"]
 
 
 def settings_path(project: Path | None) -> Path:
@@ -47,13 +52,33 @@ def settings_path(project: Path | None) -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def hook_command() -> str:
-    """``toka hook claude-code``, with this toka's full path when `toka` on PATH is another one."""
+def toka_command() -> str:
+    """``toka``, or this toka's full path when `toka` on PATH is another one."""
     here = Path(sys.executable).parent / "toka"
     on_path = shutil.which("toka")
     if here.exists() and not (on_path and os.path.samefile(on_path, here)):
-        return f"{shlex.quote(str(here))} hook claude-code"
-    return "toka hook claude-code"
+        return shlex.quote(str(here))
+    return "toka"
+
+
+def hook_command() -> str:
+    """``toka hook claude-code``, with this toka's full path when `toka` on PATH is another one."""
+    return f"{toka_command()} hook claude-code"
+
+
+def statusline_command() -> str:
+    return f"{toka_command()} statusline"
+
+
+def is_toka_statusline(setting: Any) -> bool:
+    """``toka statusline``, or the older ``toka hook claude-code --statusline``."""
+    if not isinstance(setting, dict) or not isinstance(setting.get("command"), str):
+        return False
+    try:
+        words = shlex.split(setting["command"])
+    except ValueError:
+        return False
+    return bool(words) and Path(words[0]).name == "toka" and words[1:] in (["statusline"], HOOK_STATUSLINE)
 
 
 def is_toka_hook(handler: Any) -> bool:
@@ -73,10 +98,13 @@ class Change:
     command: str
     events: list[str] = field(default_factory=list)  # events whose toka hook was added / removed
     settings: dict[str, Any] = field(default_factory=dict)  # the settings after the change
+    # Claude Code's statusLine: "added" or "removed" (by this change), "installed" (toka's, as it
+    # was), "other" (another command's, left as it is) or "absent".
+    statusline: str = "absent"
 
     @property
     def changed(self) -> bool:
-        return bool(self.events)
+        return bool(self.events) or self.statusline in ("added", "removed")
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -99,10 +127,19 @@ def _load(path: Path) -> dict[str, Any]:
     return settings
 
 
-def plan(path: Path, *, uninstall: bool = False) -> Change:
-    """What installing (or uninstalling) would change, without writing anything."""
+def plan(path: Path, *, uninstall: bool = False, statusline: bool = False) -> Change:
+    """What installing (or uninstalling) would change, without writing anything; with
+    ``statusline``, toka's status line too (it never replaces another command's)."""
     settings = _load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
+    current = settings.get("statusLine")
+    change.statusline = "installed" if is_toka_statusline(current) else "other" if current else "absent"
+    if uninstall and change.statusline == "installed":
+        del settings["statusLine"]
+        change.statusline = "removed"
+    elif statusline and change.statusline == "absent":
+        settings["statusLine"] = {"type": "command", "command": statusline_command()}
+        change.statusline = "added"
     hooks: dict[str, list[Any]] = settings.get("hooks", {})
     if uninstall:
         for event in list(hooks):
@@ -123,7 +160,7 @@ def plan(path: Path, *, uninstall: bool = False) -> Change:
                 del hooks[event]
         change.events = list(dict.fromkeys(change.events))
         if change.events and not hooks:
-            del settings["hooks"]
+            settings.pop("hooks", None)
         return change
     for event in EVENTS:
         groups = hooks.get(event, [])

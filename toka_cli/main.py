@@ -6,6 +6,7 @@ from toka_cli.base import make_app
 from toka_cli.commands import (
     admin,
     agent,
+    alerts,
     compress,
     config,
     daemon,
@@ -17,6 +18,7 @@ from toka_cli.commands import (
     inspect,
     memory,
     pool,
+    report,
     retention,
     search,
     sessions,
@@ -38,6 +40,7 @@ events.register(app)
 transfer.register(app)
 watch.register(app)
 usage.register(app)
+alerts.register(app)
 hooks.register(app)
 app.add_typer(agent.app)
 app.add_typer(memory.app)
@@ -50,6 +53,7 @@ retention.register(app)
 doctor.register(app)
 tui.register(app)
 deps.register(app)
+app.add_typer(report.app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
 app.add_typer(admin.app)

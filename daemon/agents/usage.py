@@ -283,6 +283,7 @@ async def output_revisions(store: EventStore, held: list[tuple[NewEvent, Event]]
             revision = {
                 "model": payload.get("model"),
                 "output_tokens": reported - counted,
+                "context_tokens": _count(payload, "context_tokens"),
                 "message_id": payload["message_id"],
                 "request_id": payload.get("request_id"),
                 "sidechain": payload.get("sidechain") is True,

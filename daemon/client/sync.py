@@ -97,6 +97,16 @@ class Client:
         finally:
             sock.close()
 
+    def stream(self, op: str, **args: Any) -> Iterator[dict[str, Any]]:
+        """The lines of a streaming op (after its first answer), until it ends or the caller stops."""
+        messages = self._stream(op, args, None)
+        result_of(next(messages))
+        for message in messages:
+            if "ok" in message:
+                result_of(message)
+                return
+            yield message
+
     def subscribe(self, **args: Any) -> Iterator[Event]:
         """Events as they commit (with ``after_seq``, first those after it), until closed."""
         messages = self._stream("events.subscribe", args, None)

@@ -39,14 +39,16 @@ Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the li
   with the largest ``output_tokens`` among the records Claude Code writes for it (one per content
   block): {model, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens,
   context_tokens (input + cache creation + cache read: the prompt's size), message_id,
-  request_id, sidechain}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
+  request_id, sidechain, and cache_creation_1h_tokens (the cache writes kept for an hour, which
+  cost more) when the record says which}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
   ``isApiErrorMessage`` records count no usage. The records of one response are consecutive per
   agent, so the response is held until that agent starts another one, a compaction comes, or the
   parser is flushed (at the end of the file, or of what a growing file holds so far). A record of
   a response already emitted that reports more output (the response was still being written
   when the parser was flushed) adds a revision: {model, output_tokens (the increase),
-  message_id, request_id, sidechain, revision: true}, key ``usage:{message_id}:{request_id}:+{output}``,
-  which adds to the output count and to nothing else.
+  context_tokens (the response's prompt, which prices its output), message_id, request_id,
+  sidechain, revision: true}, key ``usage:{message_id}:{request_id}:+{output}``, which adds to
+  the output count and to nothing else.
 - every other record type (``progress``, ``attachment``, ``file-history-snapshot``, ...) →
   ``raw`` {type, record}, key ``raw:{rid}``, counted in ``ParseStats.unknown_types``.
 
@@ -264,9 +266,11 @@ class ClaudeCodeParser:
             if output <= counted:
                 return []
             self.emitted[response] = output
+            prompt = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
             revision = {
                 "model": model,
                 "output_tokens": output - counted,
+                "context_tokens": sum(token_count(usage, name) for name in prompt),
                 "message_id": message_id,
                 "request_id": request_id or None,
                 "sidechain": record.get("isSidechain") is True,

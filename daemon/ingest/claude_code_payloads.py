@@ -63,7 +63,7 @@ def usage_payload(usage: dict[str, Any], model: Any, response: tuple[str, str], 
     input_tokens = token_count(usage, "input_tokens")
     cache_creation = token_count(usage, "cache_creation_input_tokens")
     cache_read = token_count(usage, "cache_read_input_tokens")
-    return {
+    payload: Payload = {
         "model": model,
         "input_tokens": input_tokens,
         "output_tokens": token_count(usage, "output_tokens"),
@@ -74,6 +74,10 @@ def usage_payload(usage: dict[str, Any], model: Any, response: tuple[str, str], 
         "request_id": response[1] or None,
         "sidechain": record.get("isSidechain") is True,
     }
+    split = usage.get("cache_creation")
+    if isinstance(split, dict):  # which cache writes are kept for an hour: they cost more
+        payload["cache_creation_1h_tokens"] = token_count(split, "ephemeral_1h_input_tokens")
+    return payload
 
 
 def has_meta(record: dict[str, Any]) -> bool:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from daemon.agents import ops as agents
+from daemon.alerts import ops as alerts
 from daemon.compress import ops as compress
+from daemon.cost import ops as cost
 from daemon.deps import ops as deps
 from daemon.handoff import ops as handoff
 from daemon.log import ops as log
@@ -33,5 +35,9 @@ REGISTRY = Registry(
         search.OPS,
         retention.OPS,
         transfer.OPS,
+        cost.OPS,
+        cost.STATUSLINE,
+        cost.LIVE,
+        alerts.OPS,
     ]
 )

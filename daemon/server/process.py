@@ -23,10 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.usage import output_revisions
+from daemon.alerts.service import Alerts
 from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compressor
 from daemon.config import Settings
 from daemon.core import Core
+from daemon.cost.live import LiveCosts
+from daemon.cost.service import Costs
+from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
 from daemon.ingest.spool import claimed_path, ingest_spool
@@ -90,6 +94,8 @@ class Daemon:
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = ContextStore(store, core.append)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
+        self.costs = Costs(core)
+        self.alerts = Alerts(core, self.costs)
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
@@ -104,6 +110,12 @@ class Daemon:
             StateStore: self.states,
             Dependencies: self.deps,
             Retention: Retention(store, self.lifecycle.agents),
+            Costs: self.costs,
+            Alerts: self.alerts,
+            LiveCosts: LiveCosts(self.costs, self.hub),
+            StatusLine: StatusLine(
+                core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
+            ),
         }
         missing = REGISTRY.components() - set(self.components)
         assert not missing, f"ops declared for components the daemon does not build: {missing}"
@@ -136,6 +148,8 @@ class Daemon:
         self.states.committed(events)
         self.deps.committed(events)
         self.memory.committed(events)
+        self.costs.committed(events)
+        self.alerts.committed(events, evaluate=own)
 
     def _spooled(self) -> bool:
         """Whether hooks left events in the spool (or a drain left its claimed file)."""
@@ -206,6 +220,7 @@ class Daemon:
         if self.follower is not None:
             self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
+        self.alerts.start()
         if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
             async with self._spool_lock:
@@ -269,6 +284,7 @@ class Daemon:
         for writer in list(self._connections):
             writer.transport.abort()  # idle clients, and any that would not take their answer
         await self._stop_lifecycle()
+        await self.alerts.stop(self.settings.daemon.shutdown_deadline)
         await self.pool.stop()
         await self.committer.close()
         if self.follower is not None:

@@ -322,9 +322,15 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "compression.summarizer_timeout", "value": 30.0, "source": "default", "help": "<help>"},
             {"key": "redaction.kinds", "value": list(KINDS), "source": "default", "help": "<help>"},
             {"key": "models.windows", "value": {}, "source": "default", "help": "<help>"},
+            {"key": "models.prices", "value": {}, "source": "default", "help": "<help>"},
             {"key": "pool.capacity_bytes", "value": 64 * 1024 * 1024, "source": "default", "help": "<help>"},
             {"key": "pool.sweep_s", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
+            {"key": "alerts.command", "value": "", "source": "default", "help": "<help>"},
+            {"key": "alerts.command_interval_s", "value": 60.0, "source": "default", "help": "<help>"},
+            {"key": "alerts.command_timeout_s", "value": 10.0, "source": "default", "help": "<help>"},
+            {"key": "alerts.block_cost_limit", "value": 0.0, "source": "default", "help": "<help>"},
+            {"key": "alerts.block_token_limit", "value": 0, "source": "default", "help": "<help>"},
         ]
     }
 

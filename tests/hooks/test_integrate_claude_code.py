@@ -55,7 +55,9 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
     result = integrate("--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"settings", "action", "command", "events", "changed", "dry_run", "backup"}  # docs/json.md
+    assert set(report) == {"settings", "action", "command", "events", "statusline", "changed", "dry_run", "backup"}
+    assert report["statusline"]["state"] == "absent"  # offered, not installed unasked
+    assert "statusLine" not in _settings(home)
     assert report["action"] == "install" and report["dry_run"] is False
     assert report["events"] == list(EVENTS) and report["changed"] and report["backup"] is None
     settings = _settings(home)
@@ -146,3 +148,30 @@ def test_invalid_settings_are_refused_and_left_alone(home: Path, text: str) -> N
 def test_an_unknown_agent_is_a_usage_error(home: Path) -> None:
     result = CliRunner().invoke(app, ["integrate", "cursor"])
     assert result.exit_code == 2
+
+
+def test_the_status_line_is_added_when_asked_and_removed_with_the_hooks(home: Path) -> None:
+    offered = integrate()
+    assert "rerun with --statusline" in offered.stdout
+    result = integrate("--statusline", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["statusline"]["state"] == "added" and report["changed"] and report["events"] == []
+    line = _settings(home)["statusLine"]
+    assert line["type"] == "command" and line["command"].endswith("statusline")
+    again = json.loads(integrate("--statusline", "--json").stdout)
+    assert (again["statusline"]["state"], again["changed"]) == ("installed", False)
+    removed = json.loads(integrate("--uninstall", "--json").stdout)
+    assert removed["statusline"]["state"] == "removed"
+    assert "statusLine" not in _settings(home)
+
+
+def test_another_status_line_is_left_as_it_is(home: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"statusLine": {"type": "command", "command": "~/bin/my-line.sh"}}))
+    report = json.loads(integrate("--statusline", "--json").stdout)
+    assert report["statusline"]["state"] == "other"
+    assert _settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
+    assert json.loads(integrate("--uninstall", "--json").stdout)["statusline"]["state"] == "other"
+    assert _settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"

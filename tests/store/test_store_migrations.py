@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations, sqlite_append
+from store import migrations, sqlite_append, sqlite_projections
 from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
@@ -42,6 +42,12 @@ FINAL_SCHEMA = [
     ("index", "sqlite_autoindex_blobs_1", "blobs", None),
     ("index", "sqlite_autoindex_events_1", "events", None),
     ("index", "sqlite_autoindex_toka_migrations_1", "toka_migrations", None),
+    (
+        "index",
+        "usage_buckets_session",
+        "usage_buckets",
+        "CREATE INDEX usage_buckets_session ON usage_buckets (session)",
+    ),
     (
         "table",
         "blobs",
@@ -129,6 +135,17 @@ FINAL_SCHEMA = [
         "toka_migrations",
         "CREATE TABLE toka_migrations (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)",
     ),
+    (
+        "table",
+        "usage_buckets",
+        "usage_buckets",
+        "CREATE TABLE usage_buckets ( bucket INTEGER NOT NULL, session TEXT NOT NULL, agent TEXT NOT NULL,"
+        " model TEXT NOT NULL, prompt_class INTEGER NOT NULL, calls INTEGER NOT NULL,"
+        " input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_creation_tokens INTEGER NOT NULL,"
+        " cache_creation_1h_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,"
+        " first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL,"
+        " PRIMARY KEY (bucket, session, agent, model, prompt_class) ) WITHOUT ROWID",
+    ),
 ]
 
 
@@ -164,6 +181,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m003_blobs_by_rowid",
         "m004_search_index",
         "m005_pruned",
+        "m006_usage_buckets",
     ]
 
 
@@ -271,11 +289,28 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m003_blobs_by_rowid",
         "m004_search_index",
         "m005_pruned",
+        "m006_usage_buckets",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs
     assert after == before
     assert report.ok and report.events == 2
+
+
+async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upgrade(
+    db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
+    with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
+        old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
+        old_toka.setattr(sqlite_projections, "_add_usage", lambda db, rows: None)
+        async with open_sqlite(db_path) as store:
+            await store.append([NewEvent("s1", "usage", usage, "main", T0), NewEvent("s1", "usage", usage, "main", T0)])
+    async with open_sqlite(db_path) as store:
+        [row] = await store.usage_rows()
+    assert (row.session, row.agent, row.model, row.calls) == ("s1", "main", "claude-opus-4-6", 2)
+    assert (row.input_tokens, row.cache_read_tokens, row.output_tokens) == (20, 10_000, 140)
+    assert (row.bucket, row.first_ts, row.last_ts) == (T0, T0, T0)
 
 
 @pytest.mark.parametrize(

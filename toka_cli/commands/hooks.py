@@ -1,8 +1,9 @@
-"""`toka hook AGENT` and `toka integrate AGENT`: recording agent hooks, and installing them.
+"""`toka hook AGENT`, `toka statusline` and `toka integrate AGENT`: recording agent hooks and the
+status line, and installing them.
 
-The real `toka hook` never reaches this module: toka_cli/entry.py runs toka_cli/hook.py before
-Typer loads. The command here is the same function, registered for `toka --help`, `toka hook
---help` and completions.
+The real `toka hook` and `toka statusline` never reach this module: toka_cli/entry.py runs
+toka_cli/hook.py and toka_cli/statusline.py before Typer loads. The commands here are the same
+functions, registered for `toka --help`, their `--help` and completions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from toka_cli import integrate as settings_file
 from toka_cli.hook import record_hook
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit
+from toka_cli.statusline import show as show_statusline
 
 AgentArg = Annotated[str, typer.Argument(help="The agent: claude-code.")]
 
@@ -44,26 +46,43 @@ def hook(
     raise typer.Exit(record_hook(agent, raw, sys.stdout, sys.stderr, headroom=headroom, statusline=statusline))
 
 
+def statusline() -> None:
+    """Claude Code's status line: model, context fill and headroom, session cost, block cost and time left.
+
+    Reads the status line's JSON on stdin (set `"statusLine": {"type": "command", "command":
+    "toka statusline"}` in Claude Code's settings.json, or run `toka integrate claude-code
+    --statusline`), records it, and prints one line; always exits 0.
+    """
+    raise typer.Exit(show_statusline(sys.stdin.buffer.read(), sys.stdout, sys.stderr))
+
+
 def integrate(
     agent: AgentArg,
     project: Annotated[
         Path | None,
         typer.Option(help="Install into DIR/.claude/settings.json instead of ~/.claude/settings.json.", metavar="DIR"),
     ] = None,
-    uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove toka's hooks, and only those.")] = False,
+    uninstall: Annotated[
+        bool, typer.Option("--uninstall", help="Remove toka's hooks and status line, and only those.")
+    ] = False,
+    statusline_: Annotated[
+        bool,
+        typer.Option("--statusline", help="Also make `toka statusline` Claude Code's status line (unless one is set)."),
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Add toka's hooks to Claude Code's settings.json (every other setting and hook is kept)."""
     if agent != "claude-code":
         raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code)", param_hint="AGENT")
-    change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall)
+    change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall, statusline=statusline_)
     backup = settings_file.apply(change) if change.changed and not dry_run else None
     result = {
         "settings": str(change.path),
         "action": change.action,
         "command": change.command,
         "events": change.events,
+        "statusline": {"command": settings_file.statusline_command(), "state": change.statusline},
         "changed": change.changed,
         "dry_run": dry_run,
         "backup": None if backup is None else str(backup),
@@ -75,11 +94,20 @@ def _integrated(result: dict[str, Any]) -> None:
     out = console()
     uninstall = result["action"] == "uninstall"
     verb = "remove" if uninstall else "add"
+    would = "would " if result["dry_run"] else ""
+    line = result["statusline"]
     if not result["changed"]:
         out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
-        return
     for event in result["events"]:
-        out.print(f"{'would ' if result['dry_run'] else ''}{verb} {event}: {result['command']}")
+        out.print(f"{would}{verb} {event}: {result['command']}")
+    if line["state"] in ("added", "removed"):
+        out.print(f"{would}{'add' if line['state'] == 'added' else 'remove'} statusLine: {line['command']}")
+    elif line["state"] == "absent" and not uninstall:
+        out.print(f"toka can be Claude Code's status line too: rerun with --statusline to add `{line['command']}`")
+    elif line["state"] == "other" and not uninstall:
+        out.print("statusLine: another command is set; left as it is")
+    if not result["changed"]:
+        return
     if result["dry_run"]:
         out.print(f"{result['settings']}: dry run, nothing written")
     else:
@@ -88,4 +116,5 @@ def _integrated(result: dict[str, Any]) -> None:
 
 def register(app: typer.Typer) -> None:
     app.command()(hook)
+    app.command()(statusline)
     app.command()(integrate)

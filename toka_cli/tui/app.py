@@ -21,6 +21,7 @@ from textual.reactive import reactive
 from daemon.client.aio import AsyncClient
 from store.errors import DaemonUnavailable, TokaError
 from toka_cli.tui.modals import HelpScreen
+from toka_cli.tui.screens.cost import CostScreen
 from toka_cli.tui.screens.handoffs import HandoffsScreen
 from toka_cli.tui.screens.memory import MemoryScreen
 from toka_cli.tui.screens.overview import OverviewScreen
@@ -51,6 +52,7 @@ class TokaApp(App[None]):
         "handoffs": HandoffsScreen,
         "search": SearchScreen,
         "memory": MemoryScreen,
+        "cost": CostScreen,
     }
     DEFAULT_MODE = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -58,6 +60,7 @@ class TokaApp(App[None]):
         Binding("2", "switch_mode('handoffs')", "Handoffs", id="app.handoffs", show=False),
         Binding("3", "switch_mode('search')", "Search", id="app.search", show=False),
         Binding("4", "switch_mode('memory')", "Memory", id="app.memory", show=False),
+        Binding("5", "switch_mode('cost')", "Cost", id="app.cost", show=False),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]

@@ -1,0 +1,112 @@
+"""Writes ``model_prices.json``, the price table toka ships, from the installed `genai-prices`_.
+
+genai-prices is a maintained table of models and their prices (per provider, with long-context
+tiers, the one-hour cache writes, and price changes by date), and it ships its data, so it
+works offline. toka reads a JSON copy of it instead of importing it: genai-prices takes 0.4 s
+to import (pydantic) and brings pydantic and an HTTP client along, where the JSON takes a few
+milliseconds and nothing. ``python -m daemon.cost.generate`` writes the copy again from the
+installed genai-prices (run it after raising the pin in pyproject.toml's test extra); a test
+checks that the shipped file is what the pinned version gives, and that toka prices every model
+of it as genai-prices itself does.
+
+Kept of each model: the clauses its names are matched by, and its prices per million tokens of
+input, output, cache reads, cache writes and one-hour cache writes, each a flat price or a base
+with tiers (a call whose whole prompt is above a tier's start pays that tier's price for all its
+tokens), under the dates and hours each applies from. Prices per request, per search, or per
+token of audio, images or video are left out: coding agents' transcripts count none of them.
+A model priced in none of them but in other units (audio hours, pages) is left out; a model
+without any price (a free one) is kept, and costs nothing.
+
+.. _genai-prices: https://github.com/pydantic/genai-prices
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from daemon.cost.prices import RATE_KEYS, TABLE, load_table
+
+
+def build_table() -> dict[str, Any]:
+    """The table from the installed genai-prices, in toka's JSON shape."""
+    from importlib.metadata import version
+
+    from genai_prices.data import providers
+
+    shipped = []
+    for provider in providers:
+        models = [model for model in (_model(m) for m in provider.models) if model is not None]
+        if models:
+            shipped.append(
+                {
+                    "id": provider.id,
+                    "match": None if provider.model_match is None else _clause(provider.model_match),
+                    "fallback": list(provider.fallback_model_providers or []),
+                    "models": models,
+                }
+            )
+    return {"source": f"genai-prices {version('genai-prices')}", "providers": shipped}
+
+
+def _model(model: Any) -> dict[str, Any] | None:
+    conditional = model.prices if isinstance(model.prices, list) else None
+    entries = []
+    priced_otherwise = False
+    for entry in conditional or [None]:
+        prices = model.prices if entry is None else entry.prices
+        rates = {key: _rate(getattr(prices, f"{key}_mtok", None)) for key in RATE_KEYS}
+        entries.append({"when": _constraint(None if entry is None else entry.constraint), **rates})
+        priced_otherwise |= any(value is not None for value in vars(prices).values())
+    if priced_otherwise and not any(entry["input"] is not None or entry["output"] is not None for entry in entries):
+        return None  # priced by the hour, page or request only: nothing toka counts
+    return {"id": model.id, "match": _clause(model.match), "prices": entries}
+
+
+def _rate(value: Any) -> str | dict[str, Any] | None:
+    """A flat price as a decimal string; a tiered one as its base and [start, price] tiers."""
+    if value is None:
+        return None
+    tiers = getattr(value, "tiers", None)
+    if tiers is None:
+        return str(value)
+    return {"base": str(value.base), "tiers": [[tier.start, str(tier.price)] for tier in tiers]}
+
+
+def _constraint(constraint: Any) -> dict[str, str] | None:
+    if constraint is None:
+        return None
+    if isinstance(getattr(constraint, "start_date", None), date):
+        return {"from": constraint.start_date.isoformat()}
+    return {"from_time": _utc_time(constraint.start_time), "to_time": _utc_time(constraint.end_time)}
+
+
+def _utc_time(value: time) -> str:
+    """A time of day in UTC (genai-prices reads a naive one as UTC)."""
+    if value.tzinfo is not None:
+        value = datetime.combine(date(1970, 1, 1), value).astimezone(UTC).time()
+    return value.replace(tzinfo=None).isoformat()
+
+
+def _clause(clause: Any) -> dict[str, Any]:
+    """A genai-prices match clause as JSON: ``{"equals": name}``, ``{"or": [...]}``, ..."""
+    for name in ("equals", "starts_with", "ends_with", "contains", "regex"):
+        if isinstance(getattr(clause, name, None), str):
+            return {name: getattr(clause, name)}
+    for name in ("or", "and"):
+        children = getattr(clause, f"{name}_", None)
+        if children is not None:
+            return {name: [_clause(child) for child in children]}
+    raise ValueError(f"a genai-prices clause toka does not know: {clause!r}")
+
+
+def write_table() -> None:
+    TABLE.write_text(json.dumps(build_table(), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    load_table.cache_clear()
+    print(f"wrote {TABLE} from {load_table().source}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    write_table()

@@ -1,0 +1,165 @@
+"""What a ``usage`` event counts, whichever agent wrote it.
+
+Two conventions reach the log. Anthropic's (Claude Code, toka's own clients): ``input_tokens``
+is the uncached input, with ``cache_creation_tokens`` (of them ``cache_creation_1h_tokens``
+kept for an hour) and ``cache_read_tokens`` beside it. OpenAI's (Codex): ``input_tokens``
+includes ``cached_input_tokens``, which are cache reads. :func:`usage_counts` reads either as
+the same :class:`UsageCounts`. A ``revision`` (more output of a response counted before; see
+daemon/ingest/claude_code.py) adds output and nothing else: it is no call of its own.
+
+The usage projection (:class:`UsageRow`) is what the SQLite backend keeps up to date in each
+append's transaction (store/sqlite_projections.py) and reports read instead of the events: per
+quarter of an hour, session, agent, model and prompt class, the calls and tokens. Backends
+without the table fold the usage events with :func:`usage_row` and :func:`fold_usage`
+(``EventStore.usage_rows``), which gives the same rows.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+# Prompt sizes at which a price may change: every tier start of the price table toka ships
+# (daemon/cost/model_prices.json; a test keeps the two in step). Usage is kept per class of
+# prompt between them, so that the calls of a class, summed, are priced as each call would be.
+PROMPT_CLASSES = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
+
+
+def _count(payload: dict[str, Any], name: str) -> int:
+    value = payload.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageCounts:
+    """One usage event's tokens: ``input`` is uncached input; ``prompt`` the call's whole input."""
+
+    calls: int
+    input: int
+    output: int
+    cache_creation: int
+    cache_creation_1h: int
+    cache_read: int
+    prompt: int
+
+
+def usage_counts(payload: dict[str, Any]) -> UsageCounts:
+    """The tokens a usage event's payload counts, in one convention."""
+    output = _count(payload, "output_tokens")
+    if payload.get("revision") is True:
+        return UsageCounts(0, 0, output, 0, 0, 0, _count(payload, "context_tokens"))
+    if "cached_input_tokens" in payload:  # OpenAI's counts: input already includes cached
+        whole = _count(payload, "input_tokens")
+        cached = min(_count(payload, "cached_input_tokens"), whole)
+        return UsageCounts(1, whole - cached, output, 0, 0, cached, whole)
+    uncached = _count(payload, "input_tokens")
+    creation = _count(payload, "cache_creation_tokens")
+    read = _count(payload, "cache_read_tokens")
+    hour = min(_count(payload, "cache_creation_1h_tokens"), creation)
+    return UsageCounts(1, uncached, output, creation, hour, read, uncached + creation + read)
+
+
+def prompt_class(prompt: int) -> int:
+    """The class of a call's whole prompt: how many of PROMPT_CLASSES it is above."""
+    return bisect_left(PROMPT_CLASSES, prompt)
+
+
+def class_prompt(index: int) -> int:
+    """A prompt size of class ``index``: the smallest above its lower bound."""
+    return 0 if index == 0 else PROMPT_CLASSES[index - 1] + 1
+
+
+# Usage is kept per quarter of an hour: every time zone's midnight (their offsets are whole
+# quarters of an hour), every hour a 5-hour billing block starts at, and every hour a price
+# changes at fall on a bucket's edge, so days, blocks and prices read from buckets are exact.
+BUCKET_US = 15 * 60 * 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """The usage of one session's agent on one model in one bucket, for calls of one prompt
+    class: a row of the usage projection. ``first_ts`` and ``last_ts`` bound its events (UTC
+    microseconds), so gaps between calls are known to the microsecond."""
+
+    bucket: int
+    session: str
+    agent: str  # "" for events without one
+    model: str  # "" when the usage names none
+    prompt_class: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_creation_tokens: int
+    cache_creation_1h_tokens: int
+    cache_read_tokens: int
+    first_ts: int
+    last_ts: int
+
+    @property
+    def key(self) -> tuple[int, str, str, str, int]:
+        return (self.bucket, self.session, self.agent, self.model, self.prompt_class)
+
+    def merged(self, other: UsageRow) -> UsageRow:
+        """This row and another of the same key, added up."""
+        return UsageRow(
+            *self.key,
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_tokens + other.cache_creation_tokens,
+            self.cache_creation_1h_tokens + other.cache_creation_1h_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            min(self.first_ts, other.first_ts),
+            max(self.last_ts, other.last_ts),
+        )
+
+
+def usage_row(ts: int, session: str, agent: str | None, payload: dict[str, Any]) -> UsageRow:
+    """The row one usage event adds."""
+    counts = usage_counts(payload)
+    model = payload.get("model")
+    return UsageRow(
+        ts - ts % BUCKET_US,
+        session,
+        agent or "",
+        model if isinstance(model, str) else "",
+        prompt_class(counts.prompt),
+        counts.calls,
+        counts.input,
+        counts.output,
+        counts.cache_creation,
+        counts.cache_creation_1h,
+        counts.cache_read,
+        ts,
+        ts,
+    )
+
+
+def fold_usage(rows: Iterable[UsageRow]) -> list[UsageRow]:
+    """Rows of the same key added up into one, in the order their keys first came."""
+    folded: dict[tuple[int, str, str, str, int], UsageRow] = {}
+    for row in rows:
+        held = folded.get(row.key)
+        folded[row.key] = row if held is None else held.merged(row)
+    return list(folded.values())
+
+
+DAY_US = 86_400 * 1_000_000
+
+
+def sum_usage(rows: Iterable[UsageRow], width: int, offset: int = 0, sessions: bool = False) -> list[UsageRow]:
+    """``rows`` summed per period of ``width`` microseconds (periods start where ``bucket +
+    offset`` is a multiple of ``width``: with a day's width and a zone's offset from UTC, the
+    zone's days), UTC day, model and prompt class, and per session and agent when ``sessions``
+    (else both ""): what ``EventStore.usage_sums`` gives. A sum's ``bucket`` is its earliest
+    bucket, which lies in its period and in its UTC day both."""
+    summed: dict[tuple[int, int, str, str, str, int], UsageRow] = {}
+    for row in rows:
+        session, agent = (row.session, row.agent) if sessions else ("", "")
+        key = ((row.bucket + offset) // width, row.bucket // DAY_US, session, agent, row.model, row.prompt_class)
+        held = summed.get(key)
+        own = replace(row, session=session, agent=agent)
+        summed[key] = own if held is None else replace(held.merged(own), bucket=min(held.bucket, row.bucket))
+    return list(summed.values())

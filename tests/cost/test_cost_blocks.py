@@ -1,0 +1,131 @@
+"""5-hour billing blocks: drawn from the usage buckets exactly as from the calls, the active block's
+burn rate and projection, limits and their share, and the active block found however long the
+run of blocks before it."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+
+from daemon.config import Settings
+from daemon.core import Core
+from daemon.cost.blocks import BLOCK_US, HOUR_US, Limits, block_json, draw_blocks
+from daemon.cost.prices import PriceTable
+from daemon.cost.service import Costs
+from daemon.cost.tally import Groups, Tally
+from daemon.paths import resolve_paths
+from store.ephemeral import EphemeralStore
+from store.errors import UsageError
+from store.events import NewEvent
+from store.usage import fold_usage, usage_row
+
+T0 = 1_778_400_000_000_000  # 2026-05-10T08:00:00Z
+MINUTE = 60_000_000
+OPUS = {"model": "claude-opus-4-6", "input_tokens": 100, "cache_read_tokens": 10_000, "output_tokens": 500}
+
+
+def rows_of(times: list[int]) -> list:  # type: ignore[type-arg]
+    return fold_usage(usage_row(ts, "s", "main", OPUS) for ts in times)
+
+
+def blocks_of_calls(times: list[int]) -> list[tuple[int, int, int, int]]:
+    """ccusage's rule, call by call: (start, first call, last call, calls) of each block."""
+    blocks: list[list[int]] = []
+    for ts in sorted(times):
+        if not blocks or ts - blocks[-1][0] >= BLOCK_US or ts - blocks[-1][2] >= BLOCK_US:
+            blocks.append([ts - ts % HOUR_US, ts, ts, 0])
+        blocks[-1][2] = ts
+        blocks[-1][3] += 1
+    return [(start, first, last, calls) for start, first, last, calls in blocks]
+
+
+def test_a_block_starts_at_the_hour_and_lasts_five_hours() -> None:
+    times = [T0 + 42 * MINUTE, T0 + 4 * HOUR_US + 59 * MINUTE, T0 + 5 * HOUR_US + 1 * MINUTE]
+    blocks = draw_blocks(rows_of(times))
+    assert [(b.start, b.end) for b in blocks] == [(T0, T0 + BLOCK_US), (T0 + BLOCK_US, T0 + 2 * BLOCK_US)]
+    assert [sum(r.calls for r in b.rows) for b in blocks] == [2, 1]
+
+
+def test_five_quiet_hours_start_a_new_block_at_the_next_calls_hour() -> None:
+    times = [T0, T0 + 10 * MINUTE, T0 + 10 * MINUTE + BLOCK_US + 25 * MINUTE]
+    blocks = draw_blocks(rows_of(times))
+    assert [b.start for b in blocks] == [T0, T0 + 5 * HOUR_US]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_blocks_from_buckets_are_the_blocks_of_the_calls(seed: int) -> None:
+    rng = random.Random(seed)
+    times, ts = [], T0
+    for _ in range(200):
+        ts += rng.choice((rng.randrange(1, 20 * MINUTE), rng.randrange(4 * HOUR_US, 6 * HOUR_US)))
+        times.append(ts)
+    drawn = [(b.start, b.first_ts, b.last_ts, sum(r.calls for r in b.rows)) for b in draw_blocks(rows_of(times))]
+    assert drawn == blocks_of_calls(times)
+
+
+def tally_of(rows: list, prices: PriceTable) -> Tally:  # type: ignore[type-arg]
+    groups = Groups(prices)
+    for row in rows:
+        groups.add("b", row)
+    return groups.tallies().labels["b"]
+
+
+def test_the_active_blocks_burn_rate_projection_and_limits() -> None:
+    times = [T0 + 10 * MINUTE, T0 + 70 * MINUTE]  # one hour apart
+    [block] = draw_blocks(rows_of(times))
+    tally = tally_of(block.rows, PriceTable())
+    now = T0 + 2 * HOUR_US  # three hours left
+    document = block_json(block, tally, now, Limits(tokens=100_000, cost=1.0))
+    cost = 2 * (100 * 5 + 10_000 * 0.5 + 500 * 25) / 1e6  # $0.036
+    assert (document["active"], document["remaining_minutes"], document["total_tokens"]) == (True, 180.0, 21_200)
+    assert document["burn_rate"] == {"tokens_per_minute": round(21_200 / 60, 1), "cost_per_hour": round(cost, 6)}
+    assert document["projection"] == {"total_tokens": 21_200 + 21_200 * 3, "cost_usd": round(cost * 4, 6)}
+    assert document["limits"] == {
+        "token_limit": 100_000,
+        "cost_limit": 1.0,
+        "token_pct": 21.2,
+        "projected_token_pct": 84.8,
+        "cost_pct": round(100 * cost, 1),
+        "projected_cost_pct": round(400 * cost, 1),
+    }
+
+
+def test_an_ended_block_has_no_burn_rate() -> None:
+    [block] = draw_blocks(rows_of([T0, T0 + MINUTE]))
+    document = block_json(block, tally_of(block.rows, PriceTable()), T0 + 6 * HOUR_US, Limits())
+    assert (document["active"], document["burn_rate"], document["projection"]) == (False, None, None)
+
+
+def test_max_limits_are_the_largest_ended_block() -> None:
+    small, large = Tally(calls=1, input_tokens=10), Tally(calls=1, input_tokens=900)
+    large.cost += 2
+    limits = Limits.of("max", "max", [small, large])
+    assert (limits.tokens, limits.cost) == (900, 2.0)
+    assert Limits.of(None, None, [large]) == Limits()
+    with pytest.raises(UsageError) as caught:
+        Limits.of("lots", None, [])
+    assert "token-limit must be a number or max" in caught.value.message
+    with pytest.raises(UsageError):
+        Limits.of(-5, None, [])
+
+
+def test_the_active_block_is_found_after_days_of_blocks_without_a_pause(tmp_path: Path) -> None:
+    """A call every two hours for three days: no five quiet hours, so each block starts at the
+    first call after the one before it ended, and the active one depends on the first call of
+    all; reading back one day would put it elsewhere."""
+    times = [T0 + 7 * MINUTE + n * 2 * HOUR_US for n in range(36)]
+    now = times[-1] + 30 * MINUTE
+    store = EphemeralStore()
+
+    async def run() -> tuple[int, int] | None:
+        await store.append([NewEvent("s", "usage", OPUS, "main", ts) for ts in times])
+        costs = Costs(Core(store, store.append, Settings(), resolve_paths(), lambda: now / 1_000_000))
+        found = await costs.active_block()
+        return None if found is None else (found[0].start, found[1].calls)
+
+    expected = blocks_of_calls(times)[-1]
+    assert asyncio.run(run()) == (expected[0], expected[3])
+    assert expected[0] % HOUR_US == 0 and expected[0] != (times[-1] - times[-1] % HOUR_US)

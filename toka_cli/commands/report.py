@@ -1,0 +1,175 @@
+"""`toka report daily|weekly|monthly|session|blocks`: what the agents' usage cost (docs/cost.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from daemon.client.zone import local_timezone
+from store.errors import UsageError
+from toka_cli.base import make_app
+from toka_cli.call import call_and_show, connection
+from toka_cli.cost_views import report_view
+from toka_cli.options import JsonOpt
+from toka_cli.output import console, emit_lines
+
+app = make_app(
+    "Usage and what it cost, over every session, agent and source in the log: by day, week, month, session or"
+    " 5-hour block.",
+    name="report",
+)
+
+ReportSinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="First day counted: a date (2026-05-01), today, yesterday, or an age (7d, 2w); all when left out.",
+    ),
+]
+ReportUntilOpt = Annotated[str | None, typer.Option("--until", help="Last day counted, in the same forms.")]
+ZoneOpt = Annotated[
+    str | None,
+    typer.Option("--timezone", "-z", help="Time zone the days are read in (Europe/Paris, UTC, +05:30); the local one."),
+]
+SourceOpt = Annotated[
+    str | None, typer.Option("--source", help="Only sessions of this agent: claude-code, codex, toka.")
+]
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option("--project", help="Only sessions run in this folder (a path, or under it) or repository (a name)."),
+]
+BreakdownOpt = Annotated[bool, typer.Option("--breakdown", help="Each model's share under each row.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or markdown (--json for JSON).")]
+
+
+def _project(value: str | None) -> str | None:
+    """A path given as ``.``, ``~/x`` or ``a/b`` made absolute; a bare name kept (a folder's or a
+    repository's)."""
+    if value is None or not (value.startswith((".", "~", "/")) or "/" in value):
+        return value
+    return os.path.abspath(os.path.expanduser(value))
+
+
+def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:
+    if as_json and fmt != "table":
+        raise UsageError("--json and --format are two outputs", "give one of them")
+    render = report_view(fmt)
+    if kind == "blocks" and fmt == "table":
+        from toka_cli.block_views import blocks_table
+
+        render = blocks_table
+    call_and_show("report", as_json, render, kind=kind, timezone=args.pop("timezone") or local_timezone(), **args)
+
+
+def _period_command(kind: str, help: str) -> None:
+    def command(
+        since: ReportSinceOpt = None,
+        until: ReportUntilOpt = None,
+        timezone: ZoneOpt = None,
+        source: SourceOpt = None,
+        project: ProjectOpt = None,
+        breakdown: BreakdownOpt = False,
+        format_: FormatOpt = "table",
+        json_: JsonOpt = False,
+    ) -> None:
+        show_report(
+            kind,
+            format_,
+            json_,
+            since=since,
+            until=until,
+            timezone=timezone,
+            source=source,
+            project=_project(project),
+            breakdown=breakdown or None,
+        )
+
+    command.__doc__ = help
+    app.command(kind)(command)
+
+
+_period_command("daily", "Usage and cost per day, with the totals.")
+_period_command("weekly", "Usage and cost per week (from Monday), with the totals.")
+_period_command("monthly", "Usage and cost per month, with the totals.")
+_period_command("session", "Usage and cost per session, with its source, project and agents, and the totals.")
+
+TokenLimitOpt = Annotated[
+    str | None,
+    typer.Option("--token-limit", help="Tokens a block may use (or max: the most a block used); shows the share used."),
+]
+CostLimitOpt = Annotated[
+    str | None, typer.Option("--cost-limit", help="Dollars a block may cost (or max); shows the share used.")
+]
+
+
+@app.command("blocks")
+def blocks(
+    since: ReportSinceOpt = None,
+    until: ReportUntilOpt = None,
+    timezone: ZoneOpt = None,
+    source: SourceOpt = None,
+    project: ProjectOpt = None,
+    token_limit: TokenLimitOpt = None,
+    cost_limit: CostLimitOpt = None,
+    breakdown: BreakdownOpt = False,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Then keep showing the active block, today's cost and the agents as usage comes."),
+    ] = False,
+    format_: FormatOpt = "table",
+    json_: JsonOpt = False,
+) -> None:
+    """Claude's 5-hour billing blocks: usage and cost of each, and the active one's burn rate and projection."""
+    if live:
+        if format_ != "table":
+            raise UsageError("--live shows a table, or JSON lines with --json", "leave --format out")
+        live_blocks(timezone or local_timezone(), source, _limit(token_limit), _limit(cost_limit), json_)
+        return
+    show_report(
+        "blocks",
+        format_,
+        json_,
+        since=since,
+        until=until,
+        timezone=timezone,
+        source=source,
+        project=_project(project),
+        breakdown=breakdown or None,
+        token_limit=_limit(token_limit),
+        cost_limit=_limit(cost_limit),
+    )
+
+
+def _limit(value: str | None) -> int | float | str | None:
+    """A limit as the daemon takes it: a number, or max (anything else it refuses, saying why)."""
+    if value is None or value == "max":
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return int(number) if number.is_integer() else number
+
+
+def live_blocks(timezone: str, source: str | None, token_limit: Any, cost_limit: Any, as_json: bool) -> None:
+    """The live summary from the daemon's cost.live stream: redrawn in place on a terminal, one
+    JSON line (or one rendering) per update otherwise; until Ctrl-C."""
+    from toka_cli.block_views import summary_view
+
+    args = {"timezone": timezone, "source": source, "token_limit": token_limit, "cost_limit": cost_limit}
+    with connection() as client:
+        updates = (m["summary"] for m in client.stream("cost.live", **{k: v for k, v in args.items() if v is not None}))
+        try:
+            if as_json or not sys.stdout.isatty():
+                emit_lines(updates, as_json, lambda summary: console().print(summary_view(summary)))
+                return
+            from rich.live import Live
+
+            with Live(console=console(), auto_refresh=False) as screen:
+                for summary in updates:
+                    screen.update(summary_view(summary), refresh=True)
+        except KeyboardInterrupt:
+            return

@@ -1,0 +1,159 @@
+"""`toka statusline`: Claude Code's status line, in one short line and one round trip.
+
+Claude Code runs its ``statusLine`` command after every turn with the session's JSON on stdin
+(shared/docs/real-clients.md). This sends it to the daemon as the ``statusline`` event it
+becomes (``statusline`` op: recorded, and its context window taken in, as
+``toka hook claude-code --statusline`` records it) and prints what the answer says::
+
+    Opus 4.6 · ctx 55% (90k left) · session $1.23 · block $4.56, 2h 13m left
+
+the model, the context fill and the headroom to the window, what the session cost, and the
+active 5-hour block's cost and time left. Like the hook it runs on the fast path
+(toka_cli/entry.py): the standard library and the client's connection, no Typer, no Rich, one
+request. When the daemon is not running the input is spooled (the daemon ingests it when it
+next starts) and the line shows Claude Code's own figures, marked as such. It always prints a
+line and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from daemon.client.socket import Connection, DaemonNotRunning
+from daemon.client.spool import append_to_spool
+from daemon.paths import hook_files
+from store.errors import TokaError
+from toka_cli.hook import ANSWER_TIMEOUT_S, BACKLOG_RETRY_S, STATUSLINE, hook_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+USAGE = "usage: toka statusline < session.json (Claude Code's statusLine command)"
+# States worth a word on the line.
+ALERT_STATES = ("WARNING", "CRITICAL", "HANDOFF_PENDING", "ERROR")
+
+
+def _note(stderr: IO[str], message: str) -> None:
+    stderr.write(f"toka statusline: {message}\n")
+
+
+def tokens(n: int) -> str:
+    """``950``, ``12k``, ``1.2M``: as short as a status bar wants."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 1000:
+        return f"{round(n / 1000)}k"
+    return str(n)
+
+
+def dollars(value: Any) -> str:
+    return f"${value:,.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "unpriced"
+
+
+def _time_left(minutes: float) -> str:
+    hours, rest = divmod(max(int(minutes), 0), 60)
+    return f"{hours}h {rest:02d}m left" if hours else f"{rest}m left"
+
+
+def _model(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str | None:
+    model = payload.get("model") if isinstance(payload, dict) else None
+    if isinstance(model, dict) and isinstance(model.get("display_name"), str) and model["display_name"]:
+        return str(model["display_name"])
+    named = figures.get("model") if figures else None
+    return named if isinstance(named, str) else None
+
+
+def line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
+    """The status line: toka's figures when the daemon answered, else Claude Code's own."""
+    parts = [name] if (name := _model(figures, payload)) else []
+    if figures:
+        pct, context, window = figures.get("fill_pct"), figures.get("context_tokens"), figures.get("context_window")
+        if isinstance(pct, (int, float)) and isinstance(context, int) and isinstance(window, int):
+            state = figures.get("state")
+            flag = f" {state}" if state in ALERT_STATES else ""
+            parts.append(f"ctx {round(pct)}% ({tokens(max(window - context, 0))} left){flag}")
+        elif (used := _used_pct(payload)) is not None:
+            parts.append(f"ctx {round(used)}% (Claude Code's)")
+        spent = figures.get("session_cost") or {}
+        if spent.get("calls"):
+            parts.append(f"session {dollars(spent.get('cost_usd'))}" + ("*" if spent.get("unpriced_calls") else ""))
+        block = figures.get("block")
+        if isinstance(block, dict):
+            parts.append(f"block {dollars(block.get('cost_usd'))}, {_time_left(block.get('remaining_minutes') or 0)}")
+        return " · ".join(parts) if parts else "toka · no figures yet"
+    cost = payload.get("cost") if isinstance(payload, dict) else None
+    spent = cost.get("total_cost_usd") if isinstance(cost, dict) else None
+    if (used := _used_pct(payload)) is not None:
+        parts.append(f"ctx {round(used)}%")
+    if isinstance(spent, (int, float)) and not isinstance(spent, bool):
+        parts.append(f"session {dollars(spent)}")
+    return " · ".join([*parts, "(Claude Code's figures; toka has none yet)"])
+
+
+def _used_pct(payload: dict[str, Any] | None) -> float | None:
+    """Claude Code's own context percentage, from the input."""
+    window = payload.get("context_window") if isinstance(payload, dict) else None
+    used = window.get("used_percentage") if isinstance(window, dict) else None
+    return float(used) if isinstance(used, (int, float)) and not isinstance(used, bool) else None
+
+
+def _ask(event: dict[str, Any], stderr: IO[str]) -> dict[str, Any] | None:
+    """Record ``event`` and return the line's figures; spool it when the daemon cannot take it."""
+    files = hook_files()
+    spooled = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
+    except DaemonNotRunning:
+        append_to_spool(files.spool, spooled)
+        return None
+    except TokaError as exc:
+        append_to_spool(files.spool, spooled)
+        _note(stderr, f"spooled: {exc.message}")
+        return None
+    try:
+        figures: dict[str, Any] = connection.call("statusline", event=event)
+        return figures
+    except TokaError as exc:
+        # An older daemon, a full disk, a database down: the input is kept for later all the same.
+        append_to_spool(files.spool, spooled)
+        _note(stderr, f"spooled: {exc.message}")
+        return None
+    finally:
+        connection.close()
+
+
+def show(raw: bytes, stdout: IO[str], stderr: IO[str]) -> int:
+    """Record one status line input and print its line; 0 whatever happens."""
+    try:
+        event = hook_event(raw, STATUSLINE)
+    except ValueError as exc:
+        _note(stderr, f"nothing recorded: {exc}")
+        stdout.write("toka · no figures yet\n")
+        return 0
+    figures = None
+    try:
+        figures = _ask(event, stderr)
+    finally:
+        stdout.write(line(figures, event["payload"]) + "\n")
+    return 0
+
+
+def main(args: list[str]) -> int:
+    stderr = sys.stderr
+    if args:
+        _note(stderr, USAGE)
+        return 1
+    if sys.stdin is not None and sys.stdin.isatty():
+        _note(stderr, "expects the status line's JSON on stdin; " + USAGE)
+        return 1
+    try:
+        return show(sys.stdin.buffer.read(), sys.stdout, stderr)
+    except Exception as exc:  # a bug must not break the status bar; TOKA_DEBUG=1 shows it
+        if os.environ.get("TOKA_DEBUG") == "1":
+            raise
+        _note(stderr, f"internal error: {exc!r}")
+        sys.stdout.write("toka · no figures yet\n")
+        return 0
