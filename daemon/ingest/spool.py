@@ -112,3 +112,23 @@ async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
             out.flush()
             os.fsync(out.fileno())
     return created
+
+
+class SpoolDrain:
+    """The spool of a running daemon: whether hooks left events in it, and ingesting it, one
+    ingestion at a time (two would both take the claimed file)."""
+
+    def __init__(self, paths: Paths, appender: Appender) -> None:
+        import asyncio
+
+        self._paths = paths
+        self._appender = appender
+        self._lock = asyncio.Lock()
+
+    def waiting(self) -> bool:
+        """Whether hooks left events in the spool (or an ingestion left its claimed file)."""
+        return self._paths.spool.exists() or claimed_path(self._paths).exists()
+
+    async def drain(self) -> None:
+        async with self._lock:
+            await ingest_spool(self._paths, self._appender)

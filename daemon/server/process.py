@@ -17,7 +17,6 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,7 @@ from daemon.cost.service import Costs
 from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
-from daemon.ingest.spool import claimed_path, ingest_spool
+from daemon.ingest.spool import SpoolDrain
 from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
@@ -47,8 +46,7 @@ from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, pe
 from daemon.server.follow import Follower
 from daemon.server.hub import Hub
 from daemon.server.ops import Process
-from daemon.server.registry import Call, Op, progress_sender
-from daemon.server.requests import parse
+from daemon.server.registry import Call, Op, progress_sender, wants_progress
 from daemon.server.wire import RawJson
 from daemon.states.machines import Machine
 from daemon.states.service import StateStore
@@ -63,11 +61,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("toka.daemon")
 
 
-@dataclass(frozen=True, slots=True)
-class _Progress:
-    progress: bool = False  # send progress lines (for ops that declare progress)
-
-
 class Daemon:
     """Builds the components around one :class:`~daemon.core.Core`, routes each committed event
     to those that project the log, and answers each request with its op's component."""
@@ -80,13 +73,18 @@ class Daemon:
         self.store = store
         self.hub = Hub()
         # A log other daemons append to is followed, so that their events reach this one's too.
-        self.follower = Follower(store, self._committed, self._drain_spool, self._spooled) if store.shared else None
+        self.follower = (
+            Follower(store, self._committed, lambda: self.spool.drain(), lambda: self.spool.waiting())
+            if store.shared
+            else None
+        )
         self.committer = GroupCommitter(
             store,
             self.follower.own if self.follower else partial(self._committed, own=True),
             partial(output_revisions, store),
             turn=self.follower.turn if self.follower else None,
         )
+        self.spool = SpoolDrain(paths, self.committer)
         core = Core(store, self.committer.append, settings, paths)
         self.states = StateStore(store, core.append, machines)
         self.deps = Dependencies(store, core.append)
@@ -124,7 +122,6 @@ class Daemon:
         # status reports while the database server cannot be read (PostgreSQL).
         self._events = 0
         self._sessions: set[str] = set()
-        self._spool_lock = asyncio.Lock()
         self.clients = 0
         self._stop = asyncio.Event()
         self._stopping = False
@@ -150,21 +147,6 @@ class Daemon:
         self.memory.committed(events)
         self.costs.committed(events)
         self.alerts.committed(events, evaluate=own)
-
-    def _spooled(self) -> bool:
-        """Whether hooks left events in the spool (or a drain left its claimed file)."""
-        return self.paths.spool.exists() or claimed_path(self.paths).exists()
-
-    async def _drain_spool(self) -> None:
-        """The database is back: append what hooks spooled while it could not be reached."""
-        try:
-            async with self._spool_lock:  # one ingestion at a time: two would both take the claimed file
-                count = await ingest_spool(self.paths, self.committer)
-        except TokaError as exc:
-            log.warning("the spool could not be drained: %s", exc.message)
-            return
-        if count:
-            log.info("appended %d spooled events", count)
 
     async def _count(self) -> None:
         sessions = await self.store.sessions()
@@ -223,8 +205,7 @@ class Daemon:
         self.alerts.start()
         if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
             # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
-            async with self._spool_lock:
-                await ingest_spool(self.paths, self.committer)
+            await self.spool.drain()
         old_umask = os.umask(0o177)
         try:
             self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
@@ -372,7 +353,7 @@ class Daemon:
                 raise Busy("the daemon is shutting down", "retry once it has restarted")
             request = op.parse(args)
             call = Call(request_id, send, closed)
-            if op.progress and parse(_Progress, args).progress:
+            if wants_progress(op, args):
                 call.progress = progress_sender(send, request_id, call.closed)
             component = self.components[op.component]
             if op.streaming:

@@ -94,6 +94,16 @@ class Registry:
         return {op.component for op in self.ops.values()}
 
 
+@dataclass(frozen=True, slots=True)
+class _ProgressFlag:
+    progress: bool = False  # send progress lines
+
+
+def wants_progress(op: Op, args: dict[str, Any]) -> bool:
+    """Whether a request to ``op`` asked for progress lines (sent only by ops that declare progress)."""
+    return op.progress and parse(_ProgressFlag, args).progress
+
+
 def progress_sender(call_send: Send, request_id: Any, gone: asyncio.Event | None = None) -> Progress:
     """A progress callback sending ``{id, progress: {done, total}}`` lines. When a line cannot be
     sent, the client has hung up: no more are sent, and ``gone`` is set (the call's ``closed``), so
