@@ -69,7 +69,7 @@ def title(report: Report) -> str:
         (True, False): f", until {report['until']}",
         (False, False): f", {report['since']} to {report['until']}",
     }[(report["since"] is None, report["until"] is None)]
-    chosen = "".join(f", {name} {report[name]}" for name in ("source", "project") if report[name])  # type: ignore[literal-required]
+    chosen = "".join(f", {name} {report[name]}" for name in ("source", "project") if report[name])
     return f"{report['report'].capitalize()} usage, time zone {report['timezone']}{span}{chosen}"
 
 

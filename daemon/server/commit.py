@@ -105,15 +105,16 @@ class GroupCommitter:
             _settle(group[0][1], exc)
             return
         self.groups += 1
+        created = [r.event for r in results if r.created]
+        held = [(new, r.event) for new, r in zip(batch, results, strict=True) if not r.created]
+        if held and self._amend is not None:
+            # Before the answers: a client that reads the log after its append sees the amendment.
+            created += await self._amended(held)
         start = 0
         for events, future in group:
             if not future.done():
                 future.set_result(results[start : start + len(events)])
             start += len(events)
-        created = [r.event for r in results if r.created]
-        held = [(new, r.event) for new, r in zip(batch, results, strict=True) if not r.created]
-        if held and self._amend is not None:
-            created += await self._amended(held)
         if created:
             self._on_commit(created)
 

@@ -49,7 +49,8 @@ def alerts(
         emit(call("alerts.list", since=when(since), limit=limit), json_, _listed)
         return
     with connection() as client:
-        found = client.call("alerts.list", **{k: v for k, v in {"since": when(since), "limit": limit}.items() if v})
+        asked: dict[str, Any] = {k: v for k, v in {"since": when(since), "limit": limit}.items() if v}
+        found = client.call("alerts.list", **asked)
         emit_lines(found["alerts"], json_, _line)
         last = max((a["seq"] for a in found["alerts"]), default=None)
         if last is None:  # none shown: follow from the log's head, not from the first alert
