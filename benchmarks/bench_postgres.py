@@ -11,7 +11,8 @@ for toka and the reference alike.
   request to a daemon on PostgreSQL, against **P**, raw psycopg inserting the same rows (blobs and
   events, as toka seals them, into toka's own tables and indexes) 100 per transaction. Toka on
   SQLite at ``durability = "full"`` (an fsync per commit, as PostgreSQL does) is reported beside.
-- **8 clients**, one event per request, against P, as the foundation measures SQLite.
+- **8 clients**, one event per request, against P, as the foundation measures SQLite; and the
+  same 8 clients against a daemon on SQLite at ``durability = "full"``.
 - **Across daemons**: daemon A appends one event at a time; a subscriber on daemon B (another
   TOKA_HOME, as on another machine) receives it. p50 and p99 from the append being sent to the
   event arriving at B.
@@ -182,7 +183,7 @@ def run(events: int, reps: int, samples: int, synchronous_commit: str) -> dict[s
         conn.execute("SELECT pg_reload_conf()")
     work = Path(tempfile.mkdtemp(prefix="tkpg", dir="/tmp"))
     try:
-        raw, toka_pg, toka_sqlite_full, eight_pg = [], [], [], []
+        raw, toka_pg, toka_sqlite_full, eight_pg, eight_sqlite = [], [], [], [], []
         for rep in range(reps):
             log(f"rep {rep + 1}/{reps}: raw psycopg")
             raw.append(raw_ingest(server.url, events, rep))
@@ -194,6 +195,8 @@ def run(events: int, reps: int, samples: int, synchronous_commit: str) -> dict[s
             log(f"rep {rep + 1}/{reps}: 8 clients on PostgreSQL")
             url = fresh_database(server.url, f"eight{rep}")
             eight_pg.append(concurrent(work, f"c{rep}", postgres_settings(url), max(50, events // 40)))
+            log(f"rep {rep + 1}/{reps}: 8 clients on SQLite, durability full")
+            eight_sqlite.append(concurrent(work, f"s{rep}", {"TOKA_DURABILITY": "full"}, max(50, events // 40)))
         log("across daemons")
         latency = across_daemons(work, fresh_database(server.url, "latency"), samples)
     finally:
@@ -209,6 +212,7 @@ def run(events: int, reps: int, samples: int, synchronous_commit: str) -> dict[s
         "daemon_postgres_ev_s": toka_pg,
         "daemon_sqlite_full_ev_s": toka_sqlite_full,
         "eight_clients_postgres_ev_s": eight_pg,
+        "eight_clients_sqlite_full_ev_s": eight_sqlite,
         "batched_ratio": median(toka_pg) / p,
         "eight_clients_ratio": median(eight_pg) / p,
         "postgres_vs_sqlite_full": median(toka_pg) / median(toka_sqlite_full),
