@@ -42,13 +42,15 @@ from store.postgres_reads import (
     rebuild_search_index,
     verify_chain,
 )
-from store.postgres_schema import migrate
+from store.postgres_schema import STEPS, migrate
 from store.postgres_search import hits, search_sql
+from store.postgres_usage import read_usage, sum_usage_rows
 from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
 from store.search import SearchHit, SearchQuery
 from store.url import scrubbed
+from store.usage import BUCKET_US, UsageRow
 
 T = TypeVar("T")
 
@@ -86,7 +88,11 @@ class PostgresStore(EventStore):
         reached, SchemaTooNew when a newer toka wrote it."""
         store = cls(url, durability)
         try:
-            await store._write(migrate)
+            ran = await store._write(migrate)
+            if ran and ran[0] != STEPS[0][0]:
+                # An upgraded database may hold events a projection added by the upgrade has
+                # never seen: refill them all from the log (as SQLite does).
+                await store._write(rebuild_projections)
         except StoreUnavailable as exc:  # the daemon does not start: the usual hint would say it reconnects
             await store.close()
             raise StoreUnavailable(
@@ -206,6 +212,25 @@ class PostgresStore(EventStore):
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(read_sessions, None)
+
+    async def usage_rows(
+        self, since: int | None = None, until: int | None = None, session: str | None = None
+    ) -> list[UsageRow]:
+        return await self._read(read_usage, since, until, session)
+
+    async def usage_sums(
+        self,
+        since: int | None = None,
+        until: int | None = None,
+        *,
+        width: int = BUCKET_US,
+        offset: int = 0,
+        sessions: bool = False,
+        session: str | None = None,
+        models: Sequence[str] | None = None,
+    ) -> list[UsageRow]:
+        chosen = None if models is None else list(models)
+        return await self._read(sum_usage_rows, since, until, width, offset, sessions, session, chosen)
 
     async def session(self, name: str) -> SessionInfo:
         return (await self._read(read_sessions, name))[0]

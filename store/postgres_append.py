@@ -31,6 +31,7 @@ from store.base import AppendResult
 from store.events import Event, NewEvent
 from store.postgres_schema import MIGRATION_LOCK
 from store.postgres_search import index_rows
+from store.postgres_usage import add_events
 from store.projection import fold
 from store.rows import SELECT, event_of, packed
 from store.sealer import SealedEvent, Sealer
@@ -127,6 +128,7 @@ async def _write(conn: AsyncConnection, sealed: list[SealedEvent]) -> None:
             _columns(texts),
         )
     await _project(conn, events)
+    await add_events(conn, events)
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))
 
 

@@ -19,6 +19,7 @@ from store.base import CHUNK, ChainVerifier, ProgressCallback, SessionInfo, Stat
 from store.errors import StoreError
 from store.events import Event
 from store.postgres_search import index_rows
+from store.postgres_usage import project_usage
 from store.projection import session_infos
 from store.rows import SELECT, decode_blob, event_of, stored_row
 
@@ -131,7 +132,8 @@ async def read_stats(conn: AsyncConnection) -> Stats:
 
 
 async def rebuild_projections(conn: AsyncConnection) -> int:
-    """Refill the session tables from the log, in one transaction; the number of sessions."""
+    """Refill the session tables and the usage projection from the log, in one transaction; the
+    number of sessions."""
     async with conn.transaction():
         await conn.execute(HOLD_APPENDS)
         for table in ("sessions", "session_agents", "session_kinds"):
@@ -149,6 +151,7 @@ async def rebuild_projections(conn: AsyncConnection) -> int:
         await conn.execute(
             "INSERT INTO session_kinds SELECT session, kind, count(*) FROM events GROUP BY session, kind"
         )
+        await project_usage(conn)
         return int((await fetch_rows(conn, "SELECT count(*) FROM sessions", ()))[0][0])
 
 

@@ -103,6 +103,30 @@ STEPS: list[Step] = [
             "CREATE INDEX append_batches_at ON append_batches (at)",
         ),
     ),
+    (
+        # The usage projection (store/usage.py, store/postgres_usage.py), as SQLite's m006. A
+        # database that held events before this step has it filled when it opens.
+        "p005_usage_buckets",
+        (
+            """CREATE TABLE usage_buckets (
+                bucket bigint NOT NULL,
+                session text COLLATE "C" NOT NULL,
+                agent text NOT NULL,
+                model text NOT NULL,
+                prompt_class integer NOT NULL,
+                calls bigint NOT NULL,
+                input_tokens bigint NOT NULL,
+                output_tokens bigint NOT NULL,
+                cache_creation_tokens bigint NOT NULL,
+                cache_creation_1h_tokens bigint NOT NULL,
+                cache_read_tokens bigint NOT NULL,
+                first_ts bigint NOT NULL,
+                last_ts bigint NOT NULL,
+                PRIMARY KEY (bucket, session, agent, model, prompt_class)
+            )""",
+            "CREATE INDEX usage_buckets_session ON usage_buckets (session)",
+        ),
+    ),
 ]
 
 MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (

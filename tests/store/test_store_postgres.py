@@ -378,3 +378,22 @@ async def test_prune_and_gc_are_refused_and_change_nothing(open_store: OpenStore
 
     assert await store.query(EventQuery()) == before
     assert (await store.stats()).blobs == 3
+
+
+async def test_an_upgrade_that_adds_the_usage_table_fills_it_from_the_log(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    """A database from before p005 already holds usage events: the first open after the upgrade
+    fills the new projection from them, as a rebuild would."""
+    store = await open_store()
+    usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
+    await store.append([NewEvent("s", "usage", usage, "main"), NewEvent("s", "usage", usage, "main")])
+    expected = await store.usage_rows()
+    assert [row.calls for row in expected] == [2]
+    await store.close()
+    async with connected(postgres_database) as conn:  # back to the schema before the step
+        await conn.execute("DROP TABLE usage_buckets")
+        await conn.execute("DELETE FROM toka_migrations WHERE name = 'p005_usage_buckets'")
+
+    reopened = await open_store()
+    assert await reopened.usage_rows() == expected
