@@ -31,10 +31,11 @@ TABLE_RIGHTS: dict[str, tuple[str, ...]] = {
     "events": ("SELECT", "INSERT"),
     "blobs": ("SELECT", "INSERT"),
     "search_text": ("SELECT", "INSERT"),
-    # UPDATE: appends fold into the session tables with INSERT ... ON CONFLICT DO UPDATE.
+    # UPDATE: appends fold into the session and usage tables with INSERT ... ON CONFLICT DO UPDATE.
     "sessions": ("SELECT", "INSERT", "UPDATE"),
     "session_agents": ("SELECT", "INSERT", "UPDATE"),
     "session_kinds": ("SELECT", "INSERT", "UPDATE"),
+    "usage_buckets": ("SELECT", "INSERT", "UPDATE"),
     # DELETE: the idempotency records of appends a day old are dropped.
     "append_batches": ("SELECT", "INSERT", "DELETE"),
     "toka_migrations": ("SELECT",),
