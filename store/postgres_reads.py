@@ -7,8 +7,6 @@ agree (store/query.py's WHERE clause among them, its ``?`` written as psycopg's 
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +19,7 @@ from store.events import Event
 from store.postgres_search import index_rows
 from store.postgres_usage import project_usage
 from store.projection import session_infos
-from store.rows import SELECT, decode_blob, event_of, stored_row
+from store.rows import SELECT, event_of, hex_range, one_event, one_payload, stored_row
 
 # Taken by a rebuild before it reads the log: appends (which lock the table in EXCLUSIVE mode,
 # store/postgres_append.py) and other rebuilds, from any daemon, wait until it commits; reads go
@@ -40,32 +38,19 @@ async def fetch_rows(conn: AsyncConnection, sql: str, params: Sequence[Any]) -> 
     return await cursor.fetchall()
 
 
-def _hex(prefix: str) -> bool:
-    return bool(prefix) and all(c in "0123456789abcdef" for c in prefix)
-
-
 async def get_event(conn: AsyncConnection, event_id: str) -> Event:
     """The event whose id is ``event_id``, or the one whose id it is a unique prefix of."""
     prefix = event_id.lower()
     rows = await fetch_rows(conn, SELECT + " WHERE e.id = ?", (prefix,))
-    if not rows and _hex(prefix):  # ids are lowercase hex in the "C" collation: a range scan
-        rows = await fetch_rows(conn, SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g"))
-    by_id = {row[1]: row for row in rows}
-    return event_of(by_id[resolve_prefix(event_id, list(by_id), "event")])
+    if not rows and (span := hex_range(prefix)):  # ids are in the "C" collation: a range scan
+        rows = await fetch_rows(conn, SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", span)
+    return one_event(event_id, rows)
 
 
 async def get_payload(conn: AsyncConnection, digest: str) -> tuple[str, dict[str, Any]]:
-    prefix = digest.lower()
-    rows = []
-    if _hex(prefix):
-        sql = "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6"
-        rows = await fetch_rows(conn, sql, (prefix, prefix + "g"))
-    by_digest = {row[0]: row for row in rows}
-    found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
-    try:
-        return found[0], json.loads(decode_blob(found[1], found[2]))
-    except (ValueError, zlib.error) as exc:
-        raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
+    span = hex_range(digest.lower())
+    sql = "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6"
+    return one_payload(digest, await fetch_rows(conn, sql, span) if span else [])
 
 
 async def read_sessions(conn: AsyncConnection, name: str | None) -> list[SessionInfo]:

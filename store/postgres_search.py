@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.base import EventQuery
 from store.events import Event
-from store.query import where_clause
+from store.query import narrowing_terms
 from store.search import (
     WORD,
     Op,
@@ -124,12 +123,7 @@ def search_sql(query: SearchQuery, offset: int = 0) -> tuple[str, list[Any]]:
     event's text to decide."""
     tree = parse_query(query.text)
     words = f"{tsquery(tree)} | ('{PARTIAL}' & {tsquery(tree, widen=True)})"
-    narrowing = EventQuery(session=query.session, kinds=query.kinds, since=query.since, until=query.until)
-    sql, params = where_clause(narrowing)
-    filters = sql.split(" ORDER BY")[0].replace(" WHERE ", " AND ", 1)
-    if query.agent is not None:
-        filters += " AND e.agent = ?"
-        params.append(query.agent)
+    filters, params = narrowing_terms(query)
     ranked = (
         "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, ts_rank(t.words, q.q) AS score,"
         " t.words @@ ?::tsquery AS partial"

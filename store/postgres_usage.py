@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable
+from dataclasses import astuple
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -36,21 +37,8 @@ async def add_usage(conn: AsyncConnection, rows: Iterable[UsageRow]) -> None:
     """Fold usage rows into ``usage_buckets``: one statement, a row per key."""
     folded = fold_usage(rows)
     if folded:
-        values = [(*row.key, *_counts(row)) for row in folded]
+        values = [astuple(row) for row in folded]
         await conn.execute(_UPSERT, [list(column) for column in zip(*values, strict=True)])
-
-
-def _counts(row: UsageRow) -> tuple[int, ...]:
-    return (
-        row.calls,
-        row.input_tokens,
-        row.output_tokens,
-        row.cache_creation_tokens,
-        row.cache_creation_1h_tokens,
-        row.cache_read_tokens,
-        row.first_ts,
-        row.last_ts,
-    )
 
 
 async def add_events(conn: AsyncConnection, events: list[Event]) -> None:

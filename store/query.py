@@ -6,6 +6,7 @@ from typing import Any
 
 from store.base import EventQuery
 from store.events import Event
+from store.search import SearchQuery
 
 
 def _kind_matches(kind: str, patterns: tuple[str, ...]) -> bool:
@@ -61,3 +62,16 @@ def where_clause(query: EventQuery) -> tuple[str, list[Any]]:
         sql += " LIMIT ?"
         params.append(query.limit)
     return sql, params
+
+
+def narrowing_terms(query: SearchQuery) -> tuple[str, list[Any]]:
+    """The terms that narrow a search down by the events' own columns, each written as
+    ``AND ...`` over ``events e``, with their parameters: what both SQL backends add to the text
+    match."""
+    narrowing = EventQuery(session=query.session, kinds=query.kinds, since=query.since, until=query.until)
+    sql, params = where_clause(narrowing)
+    terms = sql.split(" ORDER BY")[0].replace(" WHERE ", " AND ", 1)
+    if query.agent is not None:
+        terms += " AND e.agent = ?"
+        params.append(query.agent)
+    return terms, params

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from store.base import StoredRow
+from store.base import StoredRow, resolve_prefix
 from store.errors import IntegrityError, StoreError
 from store.events import Event, digest, event_json_text
 
@@ -81,6 +81,29 @@ def event_text(row: Sequence[Any]) -> str:
     return event_json_text(
         row[0], row[1], row[2], row[3], row[4], row[5], parents_of(row[6]), row[7], row[8], payload.decode()
     )
+
+
+def hex_range(prefix: str) -> tuple[str, str] | None:
+    """Ids and digests are lowercase hex, so those starting with ``prefix`` sort between it and
+    ``prefix`` followed by "g": a range scan on their index. None when ``prefix`` is not hex."""
+    return (prefix, prefix + "g") if prefix and all(c in "0123456789abcdef" for c in prefix) else None
+
+
+def one_event(event_id: str, rows: Sequence[Sequence[Any]]) -> Event:
+    """The event of the row whose id is ``event_id`` or the only one it prefixes."""
+    by_id = {row[1]: row for row in rows}
+    return event_of(by_id[resolve_prefix(event_id, list(by_id), "event")])
+
+
+def one_payload(digest: str, rows: Sequence[Sequence[Any]]) -> tuple[str, dict[str, Any]]:
+    """(digest, payload) of the (digest, codec, data) row whose digest is ``digest`` or the only
+    one it prefixes."""
+    by_digest = {row[0]: row for row in rows}
+    found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
+    try:
+        return found[0], json.loads(decode_blob(found[1], found[2]))
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
 
 
 def stored_row(row: Sequence[Any]) -> StoredRow:

@@ -16,6 +16,7 @@ import sqlite3
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import astuple
 
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
@@ -61,22 +62,8 @@ def _add_usage(db: sqlite3.Connection, rows: Iterable[UsageRow]) -> None:
                 cache_creation_1h_tokens = cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
                 cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
                 first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts)""",
-            [_usage_values(row) for row in folded],
+            [astuple(row) for row in folded],
         )
-
-
-def _usage_values(row: UsageRow) -> tuple[int | str, ...]:
-    return (
-        *row.key,
-        row.calls,
-        row.input_tokens,
-        row.output_tokens,
-        row.cache_creation_tokens,
-        row.cache_creation_1h_tokens,
-        row.cache_read_tokens,
-        row.first_ts,
-        row.last_ts,
-    )
 
 
 def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:

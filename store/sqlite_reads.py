@@ -7,18 +7,15 @@ one hop (see store/sqlite.py).
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from store.base import CHUNK, ChainVerifier, ProgressCallback, Stats, VerifyReport, resolve_prefix
-from store.errors import StoreError
+from store.base import CHUNK, ChainVerifier, ProgressCallback, Stats, VerifyReport
 from store.events import Event
-from store.rows import SELECT, decode_blob, event_of, event_text, stored_row
+from store.rows import SELECT, event_text, hex_range, one_event, one_payload, stored_row
 from store.sqlite_retention import pruned_seq, replaced_ids
 
 
@@ -35,28 +32,16 @@ def get_event(db: sqlite3.Connection, event_id: str) -> Event:
     """The event whose id is ``event_id``, or the one whose id it is a unique prefix of."""
     prefix = event_id.lower()
     rows = db.execute(SELECT + " WHERE e.id = ?", (prefix,)).fetchall()
-    if not rows and prefix and all(c in "0123456789abcdef" for c in prefix):
-        # Every id is lowercase hex, so the ids starting with a prefix sort between it and
-        # the prefix followed by 'g': a range scan on the unique index.
-        rows = db.execute(SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", (prefix, prefix + "g")).fetchall()
-    by_id = {row[1]: row for row in rows}
-    return event_of(by_id[resolve_prefix(event_id, list(by_id), "event")])
+    if not rows and (span := hex_range(prefix)):
+        rows = db.execute(SELECT + " WHERE e.id >= ? AND e.id < ? LIMIT 6", span).fetchall()
+    return one_event(event_id, rows)
 
 
 def get_payload(db: sqlite3.Connection, digest: str) -> tuple[str, dict[str, Any]]:
     """(digest, payload) of the stored payload whose digest ``digest`` is a unique prefix of."""
-    prefix = digest.lower()
-    rows = []
-    if prefix and all(c in "0123456789abcdef" for c in prefix):  # digests are lowercase hex: a range scan
-        rows = db.execute(
-            "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6", (prefix, prefix + "g")
-        ).fetchall()
-    by_digest = {row[0]: row for row in rows}
-    found = by_digest[resolve_prefix(digest, list(by_digest), "payload")]
-    try:
-        return found[0], json.loads(decode_blob(found[1], found[2]))
-    except (ValueError, zlib.error) as exc:
-        raise StoreError(f"payload {found[0][:12]} is unreadable: {exc}", "run `toka verify`") from None
+    span = hex_range(digest.lower())
+    sql = "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6"
+    return one_payload(digest, db.execute(sql, span).fetchall() if span else [])
 
 
 def verify_chain(db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from store.base import CHUNK, EventQuery
+from store.base import CHUNK
 from store.errors import StoreError, UsageError
 from store.events import Event
-from store.query import where_clause
+from store.query import narrowing_terms
 from store.rows import SELECT, event_of, transaction
 from store.search import ELLIPSIS, MARK_END, MARK_START, SNIPPET_TOKENS, SearchHit, SearchQuery, indexed_text
 
@@ -64,12 +64,7 @@ SEARCH_SELECT = (
 
 def search_sql(query: SearchQuery) -> tuple[str, list[Any]]:
     """The statement of a search: FTS5 finds and ranks; the event's columns narrow it down."""
-    narrowing = EventQuery(session=query.session, kinds=query.kinds, since=query.since, until=query.until)
-    sql, params = where_clause(narrowing)
-    filters = sql.split(" ORDER BY")[0].replace(" WHERE ", " AND ", 1)
-    if query.agent is not None:
-        filters += " AND e.agent = ?"
-        params.append(query.agent)
+    filters, params = narrowing_terms(query)
     # ORDER BY rank is sorted inside FTS5, so SQLite makes snippets for the rows it returns only.
     return SEARCH_SELECT + filters + " ORDER BY search_index.rank LIMIT ?", [query.text, *params, query.limit]
 
