@@ -286,7 +286,20 @@ class EventStore(abc.ABC):
         of ``width``), UTC day, model and prompt class, and per session and agent when
         ``sessions`` (store/usage.py's ``sum_usage``): what a report per day needs, in a few
         thousand rows where the projection holds hundreds of thousands. A backend with the
-        projection in a table sums it in SQL; this sums in Python."""
+        projection in a table sums it in SQL (:meth:`_sum_usage`); this sums in Python."""
+        chosen = None if models is None else list(models)
+        return await self._sum_usage(since, until, width, offset, sessions, session, chosen)
+
+    async def _sum_usage(
+        self,
+        since: int | None,
+        until: int | None,
+        width: int,
+        offset: int,
+        sessions: bool,
+        session: str | None,
+        models: list[str] | None,
+    ) -> list[UsageRow]:
         rows = await self.usage_rows(since, until, session)
         if models is not None:
             rows = [row for row in rows if row.model in models]

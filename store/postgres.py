@@ -50,7 +50,7 @@ from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
 from store.search import SearchHit, SearchQuery
 from store.url import scrubbed
-from store.usage import BUCKET_US, UsageRow
+from store.usage import UsageRow
 
 T = TypeVar("T")
 
@@ -218,19 +218,8 @@ class PostgresStore(EventStore):
     ) -> list[UsageRow]:
         return await self._read(read_usage, since, until, session)
 
-    async def usage_sums(
-        self,
-        since: int | None = None,
-        until: int | None = None,
-        *,
-        width: int = BUCKET_US,
-        offset: int = 0,
-        sessions: bool = False,
-        session: str | None = None,
-        models: Sequence[str] | None = None,
-    ) -> list[UsageRow]:
-        chosen = None if models is None else list(models)
-        return await self._read(sum_usage_rows, since, until, width, offset, sessions, session, chosen)
+    async def _sum_usage(self, *args: Any) -> list[UsageRow]:
+        return await self._read(sum_usage_rows, *args)  # one GROUP BY over the usage table
 
     async def session(self, name: str) -> SessionInfo:
         return (await self._read(read_sessions, name))[0]

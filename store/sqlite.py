@@ -46,7 +46,7 @@ from store.sqlite_projections import read_sessions, read_usage, rebuild_projecti
 from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
-from store.usage import BUCKET_US, UsageRow
+from store.usage import UsageRow
 
 T = TypeVar("T")
 Durability = Literal["normal", "full"]
@@ -193,19 +193,8 @@ class SqliteStore(EventStore):
     ) -> list[UsageRow]:
         return await self._read(read_usage, since, until, session)
 
-    async def usage_sums(
-        self,
-        since: int | None = None,
-        until: int | None = None,
-        *,
-        width: int = BUCKET_US,
-        offset: int = 0,
-        sessions: bool = False,
-        session: str | None = None,
-        models: Sequence[str] | None = None,
-    ) -> list[UsageRow]:
-        chosen = None if models is None else list(models)
-        return await self._read(sum_usage_rows, since, until, width, offset, sessions, session, chosen)
+    async def _sum_usage(self, *args: Any) -> list[UsageRow]:
+        return await self._read(sum_usage_rows, *args)  # one GROUP BY over the usage table
 
     async def session(self, name: str) -> SessionInfo:
         return (await self._read(read_sessions, name))[0]

@@ -143,7 +143,17 @@ async def test_sums_in_sql_are_the_sums_in_python(sql_store: EventStore) -> None
     ):
         window = {"since": T0 + BUCKET_US, "until": T0 + 2 * day}
         in_sql = sorted(await sql_store.usage_sums(**window, **arguments), key=lambda r: r.key)  # type: ignore[arg-type]
-        in_python = sorted(await EventStore.usage_sums(sql_store, **window, **arguments), key=lambda r: r.key)  # type: ignore[arg-type]
+        # The base class's fold in Python, as the memory backend sums: the same arguments, in order.
+        ordered = [
+            window["since"],
+            window["until"],
+            arguments["width"],
+            arguments.get("offset", 0),
+            arguments.get("sessions", False),
+            arguments.get("session"),
+            arguments.get("models"),
+        ]
+        in_python = sorted(await EventStore._sum_usage(sql_store, *ordered), key=lambda r: r.key)  # type: ignore[arg-type]
         assert in_sql == in_python, arguments
         assert sum(r.calls for r in in_sql) > 0
 
