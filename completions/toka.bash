@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff hook import integrate memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
+        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff hook import integrate mcp memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
         'admin') echo 'copy rebuild' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -67,6 +67,7 @@ _toka_options() {
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '-f --format --json -h --help' ;;
         'integrate') echo '--project --uninstall --statusline --dry-run --json -h --help' ;;
+        'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;
         'memory history') echo '--json -h --help' ;;
@@ -164,6 +165,7 @@ _toka_value() {
         'import|-f') echo '' ;;
         'import|--format') echo '' ;;
         'integrate|--project') echo '@files' ;;
+        'mcp|--session') echo '' ;;
         'memory list|--prefix') echo '' ;;
         'memory rm|--expect-version') echo '' ;;
         'memory set|--expect-version') echo '' ;;

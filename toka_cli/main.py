@@ -16,6 +16,7 @@ from toka_cli.commands import (
     handoff,
     hooks,
     inspect,
+    mcp,
     memory,
     pool,
     report,
@@ -51,6 +52,7 @@ pool.register(app)
 search.register(app)
 retention.register(app)
 doctor.register(app)
+mcp.register(app)
 tui.register(app)
 deps.register(app)
 app.add_typer(report.app)

@@ -1,0 +1,157 @@
+"""The tools `toka mcp` offers an agent, each one daemon op (docs/mcp.md lists them).
+
+Every argument is declared with a type and a description, so the SDK derives the JSON schema the
+agent sees and checks calls against it before a tool runs (a bad argument is an error result).
+Results are the daemon's JSON documents (docs/json.md), returned as structured output.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from toka_cli.mcp.link import Link, require
+
+SessionParam = Annotated[
+    str | None,
+    Field(description="Session id or unique prefix; default: the current session (see toka's docs/mcp.md)."),
+]
+# Roughly four characters a token: the estimate the daemon's budgets use for text of unknown model.
+CHARS_PER_TOKEN = 4
+# Note kinds the handoff document lists; "error" is recorded as an `error` event, which it lists too.
+NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+def estimate_tokens(item: Any) -> int:
+    return -(-len(json.dumps(item, ensure_ascii=False)) // CHARS_PER_TOKEN)
+
+
+def register(server: MCPServer, link: Link) -> None:
+    """Add every tool to ``server``, each calling the daemon through ``link``."""
+
+    @server.tool(annotations=READ_ONLY)
+    async def search(
+        query: Annotated[str, Field(description='Full-text query (SQLite FTS5 syntax: words, "phrases", OR, NOT).')],
+        session: Annotated[str | None, Field(description="Only this session (id or prefix); default: all.")] = None,
+        kinds: Annotated[
+            list[str] | None, Field(description='Only these event kinds, e.g. ["message", "tool.*", "note.*"].')
+        ] = None,
+        since: Annotated[str | None, Field(description="Only events at or after this ISO-8601 time.")] = None,
+        until: Annotated[str | None, Field(description="Only events before this ISO-8601 time.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="At most this many hits.")] = 20,
+    ) -> dict[str, Any]:
+        """Search everything toka recorded: event refs (seq, id, session, kind, ts) with snippets, best first."""
+        return dict(
+            await link.call("search", query=query, session=session, kinds=kinds, since=since, until=until, limit=limit)
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    async def recall(
+        query: Annotated[str, Field(description="What to remember: words of the topic at hand.")],
+        session: SessionParam = None,
+        budget: Annotated[int, Field(ge=50, le=100_000, description="Token budget for the items returned.")] = 2000,
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many items.")] = 10,
+    ) -> dict[str, Any]:
+        """Recall for a query: the session's recent events, matches from all sessions, summaries; within a budget."""
+        found = await link.call("recall", query=query, session=await link.session(session), limit=limit)
+        kept, tokens = [], 0
+        for item in found["items"]:
+            cost = estimate_tokens(item)
+            if tokens + cost > budget:
+                continue
+            kept.append(item)
+            tokens += cost
+        dropped = len(found["items"]) - len(kept)
+        return {**found, "items": kept, "budget": budget, "tokens": tokens, "dropped": dropped}
+
+    @server.tool(annotations=READ_ONLY)
+    async def memory_get(
+        scope: Annotated[str, Field(description="The scope: global, session:<name>, agent:<id> or trace:<id>.")],
+        key: Annotated[str, Field(description="The key within the scope.")],
+    ) -> dict[str, Any]:
+        """Read one remembered value with its version (an error when it is not set)."""
+        return dict(await link.call("memory.get", scope=scope, key=key))
+
+    @server.tool(annotations=WRITES)
+    async def memory_set(
+        scope: Annotated[str, Field(description="The scope: global, session:<name>, agent:<id> or trace:<id>.")],
+        key: Annotated[str, Field(description="The key within the scope.")],
+        value: Annotated[Any, Field(description="Any JSON value (at most 1 MiB).")],
+        expect_version: Annotated[
+            int | None,
+            Field(ge=0, description="Compare-and-set: write only if the key is at this version (0: not set yet)."),
+        ] = None,
+        ttl: Annotated[float | None, Field(gt=0, description="Forget the value after this many seconds.")] = None,
+        pinned: Annotated[bool | None, Field(description="Pin it into every working context.")] = None,
+    ) -> dict[str, Any]:
+        """Remember a JSON value under scope/key; returns the entry with its new version."""
+        return dict(
+            await link.call(
+                "memory.set", scope=scope, key=key, value=value, expect_version=expect_version, ttl=ttl, pinned=pinned
+            )
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    async def memory_list(
+        scope: Annotated[str | None, Field(description="Only this scope; default: every scope.")] = None,
+        prefix: Annotated[str, Field(description="Only keys starting with this.")] = "",
+        pinned: Annotated[bool | None, Field(description="Only pinned (true) or unpinned (false) entries.")] = None,
+    ) -> dict[str, Any]:
+        """List remembered entries, by scope and key."""
+        return dict(await link.call("memory.list", scope=scope, prefix=prefix or None, pinned=pinned))
+
+    @server.tool(annotations=WRITES)
+    async def note(
+        kind: Annotated[
+            Literal["decision", "rejected", "assumption", "constraint", "dependency", "todo", "error"],
+            Field(description="What it is: a decision, a rejected alternative, an assumption, a to-do, an error..."),
+        ],
+        text: Annotated[str, Field(min_length=1, description="The note itself, one or two sentences.")],
+        reason: Annotated[str | None, Field(description="Why (for decisions and rejected alternatives).")] = None,
+        session: SessionParam = None,
+    ) -> dict[str, Any]:
+        """Record a decision, rejected alternative, assumption, constraint, to-do or error for the next handoff."""
+        require(bool(text.strip()), "argument 'text' is empty")
+        payload = {"text": text} | ({"reason": reason} if reason else {})
+        event = {"session": await link.session(session), "kind": "error" if kind == "error" else f"note.{kind}"}
+        appended = await link.call("events.append", events=[event | {"payload": payload}])
+        return {"session": event["session"], "kind": event["kind"], **appended["events"][0]}
+
+    @server.tool(annotations=READ_ONLY)
+    async def context(
+        session: SessionParam = None,
+        budget: Annotated[
+            int, Field(ge=1000, le=10_000_000, description="Token budget the context must fit in.")
+        ] = 100_000,
+    ) -> dict[str, Any]:
+        """The session's working context (pinned items, summaries, then the latest events) fitted to a token budget."""
+        return dict(await link.call("context", session=await link.session(session), budget=budget))
+
+    @server.tool(annotations=WRITES)
+    async def handoff(
+        action: Annotated[
+            Literal["show", "create"],
+            Field(description="show: the latest stored handoff of the session; create: build one from the log now."),
+        ] = "show",
+        session: SessionParam = None,
+        reason: Annotated[str | None, Field(description="Why the handoff is made (create only).")] = None,
+    ) -> dict[str, Any]:
+        """Create or show the current agent's handoff document (markdown, continuation prompt and structured fields)."""
+        current = await link.session(session)
+        if action == "create":
+            return dict(await link.call("handoffs.create", target=current, reason=reason))
+        listed = (await link.call("handoffs.list"))["handoffs"]
+        mine = [h for h in listed if h["session"] == current or h.get("successor") == current]
+        require(bool(mine), f"session {current} has no handoff yet", 'call handoff with action "create"')
+        return dict(await link.call("handoffs.get", id=mine[-1]["id"]))
+
+    @server.tool(annotations=READ_ONLY)
+    async def usage(session: SessionParam = None) -> dict[str, Any]:
+        """Context fill, headroom and cost of the session: how much room is left before a handoff."""
+        return dict(await link.call("usage", session=await link.session(session)))
