@@ -55,7 +55,19 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
     result = integrate("--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"settings", "action", "command", "events", "statusline", "changed", "dry_run", "backup"}
+    assert set(report) == {
+        "agent",
+        "settings",
+        "action",
+        "command",
+        "events",
+        "statusline",
+        "mcp",
+        "changed",
+        "dry_run",
+        "backup",
+        "diff",
+    }
     assert report["statusline"]["state"] == "absent"  # offered, not installed unasked
     assert "statusLine" not in _settings(home)
     assert report["action"] == "install" and report["dry_run"] is False

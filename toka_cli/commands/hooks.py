@@ -8,6 +8,8 @@ functions, registered for `toka --help`, their `--help` and completions.
 
 from __future__ import annotations
 
+import difflib
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from toka_cli import integrate as settings_file
+from toka_cli import integrate_mcp
 from toka_cli.hook import record_hook
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit
@@ -57,37 +60,74 @@ def statusline() -> None:
 
 
 def integrate(
-    agent: AgentArg,
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code or codex.")],
     project: Annotated[
         Path | None,
-        typer.Option(help="Install into DIR/.claude/settings.json instead of ~/.claude/settings.json.", metavar="DIR"),
+        typer.Option(
+            help="Claude Code: install into DIR/.claude/settings.json and DIR/.mcp.json instead of the user's files.",
+            metavar="DIR",
+        ),
     ] = None,
     uninstall: Annotated[
-        bool, typer.Option("--uninstall", help="Remove toka's hooks and status line, and only those.")
+        bool, typer.Option("--uninstall", help="Remove what toka added (hooks, MCP server, status line), only that.")
     ] = False,
     statusline_: Annotated[
         bool,
         typer.Option("--statusline", help="Also make `toka statusline` Claude Code's status line (unless one is set)."),
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; write nothing.")] = False,
+    mcp: Annotated[
+        bool, typer.Option("--mcp/--no-mcp", help="Install `toka mcp` as the agent's MCP server `toka`.")
+    ] = True,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would change, as a diff; write nothing.")
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Add toka's hooks to Claude Code's settings.json (every other setting and hook is kept)."""
-    if agent != "claude-code":
-        raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code)", param_hint="AGENT")
-    change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall, statusline=statusline_)
-    backup = settings_file.apply(change) if change.changed and not dry_run else None
-    result = {
-        "settings": str(change.path),
-        "action": change.action,
-        "command": change.command,
-        "events": change.events,
-        "statusline": {"command": settings_file.statusline_command(), "state": change.statusline},
-        "changed": change.changed,
+    """Install toka into an agent: Claude Code's hooks and MCP server, Codex's MCP server; every other setting kept."""
+    if agent not in ("claude-code", "codex"):
+        raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code, codex)", param_hint="AGENT")
+    server = None
+    if mcp or uninstall:
+        if agent == "codex":
+            server = integrate_mcp.plan_codex(integrate_mcp.codex_path(), uninstall=uninstall)
+        else:
+            server = integrate_mcp.plan_claude(integrate_mcp.claude_path(project), uninstall=uninstall)
+    result: dict[str, Any] = {"agent": agent}
+    diffs = [server.diff()] if server is not None else []
+    changed = server is not None and server.changed
+    if agent == "claude-code":
+        change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall, statusline=statusline_)
+        backup = settings_file.apply(change) if change.changed and not dry_run else None
+        changed = changed or change.changed
+        diffs.insert(0, _settings_diff(change))
+        result |= {
+            "settings": str(change.path),
+            "action": change.action,
+            "command": change.command,
+            "events": change.events,
+            "statusline": {"command": settings_file.statusline_command(), "state": change.statusline},
+            "backup": None if backup is None else str(backup),
+        }
+    else:
+        result["action"] = "uninstall" if uninstall else "install"
+    if server is not None and server.changed and not dry_run:
+        integrate_mcp.apply(server)
+    result |= {
+        "mcp": None if server is None else server.to_json(),
+        "changed": changed,
         "dry_run": dry_run,
-        "backup": None if backup is None else str(backup),
+        "diff": "".join(diffs) if dry_run else None,
     }
     emit(result, json_, _integrated)
+
+
+def _settings_diff(change: settings_file.Change) -> str:
+    before = change.path.read_text(encoding="utf-8") if change.path.exists() else ""
+    after = json.dumps(change.settings, indent=2, ensure_ascii=False) + "\n" if change.changed else before
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), str(change.path), str(change.path)
+    )
+    return "".join(lines)
 
 
 def _integrated(result: dict[str, Any]) -> None:
@@ -95,6 +135,19 @@ def _integrated(result: dict[str, Any]) -> None:
     uninstall = result["action"] == "uninstall"
     verb = "remove" if uninstall else "add"
     would = "would " if result["dry_run"] else ""
+    server = result["mcp"]
+    if result["dry_run"] and result["diff"]:
+        out.print(result["diff"], end="")
+    if server is not None:
+        verbs = {"added": "add", "updated": "update", "removed": "remove"}
+        if server["state"] in verbs:
+            out.print(f"{would}{verbs[server['state']]} MCP server toka in {server['file']}: {server['command']}")
+        elif server["state"] == "other":
+            out.print(f"{server['file']}: an MCP server named toka runs another command; left as it is")
+        else:
+            out.print(f"{server['file']}: MCP server toka {'absent' if uninstall else 'in place'}")
+    if result["agent"] == "codex":
+        return
     line = result["statusline"]
     if not result["changed"]:
         out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")

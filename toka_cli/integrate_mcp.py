@@ -1,0 +1,171 @@
+"""Installing `toka mcp` as an MCP server of Claude Code and of Codex, and taking it out again.
+
+Claude Code keeps user-scope MCP servers in ``~/.claude.json`` under ``mcpServers`` and
+project-scope ones in ``<project>/.mcp.json`` (docs/real-clients.md); Codex keeps them in
+``$CODEX_HOME/config.toml`` (``~/.codex``) as ``[mcp_servers.NAME]`` tables. Toka adds one server
+named ``toka`` running ``<absolute path of this toka> mcp``: an agent does not start its servers
+with the user's shell PATH, so a bare ``toka`` fails whenever the venv is not on it. Every other
+setting is kept: JSON files are rewritten key for key in their order, and config.toml through
+tomlkit, which keeps its comments and layout. A ``toka`` entry that runs another command is left
+alone; installing twice changes nothing; uninstalling removes only toka's entry.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from store.errors import ConfigError
+
+SERVER_NAME = "toka"
+
+
+def toka_executable() -> str:
+    """The absolute path of this toka's console script (or of the `toka` on PATH)."""
+    here = Path(sys.executable).parent / "toka"
+    if here.exists():
+        return str(here.absolute())
+    on_path = shutil.which("toka")
+    if on_path is None:
+        raise ConfigError("cannot find the `toka` executable", "install toka with pip, then rerun")
+    return str(Path(on_path).absolute())
+
+
+def is_toka_server(entry: Any) -> bool:
+    """An MCP server entry that runs ``toka mcp`` (by any path)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    args = entry.get("args") or []
+    return Path(entry["command"]).name == "toka" and list(args)[:1] == ["mcp"]
+
+
+def claude_path(project: Path | None) -> Path:
+    if project is not None:
+        return project.expanduser().absolute() / ".mcp.json"
+    return Path.home() / ".claude.json"
+
+
+def codex_path() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+
+
+@dataclass
+class ServerChange:
+    path: Path
+    # "added", "updated" (another toka path), "removed", "installed" (as it was), "other" (a
+    # `toka` entry of another command, left alone) or "absent".
+    state: str
+    command: str
+    before: str
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                str(self.path),
+                str(self.path),
+            )
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.path), "state": self.state, "command": f"{shlex.quote(self.command)} mcp"}
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _decide(servers: Any, uninstall: bool, entry: dict[str, Any]) -> str:
+    current = servers.get(SERVER_NAME) if servers is not None else None
+    if current is None:
+        return "absent" if uninstall else "added"
+    if not is_toka_server(current):
+        return "other"
+    if uninstall:
+        return "removed"
+    same = current.get("command") == entry["command"] and list(current.get("args") or []) == entry["args"]
+    return "installed" if same else "updated"
+
+
+def plan_claude(path: Path, *, uninstall: bool = False) -> ServerChange:
+    before = _read(path)
+    try:
+        data = json.loads(before) if before.strip() else {}
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); left untouched", "fix the file, then rerun") from None
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        raise ConfigError(f"{path}: 'mcpServers' is not an object; left untouched")
+    command = toka_executable()
+    entry = {"type": "stdio", "command": command, "args": ["mcp"], "env": {}}
+    servers = data.get("mcpServers")
+    state = _decide(servers, uninstall, entry)
+    if state in ("added", "updated"):
+        data.setdefault("mcpServers", {})[SERVER_NAME] = entry
+    elif state == "removed":
+        del data["mcpServers"][SERVER_NAME]
+        if not data["mcpServers"]:
+            del data["mcpServers"]
+    after = (
+        before if state in ("installed", "other", "absent") else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    )
+    return ServerChange(path, state, command, before, after)
+
+
+def plan_codex(path: Path, *, uninstall: bool = False) -> ServerChange:
+    import tomlkit  # only `toka integrate codex` pays for it
+    from tomlkit.exceptions import TOMLKitError
+
+    before = _read(path)
+    try:
+        document = tomlkit.parse(before)
+    except TOMLKitError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); left untouched", "fix the file, then rerun") from None
+    command = toka_executable()
+    entry = {"command": command, "args": ["mcp"]}
+    servers = document.get("mcp_servers")
+    state = _decide(servers, uninstall, entry)
+    if state in ("added", "updated"):
+        if servers is None:
+            servers = tomlkit.table(is_super_table=True)
+            document["mcp_servers"] = servers
+        table = tomlkit.table()
+        table["command"] = command
+        table["args"] = ["mcp"]
+        table.add(tomlkit.nl())  # a blank line before the table that follows, as people write them
+        servers[SERVER_NAME] = table
+    elif state == "removed" and servers is not None:
+        del servers[SERVER_NAME]
+        if not servers:
+            del document["mcp_servers"]
+    after = before if state in ("installed", "other", "absent") else tomlkit.dumps(document)
+    return ServerChange(path, state, command, before, after)
+
+
+def apply(change: ServerChange) -> None:
+    """Write the changed file atomically, keeping its mode."""
+    path = change.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(change.after)
+        if path.exists():
+            shutil.copymode(path, temp)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
