@@ -19,6 +19,7 @@ from store.events import Event
 from store.postgres_search import index_rows
 from store.postgres_usage import project_usage
 from store.projection import session_infos
+from store.query import dialect
 from store.rows import SELECT, event_of, hex_range, one_event, one_payload, stored_row
 
 # Taken by a rebuild before it reads the log: appends (which lock the table in EXCLUSIVE mode,
@@ -26,11 +27,6 @@ from store.rows import SELECT, event_of, hex_range, one_event, one_payload, stor
 # on. Else an event committed meanwhile is counted or indexed twice (a duplicate key fails the
 # rebuild) or not at all.
 HOLD_APPENDS = "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"
-
-
-def dialect(sql: str) -> str:
-    """A statement written with SQLite's ``?`` placeholders, in psycopg's."""
-    return sql.replace("?", "%s")
 
 
 async def fetch_rows(conn: AsyncConnection, sql: str, params: Sequence[Any]) -> list[Any]:

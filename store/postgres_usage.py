@@ -9,11 +9,11 @@ import json
 import zlib
 from collections.abc import Iterable
 from dataclasses import astuple
-from typing import Any
 
 from psycopg import AsyncConnection
 
 from store.events import Event
+from store.query import bucket_where, dialect
 from store.rows import decode_blob
 from store.usage import DAY_US, UsageRow, fold_usage, usage_row
 
@@ -71,20 +71,11 @@ async def project_usage(conn: AsyncConnection) -> None:
         after = page[-1][0]
 
 
-def _where(since: int | None, until: int | None, session: str | None) -> tuple[str, list[Any]]:
-    terms, params = [], []
-    for term, value in (("bucket >= %s", since), ("bucket < %s", until), ("session = %s", session)):
-        if value is not None:
-            terms.append(term)
-            params.append(value)
-    return (" WHERE " + " AND ".join(terms) if terms else ""), params
-
-
 async def read_usage(
     conn: AsyncConnection, since: int | None, until: int | None, session: str | None
 ) -> list[UsageRow]:
-    where, params = _where(since, until, session)
-    cursor = await conn.execute("SELECT * FROM usage_buckets" + where, params)
+    where, params = bucket_where(since, until, session)
+    cursor = await conn.execute(dialect("SELECT * FROM usage_buckets" + where), params)
     return [UsageRow(*row) for row in await cursor.fetchall()]
 
 
@@ -99,10 +90,8 @@ async def sum_usage_rows(
     models: list[str] | None,
 ) -> list[UsageRow]:
     """``EventStore.usage_sums`` in one GROUP BY (store/usage.py's ``sum_usage`` says what)."""
-    where, params = _where(since, until, session)
-    if models is not None:
-        where += (" AND " if where else " WHERE ") + "model = ANY(%s)"
-        params.append(models)
+    where, params = bucket_where(since, until, session, None if models is None else ("model = ANY(?)", models))
+    where = dialect(where)
     who = "session, agent" if sessions else "''::text, ''::text"
     sql = (
         # sum() of bigint is numeric in PostgreSQL: cast back, so the rows hold ints.

@@ -1,4 +1,6 @@
-"""One meaning for an :class:`EventQuery`, written as a Python predicate and as SQL."""
+"""One meaning for an :class:`EventQuery`, written as a Python predicate and as SQL; the terms
+that narrow a search and a read of the usage table, shared by both SQL backends; and SQLite's
+placeholders written as psycopg's."""
 
 from __future__ import annotations
 
@@ -75,3 +77,26 @@ def narrowing_terms(query: SearchQuery) -> tuple[str, list[Any]]:
         terms += " AND e.agent = ?"
         params.append(query.agent)
     return terms, params
+
+
+def bucket_where(
+    since: int | None, until: int | None, session: str | None, models: tuple[str, Any] | None = None
+) -> tuple[str, list[Any]]:
+    """The WHERE of a read of the usage table: buckets that start in [since, until), of one
+    session or of all, and ``models`` (the backend's term for a list of models, with its
+    parameter) when given; SQLite's ``?`` placeholders."""
+    terms: list[str] = []
+    params: list[Any] = []
+    for term, value in (("bucket >= ?", since), ("bucket < ?", until), ("session = ?", session)):
+        if value is not None:
+            terms.append(term)
+            params.append(value)
+    if models is not None:
+        terms.append(models[0])
+        params.append(models[1])
+    return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+
+def dialect(sql: str) -> str:
+    """A statement written with SQLite's ``?`` placeholders, in psycopg's."""
+    return sql.replace("?", "%s")

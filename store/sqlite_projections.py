@@ -21,6 +21,7 @@ from dataclasses import astuple
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
 from store.projection import fold, session_infos
+from store.query import bucket_where
 from store.rows import JSON_LIST, decode_blob, transaction
 from store.usage import DAY_US, UsageRow, fold_usage, usage_row
 
@@ -91,13 +92,7 @@ def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:
 def read_usage(db: sqlite3.Connection, since: int | None, until: int | None, session: str | None) -> list[UsageRow]:
     """The rows of the buckets that start at or after ``since`` and before ``until``, of one
     session or of all."""
-    terms: list[str] = []
-    params: list[int | str] = []
-    for term, value in (("bucket >= ?", since), ("bucket < ?", until), ("session = ?", session)):
-        if value is not None:
-            terms.append(term)
-            params.append(value)
-    where = " WHERE " + " AND ".join(terms) if terms else ""
+    where, params = bucket_where(since, until, session)
     return [UsageRow(*row) for row in db.execute("SELECT * FROM usage_buckets" + where, params)]
 
 
@@ -112,16 +107,8 @@ def sum_usage_rows(
     models: list[str] | None,
 ) -> list[UsageRow]:
     """``EventStore.usage_sums`` in one GROUP BY (store/usage.py's ``sum_usage`` says what)."""
-    terms: list[str] = []
-    params: list[int | str] = []
-    for term, value in (("bucket >= ?", since), ("bucket < ?", until), ("session = ?", session)):
-        if value is not None:
-            terms.append(term)
-            params.append(value)
-    if models is not None:
-        terms.append("model IN " + JSON_LIST)
-        params.append(json.dumps(models))
-    where = " WHERE " + " AND ".join(terms) if terms else ""
+    chosen = None if models is None else ("model IN " + JSON_LIST, json.dumps(models))
+    where, params = bucket_where(since, until, session, chosen)
     who = "session, agent" if sessions else "'', ''"
     sql = (
         f"SELECT min(bucket), {who}, model, prompt_class, sum(calls), sum(input_tokens), sum(output_tokens),"
