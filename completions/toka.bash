@@ -66,7 +66,7 @@ _toka_options() {
         'handoff verify') echo '--json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '-f --format --json -h --help' ;;
-        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --dry-run --json -h --help' ;;
+        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --dry-run --json -h --help' ;;
         'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;

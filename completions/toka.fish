@@ -271,6 +271,7 @@ complete -c toka -n '__toka_at \'integrate\'' -l 'project' -r -F -d 'Claude Code
 complete -c toka -n '__toka_at \'integrate\'' -l 'uninstall' -d 'Remove what toka added (hooks, MCP server, status line), only that.'
 complete -c toka -n '__toka_at \'integrate\'' -l 'statusline' -d 'Also make `toka statusline` Claude Code\'s status line (unless one is set).'
 complete -c toka -n '__toka_at \'integrate\'' -l 'mcp' -l 'no-mcp' -d 'Install `toka mcp` as the agent\'s MCP server `toka`.'
+complete -c toka -n '__toka_at \'integrate\'' -l 'notify' -l 'no-notify' -d 'Codex: make `toka hook codex` its notify program (unless one is set).'
 complete -c toka -n '__toka_at \'integrate\'' -l 'dry-run' -d 'Print what would change, as a diff; write nothing.'
 complete -c toka -n '__toka_at \'integrate\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'integrate\'' -s 'h' -l 'help' -d 'Show this message and exit.'

@@ -23,8 +23,8 @@ from daemon.client.sync import probe
 from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError
-from toka_cli import integrate
 from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
+from toka_cli.doctor_integrations import integration_checks
 from toka_cli.doctor_postgres import postgres_checks
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         _disk(paths),
         _config(paths),
         _watched_paths(settings),
-        _hooks(cwd or Path.cwd()),
+        *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
     ]
     return checks
@@ -219,40 +219,3 @@ def _watched_paths(settings: Settings | None) -> Check:
         fix = f"mkdir -p {' '.join(missing)}, or toka config set watch.paths '{kept}'"
         return Check("watch", "problem", f"watched paths missing: {', '.join(missing)}", fix)
     return Check("watch", "ok", f"{len(settings.watch.paths)} watched path(s) exist")
-
-
-def _hooks(cwd: Path) -> Check:
-    """Claude Code hooks are optional: not installed is a note, a partial install a warning."""
-    found = []
-    for label, path in (("user", integrate.settings_path(None)), ("project", integrate.settings_path(cwd))):
-        try:
-            settings = integrate._load(path)
-        except ConfigError as exc:
-            return Check("hooks", "warning", exc.message, f"$EDITOR {path}")
-        hooks = settings.get("hooks", {})
-        events = [
-            event
-            for event, groups in hooks.items()
-            if any(
-                integrate.is_toka_hook(handler)
-                for group in groups
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-                for handler in group["hooks"]
-            )
-        ]
-        if events:
-            found.append((label, path, events))
-    if not found:
-        return Check("hooks", "ok", "Claude Code hooks not installed (optional)", "toka integrate claude-code")
-    for label, path, events in found:
-        missing = [event for event in integrate.EVENTS if event not in events]
-        if missing:
-            project = " --project ." if label == "project" else ""
-            return Check(
-                "hooks",
-                "warning",
-                f"Claude Code hooks in {path} miss {', '.join(missing)}",
-                f"toka integrate claude-code{project}",
-            )
-    where = ", ".join(str(path) for _, path, _ in found)
-    return Check("hooks", "ok", f"Claude Code hooks installed in {where}")

@@ -1,4 +1,5 @@
-"""`toka hook claude-code`: record one Claude Code hook payload, fast, and never in the agent's way.
+"""`toka hook claude-code` and `toka hook codex`: record one hook payload, fast, and never in the
+agent's way.
 
 Claude Code runs the hook on every tool call, so this path imports the standard library, the
 client's connection (daemon/client/socket.py), the paths and the spool writer, and nothing else: no Typer, Rich,
@@ -6,7 +7,10 @@ asyncio, aiosqlite or blake3 (toka_cli/entry.py dispatches here before the Typer
 
 The payload (stdin) becomes one event of its session: kind ``hook.<event in snake_case>``,
 agent ``main``, the whole payload as the event's payload, and key ``hook:<sha256 of stdin>``, so
-a retried hook is recorded once. It takes one round trip (no ``hello``: the append's own answer
+a retried hook is recorded once. Codex's ``notify`` program gets its payload as its last argument
+instead (``{"type": "agent-turn-complete", "thread-id": ..., "turn-id": ..., ...}``): it becomes
+kind ``hook.agent_turn_complete`` of session ``thread-id`` (the rollout's session id), keyed by
+its turn. It takes one round trip (no ``hello``: the append's own answer
 says whether the daemon understood). When the daemon is not running the event goes to the spool
 (daemon/client/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
 call about 200 ms while the daemon is down, and the spool lands in the log when it next starts.
@@ -49,8 +53,8 @@ else:
         except ImportError:
             from hashlib import sha256
 
-AGENTS = ("claude-code",)
-USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json"
+AGENTS = ("claude-code", "codex")
+USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json, or toka hook codex PAYLOAD_JSON"
 # The kind of a status line input (Claude Code's statusLine command; daemon/agents/usage.py reads its
 # context_window.context_window_size as the agent's own window).
 STATUSLINE = "statusline"
@@ -75,17 +79,40 @@ def event_kind(name: object) -> str:
     return "hook." + (re.sub(r"[^a-z0-9_-]+", "_", snake).strip("_") or "unknown")
 
 
-def hook_event(raw: bytes, kind: str | None = None) -> dict[str, Any]:
-    """The event a payload becomes (of ``kind``, else named by its ``hook_event_name``);
-    ValueError saying why when it is no hook payload."""
+def _payload(raw: bytes, source: str) -> dict[str, Any]:
     if not raw.strip():
-        raise ValueError("empty stdin, expected one hook payload (a JSON object)")
+        raise ValueError(f"empty {source}, expected one hook payload (a JSON object)")
     try:
         payload = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise ValueError(f"stdin is not JSON ({exc})") from None
+        raise ValueError(f"{source} is not JSON ({exc})") from None
     if not isinstance(payload, dict):
         raise ValueError(f"the payload is a JSON {type(payload).__name__}, not an object")
+    return payload
+
+
+def codex_event(raw: bytes) -> dict[str, Any]:
+    """The event a Codex notify payload becomes; ValueError saying why when it is none."""
+    payload = _payload(raw, "the argument")
+    session, turn = payload.get("thread-id"), payload.get("turn-id")
+    if not isinstance(session, str) or not session:
+        raise ValueError("the payload has no thread-id")
+    kind = event_kind(str(payload.get("type") or "unknown").replace("-", "_"))
+    return {
+        "session": session,
+        "kind": kind,
+        "agent": "main",
+        "ts": time.time(),
+        # A turn is notified once; without its id, the payload's digest.
+        "key": f"{kind}:{turn}" if isinstance(turn, str) and turn else f"{kind}:" + sha256(raw).hexdigest(),
+        "payload": payload,
+    }
+
+
+def hook_event(raw: bytes, kind: str | None = None) -> dict[str, Any]:
+    """The event a payload becomes (of ``kind``, else named by its ``hook_event_name``);
+    ValueError saying why when it is no hook payload."""
+    payload = _payload(raw, "stdin")
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         raise ValueError("the payload has no session_id")
@@ -134,7 +161,7 @@ def record_hook(
         return 1  # not 2: Claude Code blocks the tool call on exit 2
     figures: dict[str, Any] | None = None
     try:
-        event = hook_event(raw, STATUSLINE if statusline else None)
+        event = codex_event(raw) if agent == "codex" else hook_event(raw, STATUSLINE if statusline else None)
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
         if statusline:
@@ -194,14 +221,16 @@ def main(args: list[str]) -> int:
     stderr = sys.stderr
     options = [a for a in args if a.startswith("-")]
     agents = [a for a in args if not a.startswith("-")]
-    if len(agents) != 1 or set(options) - {"--headroom", "--statusline"}:
+    # Codex's notify passes the payload as the last argument; Claude Code's hooks on stdin.
+    argument = agents[0] == "codex" and len(agents) == 2 and not options
+    if not argument and (len(agents) != 1 or set(options) - {"--headroom", "--statusline"}):
         _note(stderr, USAGE)
         return 1
-    if sys.stdin is not None and sys.stdin.isatty():  # run by hand: say what it wants rather than wait for end of input
+    if not argument and sys.stdin is not None and sys.stdin.isatty():  # by hand: say what it wants, not wait
         _note(stderr, "expects one hook payload on stdin; " + USAGE)
         return 1
     try:
-        raw = sys.stdin.buffer.read()
+        raw = agents[1].encode() if argument else sys.stdin.buffer.read()
         return record_hook(
             agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options, statusline="--statusline" in options
         )
