@@ -55,6 +55,16 @@ class Spawned:
 Spawner = Callable[..., Spawned]
 
 
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = PATIENCE) -> Any:
+    """Poll ``condition`` until it returns something true, and return that; fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
+        time.sleep(0.01)
+    return found
+
+
 def daemon_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "daemon", *args]
 

@@ -12,13 +12,12 @@ import os
 import socket
 import subprocess
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from daemons import PATIENCE, Spawned, Spawner, daemon_command, spawn_daemon  # noqa: F401 - re-exported
+from daemons import PATIENCE, Spawned, Spawner, daemon_command, spawn_daemon, wait_for  # noqa: F401 - re-exported
 
 from daemon.client.sync import Client
 from daemon.paths import Paths
@@ -40,14 +39,6 @@ def run_daemon_to_exit(*args: str, env: dict[str, str] | None = None) -> subproc
 def write_config(paths: Paths, text: str) -> None:
     paths.config_file.parent.mkdir(parents=True, exist_ok=True)
     paths.config_file.write_text(text, encoding="utf-8")
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = PATIENCE) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
-        time.sleep(0.01)
 
 
 def refuses_connections(paths: Paths) -> bool:
