@@ -31,6 +31,8 @@ from toka_cli.integrate.executable import unresolved
 # How long the MCP server may take to answer `initialize`: a cold Python start with the SDK's
 # imports takes about a second on a busy machine.
 INITIALIZE_TIMEOUT_S = 20.0
+# How long a server that closed its output, or its input, has to exit.
+EXIT_TIMEOUT_S = 5.0
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -192,12 +194,12 @@ def _initialize(argv: tuple[str, ...], env: Any) -> str | None:
     try:
         server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
         server.stdin.flush()
-        line = _read_line(server.stdout.fileno(), INITIALIZE_TIMEOUT_S)
+        try:
+            line = _read_line(server.stdout.fileno(), INITIALIZE_TIMEOUT_S)
+        except EOFError:
+            return _exited(server)
         if line is None:
-            if server.poll() is not None:
-                said = server.stderr.read().decode(errors="replace").strip().splitlines()
-                return f"exited with {server.returncode}" + (f": {said[-1]}" if said else "")
-            return f"did not answer `initialize` within {INITIALIZE_TIMEOUT_S:.0f} s"
+            return f"did not answer `initialize` within {INITIALIZE_TIMEOUT_S:g} s"
         try:
             answer = json.loads(line)
         except ValueError:
@@ -206,22 +208,31 @@ def _initialize(argv: tuple[str, ...], env: Any) -> str | None:
             return f"refused `initialize`: {str(answer.get('error') if isinstance(answer, dict) else answer)[:120]}"
         return None
     except BrokenPipeError:
-        server.wait(INITIALIZE_TIMEOUT_S)
-        said = server.stderr.read().decode(errors="replace").strip().splitlines()
-        return f"exited with {server.returncode}" + (f": {said[-1]}" if said else "")
+        return _exited(server)
     finally:
         for stream in (server.stdin, server.stdout, server.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
         try:
-            server.wait(5)  # it exits when its stdin closes
+            server.wait(EXIT_TIMEOUT_S)  # it exits when its stdin closes
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
 
 
+def _exited(server: subprocess.Popen[bytes]) -> str:
+    """What a server that closed its output said: its exit code and the last line of its stderr."""
+    assert server.stderr is not None
+    try:
+        code = server.wait(EXIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return "closed its output without answering `initialize`"
+    said = server.stderr.read().decode(errors="replace").strip().splitlines()  # it exited: read to the end
+    return f"exited with {code}" + (f": {said[-1]}" if said else "")
+
+
 def _read_line(fd: int, timeout: float) -> bytes | None:
-    """One line from ``fd`` within ``timeout`` seconds; None on timeout or end of file."""
+    """One line from ``fd`` within ``timeout`` seconds; None on timeout; EOFError at its end."""
     deadline = time.monotonic() + timeout
     buffered = b""
     while b"\n" not in buffered:
@@ -230,7 +241,7 @@ def _read_line(fd: int, timeout: float) -> bytes | None:
             return None
         chunk = os.read(fd, 65536)
         if not chunk:
-            return None
+            raise EOFError
         buffered += chunk
     return buffered.split(b"\n", 1)[0]
 

@@ -114,7 +114,7 @@ def test_an_mcp_server_that_never_answers_is_a_problem(
 ) -> None:
     fake = tmp_path / "bin" / "toka"
     fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nexec cat >/dev/null\n")  # reads its input, answers nothing
+    fake.write_text("#!/bin/sh\nwhile read -r line; do :; done\n")  # reads its input, answers nothing
     fake.chmod(0o755)
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"toka": {"command": str(fake), "args": ["mcp"]}}}))
     monkeypatch.setattr(doctor_integrations, "INITIALIZE_TIMEOUT_S", 0.5)
@@ -145,3 +145,16 @@ def test_nothing_installed_is_fine(home: Path) -> None:
     found = checks_of(run_doctor("--json"))
     assert [found[name]["status"] for name in ("hooks", "mcp", "codex_notify")] == ["ok", "ok", "ok"]
     assert found["mcp"]["detail"] == "toka's MCP server not installed (optional)"
+
+
+def test_an_mcp_server_that_closes_its_output_is_a_problem(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bin" / "toka"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexec cat >/dev/null\n")  # runs on, its stdout closed
+    fake.chmod(0o755)
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"toka": {"command": str(fake), "args": ["mcp"]}}}))
+    monkeypatch.setattr(doctor_integrations, "EXIT_TIMEOUT_S", 0.2)
+    found = check("mcp")
+    assert found["status"] == "problem" and "closed its output without answering `initialize`" in found["detail"]
