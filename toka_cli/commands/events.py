@@ -70,15 +70,26 @@ def replay(
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """The session as it stood at a point, in order: a readable transcript, or JSON lines."""
+    """The session as it stood at a point, in order: a readable transcript, or JSON lines.
+
+    Each lifecycle change comes right after the event that caused it (the usage that crossed a
+    threshold), also when it was appended later, as after an import's batch.
+    """
+    from daemon.client.replay import LIFECYCLE, causal_order
+
     with connection() as client:
-        to_seq = None
-        if to is not None:
-            to_seq = int(to) if to.isdigit() else int(client.call("events.get", id=to)["seq"])
         query: dict[str, Any] = {"session": session}
-        if to_seq is not None:
-            query["before_seq"] = to_seq + 1
-        emit_lines(client.iter_events(**query), json_, _transcript_entry)
+        if to is not None:
+            point = client.call("events.get", **({"seq": int(to)} if to.isdigit() else {"id": to}))
+            seq = int(point["seq"])
+            if not any(client.iter_events(session=session, after_seq=seq - 1, before_seq=seq + 1, limit=1)):
+                raise UsageError(
+                    f"event {to} is not in session {session} (it is in {point['session']})",
+                    f"toka events {session} lists the session's events",
+                )
+            query["before_seq"] = seq + 1
+        lifecycle = list(client.iter_events(session=session, kinds=[LIFECYCLE]))
+        emit_lines(causal_order(client.iter_events(**query), lifecycle), json_, _transcript_entry)
 
 
 def _transcript_entry(event: Event) -> None:
