@@ -9,6 +9,7 @@ that fixes each, is the doctor's to say.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -62,11 +63,16 @@ def inspect_database(path: Path) -> DatabaseHealth:
         str(path),
         exists=True,
         quick_check=quick_check,
-        size_bytes=path.stat().st_size,
+        size_bytes=disk_bytes(path),  # the WAL and its index too, as `toka stats` counts them
         schema_version=schema_version,
         events_table=events_table,
         newest_ts=newest_ts,
     )
+
+
+def disk_bytes(path: Path) -> int:
+    """The database file and its WAL and shared-memory files, in bytes."""
+    return sum(os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f))
 
 
 def _newest_event(db: sqlite3.Connection) -> tuple[bool, int | None]:

@@ -235,3 +235,13 @@ def test_doctor_exits_1_with_an_error_naming_the_failed_checks(toka_home: Path) 
     result = run_doctor()
     assert result.exit_code == 1
     assert result.stderr.startswith("error: 1 of 12 checks found a problem (config)\n")
+
+
+def test_the_database_size_counts_the_wal_as_stats_does(daemon: Spawned) -> None:
+    import_example()
+    with daemon.client() as client:
+        health = client.call("doctor.database")
+        stats = client.call("stats")
+    wal = daemon.paths.database.with_name(daemon.paths.database.name + "-wal")
+    assert wal.stat().st_size > 0  # the daemon runs: the example's events are in the WAL
+    assert health["size_bytes"] == stats["disk_bytes"] > daemon.paths.database.stat().st_size
