@@ -19,7 +19,7 @@ _toka_commands() {
 
 _toka_options() {
     case "$1" in
-        '') echo '-h --help' ;;
+        '') echo '-V --version -h --help' ;;
         'admin') echo '-h --help' ;;
         'admin copy') echo '--to --json -h --help' ;;
         'admin rebuild') echo '--json -h --help' ;;
@@ -40,7 +40,7 @@ _toka_options() {
         'config path') echo '-h --help' ;;
         'config set') echo '-h --help' ;;
         'config show') echo '--json -h --help' ;;
-        'context') echo '--budget --policy -f --format -h --help' ;;
+        'context') echo '--budget --policy --format --json -h --help' ;;
         'daemon') echo '-h --help' ;;
         'daemon logs') echo '-n --lines -f --follow -h --help' ;;
         'daemon restart') echo '--json -h --help' ;;
@@ -61,11 +61,11 @@ _toka_options() {
         'handoff chain') echo '--json -h --help' ;;
         'handoff create') echo '--write --force --no-force --json -h --help' ;;
         'handoff list') echo '--trace --active --json -h --help' ;;
-        'handoff show') echo '-f --format -h --help' ;;
+        'handoff show') echo '--format --json -h --help' ;;
         'handoff stats') echo '--json -h --help' ;;
         'handoff verify') echo '--json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
-        'import') echo '-f --format --json -h --help' ;;
+        'import') echo '--format --json -h --help' ;;
         'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --dry-run --json -h --help' ;;
         'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;
@@ -88,11 +88,11 @@ _toka_options() {
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
         'report') echo '-h --help' ;;
-        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live -f --format --json -h --help' ;;
-        'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report weekly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live --format --json -h --help' ;;
+        'report daily') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report monthly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report session') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
         'sessions') echo '--json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
@@ -109,7 +109,7 @@ _toka_options() {
         'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
         'verify') echo '--json -h --help' ;;
-        'watch') echo '-f --format --json -h --help' ;;
+        'watch') echo '--format --json -h --help' ;;
     esac
 }
 
@@ -143,7 +143,6 @@ _toka_value() {
         'compress|--target') echo '' ;;
         'context|--budget') echo '' ;;
         'context|--policy') echo '' ;;
-        'context|-f') echo '' ;;
         'context|--format') echo '' ;;
         'daemon logs|-n') echo '' ;;
         'daemon logs|--lines') echo '' ;;
@@ -160,9 +159,7 @@ _toka_value() {
         'export|--output') echo '@files' ;;
         'handoff create|--write') echo '@files' ;;
         'handoff list|--trace') echo '' ;;
-        'handoff show|-f') echo '' ;;
         'handoff show|--format') echo '' ;;
-        'import|-f') echo '' ;;
         'import|--format') echo '' ;;
         'integrate|--project') echo '@files' ;;
         'mcp|--session') echo '' ;;
@@ -195,7 +192,6 @@ _toka_value() {
         'report blocks|--project') echo '' ;;
         'report blocks|--token-limit') echo '' ;;
         'report blocks|--cost-limit') echo '' ;;
-        'report blocks|-f') echo '' ;;
         'report blocks|--format') echo '' ;;
         'report daily|--since') echo '' ;;
         'report daily|--until') echo '' ;;
@@ -203,7 +199,6 @@ _toka_value() {
         'report daily|--timezone') echo '' ;;
         'report daily|--source') echo '' ;;
         'report daily|--project') echo '' ;;
-        'report daily|-f') echo '' ;;
         'report daily|--format') echo '' ;;
         'report monthly|--since') echo '' ;;
         'report monthly|--until') echo '' ;;
@@ -211,7 +206,6 @@ _toka_value() {
         'report monthly|--timezone') echo '' ;;
         'report monthly|--source') echo '' ;;
         'report monthly|--project') echo '' ;;
-        'report monthly|-f') echo '' ;;
         'report monthly|--format') echo '' ;;
         'report session|--since') echo '' ;;
         'report session|--until') echo '' ;;
@@ -219,7 +213,6 @@ _toka_value() {
         'report session|--timezone') echo '' ;;
         'report session|--source') echo '' ;;
         'report session|--project') echo '' ;;
-        'report session|-f') echo '' ;;
         'report session|--format') echo '' ;;
         'report weekly|--since') echo '' ;;
         'report weekly|--until') echo '' ;;
@@ -227,7 +220,6 @@ _toka_value() {
         'report weekly|--timezone') echo '' ;;
         'report weekly|--source') echo '' ;;
         'report weekly|--project') echo '' ;;
-        'report weekly|-f') echo '' ;;
         'report weekly|--format') echo '' ;;
         'search|-s') echo '' ;;
         'search|--session') echo '' ;;
@@ -242,7 +234,6 @@ _toka_value() {
         'sessions|-n') echo '' ;;
         'sessions|--limit') echo '' ;;
         'state set|--reason') echo '' ;;
-        'watch|-f') echo '' ;;
         'watch|--format') echo '' ;;
         *) return 1 ;;
     esac

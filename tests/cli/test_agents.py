@@ -126,7 +126,7 @@ def test_pause_resume_and_terminate() -> None:
         (("agent", "resume", "AGENT"), 6, "not PAUSED"),
         (("agent", "usage", "AGENT"), 2, "at least one token count"),
         (("agent", "usage", "AGENT", "--input", "200000000"), 2, "input_tokens must be a whole number"),
-        (("agent", "spawn", "--type", "x", "--window", "0"), 2, "Invalid value for '--window'"),
+        (("agent", "spawn", "--type", "x", "--window", "0"), 2, "invalid value for '--window'"),
         (("agent", "spawn", "--type", "x", "--warning", "95"), 2, "must be below the critical one"),
         (("agent", "spawn", "--type", "x", "--policy", "panic"), 2, "unknown policy"),
         (("agent", "spawn", "--type", "no spaces"), 2, "an agent needs a type"),

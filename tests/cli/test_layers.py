@@ -28,6 +28,7 @@ CLI_MAY_IMPORT = {
     "store.errors": "the one exception hierarchy, raised and caught in every layer",
     "daemon.client": "the clients, autostart, imports, doctor's facts and the results' types",
     "daemon.paths": "where the socket, database, config and logs are",
+    "daemon.version": "the version `toka --version` prints",
     "daemon.config": "config.toml and its settings: `toka config`, doctor, the man page",
     "daemon.ingest.formats": "the formats `toka watch` reads",
     "daemon.ingest.tail": "the cursors of `toka watch`",

@@ -81,9 +81,11 @@ def context(
     session: SessionArg,
     budget: Annotated[int, typer.Option(min=1000, help="Tokens the context may take in all.")] = 100_000,
     policy: Annotated[str | None, typer.Option(help=POLICY_HELP + " Used when the history does not fit.")] = None,
-    format_: Annotated[str, typer.Option("--format", "-f", help="messages, text or json.")] = "messages",
+    format_: Annotated[str, typer.Option("--format", help="messages, text or json (as --json).")] = "messages",
+    json_: JsonOpt = False,
 ) -> None:
     """The working context of a session as an agent should see it now, fitted to a budget."""
+    format_ = "json" if json_ else format_
     if format_ not in CONTEXT_FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(CONTEXT_FORMATS)}")
     result: WorkingContext = call(
@@ -97,7 +99,7 @@ def context(
         for message in result["messages"]:
             typer.echo(f"{message['role']}: {message['content']}\n")
     if format_ != "json" and result["left_out"]:
-        note(f"{len(result['left_out'])} events left out to fit {budget:,} tokens (see --format json)")
+        note(f"{len(result['left_out'])} events left out to fit {budget:,} tokens (see --json)")
 
 
 @blob_app.command()
@@ -105,7 +107,7 @@ def show(
     digest: Annotated[str, typer.Argument(help="A payload's blake3 digest, or a unique prefix of one.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Print a stored payload, e.g. one a summary cites as [blob DIGEST SIZE]."""
+    """Print a stored payload, such as one a summary cites as [blob DIGEST SIZE]."""
     call_and_show("blobs.get", json_, _payload, digest=digest)
 
 

@@ -49,9 +49,11 @@ def _created(handoff: Handoff) -> None:
 @app.command()
 def show(
     handoff_id: IdArg,
-    format_: Annotated[str, typer.Option("--format", "-f", help="markdown, prompt or json.")] = "markdown",
+    format_: Annotated[str, typer.Option("--format", help="markdown, prompt or json (as --json).")] = "markdown",
+    json_: JsonOpt = False,
 ) -> None:
     """Print a stored handoff: markdown for people, the continuation prompt, or its JSON."""
+    format_ = "json" if json_ else format_
     if format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(FORMATS)}")
     handoff: Handoff = call("handoffs.get", id=handoff_id)

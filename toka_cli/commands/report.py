@@ -42,7 +42,7 @@ ProjectOpt = Annotated[
     typer.Option("--project", help="Only sessions run in this folder (a path, or under it) or repository (a name)."),
 ]
 BreakdownOpt = Annotated[bool, typer.Option("--breakdown", help="Each model's share under each row.")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or markdown (--json for JSON).")]
+FormatOpt = Annotated[str, typer.Option("--format", help="table, csv or markdown (--json for JSON).")]
 
 
 def _project(value: str | None) -> str | None:

@@ -27,7 +27,7 @@ FORMAT_HELP = "auto (detected per file), toka, claude-code or codex."
 
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files, or folders searched for *.jsonl.")],
-    format_: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "auto",
+    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
     json_: JsonOpt = False,
 ) -> None:
     """Import toka exports, Claude Code transcripts (with subagents) and Codex rollouts.
