@@ -143,3 +143,14 @@ def test_follow_prints_existing_then_new_events() -> None:
     finally:
         follower.terminate()
         follower.wait(10)
+
+
+def test_text_output_drops_the_terminal_controls_a_payload_holds() -> None:
+    """A payload cannot move the cursor or retitle the terminal of someone reading a replay."""
+    hostile = {"role": "user", "text": "hello \x1b]0;pwned\x07 \x1b[2J world \x9b"}
+    assert invoke("record", "hostile", "message", json.dumps(hostile)).exit_code == 0
+    for args in (("replay", "hostile"), ("events", "hostile")):
+        result = toka(*args)
+        assert result.returncode == 0
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout, args
+        assert "hello ]0;pwned [2J world" in result.stdout, args

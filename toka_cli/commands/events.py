@@ -12,7 +12,7 @@ import typer
 from store.errors import NotFound, UsageError
 from toka_cli.call import connection
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
-from toka_cli.output import console, emit, emit_lines
+from toka_cli.output import console, emit, emit_lines, plain, styled
 from toka_cli.render import gist, short_ts, when
 
 if TYPE_CHECKING:
@@ -25,7 +25,8 @@ RECORD_BATCH = 1000
 def _line(event: Event) -> None:
     agent = event["agent"] or "-"
     line = f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {gist(event['payload'])}"
-    console().print(line, highlight=False, markup=False)
+    sys.stdout.write(plain(line) + "\n")
+    sys.stdout.flush()  # --follow: each event as it commits
 
 
 def events(
@@ -93,13 +94,10 @@ def replay(
 
 
 def _transcript_entry(event: Event) -> None:
-    from rich.markup import escape
-
-    who = f" {escape(event['agent'])}" if event["agent"] else ""
-    console().print(
-        f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]", markup=True
-    )
-    console().print("  " + gist(event["payload"], width=400), highlight=False)
+    who = f" {plain(event['agent'])}" if event["agent"] else ""
+    when = styled(f"{short_ts(event['ts'])} #{event['seq']}", "dim")
+    head = f"{when}{who} {styled(plain(event['kind']), 'bold')}"
+    sys.stdout.write(f"{head}\n  {plain(gist(event['payload'], width=400))}\n")
 
 
 def _read_payloads(payload: str | None) -> list[dict[str, Any]]:
