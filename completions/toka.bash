@@ -19,7 +19,7 @@ _toka_commands() {
 
 _toka_options() {
     case "$1" in
-        '') echo '-V --version -h --help' ;;
+        '') echo '-V --version --utc -h --help' ;;
         'admin') echo '-h --help' ;;
         'admin copy') echo '--to --json -h --help' ;;
         'admin rebuild') echo '--json -h --help' ;;
@@ -94,7 +94,7 @@ _toka_options() {
         'report session') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
-        'sessions') echo '--json -n --limit -h --help' ;;
+        'sessions') echo '--since --until --source --project --json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
         'state') echo '-h --help' ;;
         'state get') echo '--json -h --help' ;;
@@ -231,6 +231,10 @@ _toka_value() {
         'search|--until') echo '' ;;
         'search|-n') echo '' ;;
         'search|--limit') echo '' ;;
+        'sessions|--since') echo '' ;;
+        'sessions|--until') echo '' ;;
+        'sessions|--source') echo '' ;;
+        'sessions|--project') echo '' ;;
         'sessions|-n') echo '' ;;
         'sessions|--limit') echo '' ;;
         'state set|--reason') echo '' ;;

@@ -36,6 +36,7 @@ from store.base import (
 )
 from store.errors import NotFound, StoreError, TokaError
 from store.events import Event, NewEvent
+from store.health import disk_bytes
 from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
 from store.retention import Collected, Pruned
@@ -43,7 +44,7 @@ from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
 from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
-from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
+from store.sqlite_reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
 from store.usage import UsageRow

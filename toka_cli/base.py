@@ -17,8 +17,8 @@ try:  # Typer carries its own copy of Click from 0.2x on; before, it used Click'
     from typer._click.exceptions import NoArgsIsHelpError
     from typer._click.exceptions import UsageError as BadCommandLine
 except ImportError:  # pragma: no cover - older Typer
-    from click.exceptions import NoArgsIsHelpError
-    from click.exceptions import UsageError as BadCommandLine
+    from click.exceptions import NoArgsIsHelpError  # type: ignore[assignment]
+    from click.exceptions import UsageError as BadCommandLine  # type: ignore[assignment]
 
 from store.errors import TokaError, UsageError
 

@@ -34,6 +34,7 @@ from toka_cli.commands import (
     usage,
     watch,
 )
+from toka_cli.render import use_utc
 
 app = make_app(
     "Toka: a tamper-evident event log and context manager for AI agents.\n\n"
@@ -54,8 +55,9 @@ def _root(
         bool,
         typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Print toka's version and exit."),
     ] = False,
+    utc: Annotated[bool, typer.Option("--utc", help="Show times in UTC instead of the local time zone.")] = False,
 ) -> None:
-    pass
+    use_utc(utc)
 
 
 inspect.register(app)

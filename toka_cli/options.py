@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -21,3 +22,11 @@ KindOpt = Annotated[
     list[str] | None,
     typer.Option("--kind", "-k", help="Only this kind (repeatable); 'tool.*' matches a family."),
 ]
+
+
+def project_arg(value: str | None) -> str | None:
+    """A ``--project`` given as ``.``, ``~/x`` or ``a/b`` made absolute; a bare name kept (a
+    folder's or a repository's)."""
+    if value is None or not (value.startswith((".", "~", "/")) or "/" in value):
+        return value
+    return os.path.abspath(os.path.expanduser(value))
