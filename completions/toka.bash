@@ -40,7 +40,7 @@ _toka_options() {
         'config path') echo '-h --help' ;;
         'config set') echo '-h --help' ;;
         'config show') echo '--json -h --help' ;;
-        'context') echo '--budget --policy --format --json -h --help' ;;
+        'context') echo '--budget --policy --format --raw --json -h --help' ;;
         'daemon') echo '-h --help' ;;
         'daemon logs') echo '-n --lines -f --follow -h --help' ;;
         'daemon restart') echo '--json -h --help' ;;

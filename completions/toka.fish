@@ -184,6 +184,7 @@ complete -c toka -n '__toka_at \'config show\'' -s 'h' -l 'help' -d 'Show this m
 complete -c toka -n '__toka_at \'context\'' -l 'budget' -r -f -d 'Tokens the context may take in all.'
 complete -c toka -n '__toka_at \'context\'' -l 'policy' -r -f -d 'fifo, window, summarize or importance (default: compression.policy). Used when the history does not fit.'
 complete -c toka -n '__toka_at \'context\'' -l 'format' -r -f -d 'messages, text or json (as --json).'
+complete -c toka -n '__toka_at \'context\'' -l 'raw' -d 'Show the texts as recorded: no secrets or personal data redacted.'
 complete -c toka -n '__toka_at \'context\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'context\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'daemon\'' -f

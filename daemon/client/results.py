@@ -299,6 +299,12 @@ class ContextMessage(TypedDict):
     content: str
 
 
+class ContextRedaction(TypedDict):
+    raw: bool  # true with --raw: nothing redacted
+    kinds: list[str]  # the kinds redacted (redaction.kinds); empty when raw
+    counts: dict[str, int]  # kind -> values replaced in the messages, kinds found only
+
+
 class WorkingContext(TypedDict):
     """`toka context --format json`: the context an agent should see, fitted to a budget."""
 
@@ -314,6 +320,7 @@ class WorkingContext(TypedDict):
     included: list[dict[str, Any]]
     left_out: list[dict[str, Any]]
     messages: list[ContextMessage]
+    redaction: ContextRedaction
 
 
 class MemoryEntry(TypedDict):

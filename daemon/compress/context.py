@@ -106,25 +106,34 @@ class ContextAssembler:
         self.pool = pool
 
     async def context(
-        self, session: str, budget: int, policy: str | None, progress: Progress | None = None
+        self, session: str, budget: int, policy: str | None, progress: Progress | None = None, raw: bool = False
     ) -> dict[str, Any]:
+        """The context; its messages redacted (``redaction.kinds``) unless ``raw``."""
         policy = policy or self.core.settings.compression.policy
+        kinds = () if raw else self.core.settings.redaction.kinds
         # The first seq tells a session that was pruned since (its last seq is the same).
         info = await self.core.store.session(session)
-        key = f"context/{session}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{self.memory.changes}"
+        shown = "raw" if raw else "redacted"
+        key = f"context/{session}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{self.memory.changes}/{shown}"
         try:
             cached: dict[str, Any] = json.loads((await self.pool.get(key)).value)
             return cached
         except NotFound:
             pass
-        result = await self.assemble(session, budget, policy, progress)
+        result = await self.assemble(session, budget, policy, progress, kinds)
         with contextlib.suppress(TokaError):  # larger than the pool holds: nothing to keep
             await self.pool.put(key, json.dumps(result, separators=(",", ":")).encode(), ttl=CACHE_TTL_S)
         return result
 
     async def assemble(
-        self, session: str, budget: int, policy: str, progress: Progress | None = None
+        self,
+        session: str,
+        budget: int,
+        policy: str,
+        progress: Progress | None = None,
+        kinds: tuple[str, ...] | None = None,
     ) -> dict[str, Any]:
+        """The context, assembled now; ``kinds`` redacted from its texts (``redaction.kinds`` when None)."""
         from daemon.compress.tokens import estimator
 
         if not MIN_BUDGET <= budget <= MAX_BUDGET:
@@ -137,7 +146,7 @@ class ContextAssembler:
                 progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
             events.append(event)
         count = estimator()
-        kinds = self.core.settings.redaction.kinds
+        kinds = self.core.settings.redaction.kinds if kinds is None else kinds
         pinned = self._pinned_memory(session)
         return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
 
@@ -243,8 +252,23 @@ def _assemble(
         "fitted_by": fitted_by,
         "included": [i.cited() for i in included],
         "left_out": left_out,
-        "messages": [{"role": i.role, "content": i.content} for i in included],
+        **_redacted_messages(included, kinds),
     }
+
+
+def _redacted_messages(included: list[Item], kinds: tuple[str, ...]) -> dict[str, Any]:
+    """The messages of the items, ``kinds`` redacted from each, and what was: the context is
+    handed to a model (docs/redaction.md). Summaries come redacted already, by the compression."""
+    from daemon.redact import redact
+
+    counts: dict[str, int] = {}
+    messages = []
+    for found in included:
+        redacted = redact(found.content, kinds)
+        messages.append({"role": found.role, "content": redacted.text})
+        for kind, count in redacted.counts.items():
+            counts[kind] = counts.get(kind, 0) + count
+    return {"messages": messages, "redaction": {"raw": not kinds, "kinds": list(kinds), "counts": counts}}
 
 
 def _last_seq(compression: Event) -> int:

@@ -52,11 +52,12 @@ class ContextRequest:
     session: str
     budget: int = DEFAULT_BUDGET
     policy: str | None = None
+    raw: bool = False  # the texts as recorded, not redacted
 
 
 @CONTEXT.op("context", ContextRequest, progress=True)
 async def context_op(assembler: ContextAssembler, request: ContextRequest, call: Call) -> dict[str, Any]:
     session = await session_name(assembler.core.store, request.session)
-    result = await assembler.context(session, request.budget, request.policy, call.progress)
+    result = await assembler.context(session, request.budget, request.policy, call.progress, raw=request.raw)
     await call.progress_sent()
     return result

@@ -162,3 +162,12 @@ def test_personal_data_and_secrets_are_redacted_from_handoffs() -> None:
     assert "[redacted:email]" in created["markdown"] and "[redacted:api_key]" in created["prompt"]
     assert created["document"]["original_request"]["text"].startswith("Mail [redacted:email]")
     assert invoke_json("handoff", "verify", created["id"])["ok"] is True  # the digest is the redacted document's
+
+
+def test_a_cut_text_keeps_its_elision_marker_through_redaction() -> None:
+    with Client() as client:
+        client.record("long", "message", {"role": "user", "text": "Fix the parser. " + "x" * 5_000})
+    created = invoke_json("handoff", "create", "long")
+    request = created["document"]["original_request"]["text"]
+    assert request.endswith(f"… [+{len('Fix the parser. ') + 5_000 - 1500} chars]"), request[-40:]
+    assert "[redacted:" not in json.dumps(created)

@@ -116,6 +116,20 @@ def test_the_current_session_is_the_latest_recorded_in_the_working_directory(dae
     assert (here["session"], named["session"]) == ("here", "elsewhere")
 
 
+def test_the_context_tool_hands_the_model_redacted_text(daemon: Spawned) -> None:
+    seed(daemon)
+    with daemon.client() as client:
+        client.record("s-mcp", "message", {"role": "user", "text": "the db is postgres://app:hunter2@db/app"})
+
+    async def scenario() -> dict[str, Any]:
+        async with mcp_session("--session", "s-mcp") as session:
+            return structured(await session.call_tool("context", {"budget": 5000}))
+
+    context = anyio.run(scenario)
+    assert context["messages"][-1]["content"] == "the db is postgres://app:[redacted:url_password]@db/app"
+    assert context["redaction"]["raw"] is False and context["redaction"]["counts"] == {"url_password": 1}
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [

@@ -82,14 +82,26 @@ def context(
     budget: Annotated[int, typer.Option(min=1000, help="Tokens the context may take in all.")] = 100_000,
     policy: Annotated[str | None, typer.Option(help=POLICY_HELP + " Used when the history does not fit.")] = None,
     format_: Annotated[str, typer.Option("--format", help="messages, text or json (as --json).")] = "messages",
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Show the texts as recorded: no secrets or personal data redacted.")
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """The working context of a session as an agent should see it now, fitted to a budget."""
+    """The working context of a session as an agent should see it now, fitted to a budget.
+
+    Secrets and personal data (redaction.kinds) are redacted from its texts, as it is meant to be
+    handed to a model; --raw shows them as the log holds them.
+    """
     format_ = "json" if json_ else format_
     if format_ not in CONTEXT_FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(CONTEXT_FORMATS)}")
     result: WorkingContext = call(
-        "context", progress_label="reading the session", session=session, budget=budget, policy=policy or None
+        "context",
+        progress_label="reading the session",
+        session=session,
+        budget=budget,
+        policy=policy or None,
+        raw=raw,
     )
     if format_ == "json":
         print_json(result)
@@ -100,6 +112,10 @@ def context(
             typer.echo(f"{message['role']}: {message['content']}\n")
     if format_ != "json" and result["left_out"]:
         note(f"{len(result['left_out'])} events left out to fit {budget:,} tokens (see --json)")
+    if format_ != "json" and (counts := result["redaction"]["counts"]):
+        found = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+        total = sum(counts.values())
+        note(f"{total} value{'s' if total != 1 else ''} redacted ({found}); --raw shows them")
 
 
 @blob_app.command()

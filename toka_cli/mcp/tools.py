@@ -130,7 +130,7 @@ def register(server: MCPServer, link: Link) -> None:
             int, Field(ge=1000, le=10_000_000, description="Token budget the context must fit in.")
         ] = 100_000,
     ) -> dict[str, Any]:
-        """The session's working context (pinned items, summaries, then the latest events) fitted to a token budget."""
+        """The session's working context (pinned items, summaries, latest events) in a budget, secrets redacted."""
         return dict(await link.call("context", session=await link.session(session), budget=budget))
 
     @server.tool(annotations=WRITES)
