@@ -57,7 +57,7 @@ class Truncation:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # one per event: not frozen, whose __init__ costs a setattr call per field
 class Prepared:
     """An event as it goes into a request: as it will be stored, its JSON, and how it was cut."""
 
@@ -70,8 +70,12 @@ def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
+# One encoder for every event: json.dumps with options builds a new one on each call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _encode(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _ENCODER.encode(event).encode("utf-8")
 
 
 def prepare(event: dict[str, Any], limit: int) -> Prepared:
