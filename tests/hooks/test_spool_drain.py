@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from typing import Any
 
-from daemons import PATIENCE, FakePeer, Spawned
+from daemons import PATIENCE, FakePeer, Spawned, wait_for
 from hook_support import run_hook
 
 from daemon.client.spool import append_to_spool
@@ -34,14 +33,15 @@ def _has(client: Client, session: str) -> bool:
     return any(s["session"] == session for s in client.call("sessions.list")["sessions"])
 
 
-def _wait_for_keys(client: Client, count: int, session: str = "spooled", patience: float = PATIENCE) -> list[str]:
-    """The keys of ``session`` once it holds ``count`` events (or what it holds at the deadline)."""
-    deadline = time.monotonic() + patience
-    keys = _keys(client, session)
-    while len(keys) < count and time.monotonic() < deadline:
-        time.sleep(0.05)  # the drain runs in the daemon; nothing here to wait on but the log
+def _wait_for_keys(client: Client, count: int, session: str = "spooled") -> list[str]:
+    """The keys of ``session`` once it holds ``count`` events (the drain runs in the daemon)."""
+
+    def enough() -> list[str] | None:
         keys = _keys(client, session)
-    return keys
+        return keys if len(keys) >= count else None
+
+    found: list[str] = wait_for(enough, f"{session} holds {count} events")
+    return found
 
 
 def test_a_running_daemon_drains_what_hooks_spooled_meanwhile(daemon: Spawned) -> None:
