@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from daemon.client.results import Event
 
 ProgressFn = Callable[[int, int], None]
+# The line limit of a daemon whose hello does not say it: the default of daemon.max_line_bytes.
+DEFAULT_LINE_BYTES = 4 * 1024 * 1024
 
 
 class Client:
@@ -69,6 +71,17 @@ class Client:
         """Send a request without waiting: its answer is read with :meth:`result`. Answers come
         in request order, so a caller may keep one request in flight while it prepares the next."""
         return self._connection.send(op, args)
+
+    def submit_encoded(self, op: str, name: str, items: list[bytes]) -> int:
+        """As :meth:`submit`, for a request whose one argument ``name`` is a list of JSON values
+        encoded already (daemon/client/appends.py)."""
+        return self._connection.send_encoded(op, name, items)
+
+    @property
+    def line_bytes(self) -> int:
+        """The longest request line the daemon accepts (its ``daemon.max_line_bytes``)."""
+        limit = self.server.get("max_line_bytes")
+        return limit if isinstance(limit, int) and limit > 0 else DEFAULT_LINE_BYTES
 
     def result(self, request_id: int, progress: ProgressFn | None = None) -> Any:
         """The result of a request sent earlier (answers to requests before it are skipped)."""

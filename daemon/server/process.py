@@ -84,7 +84,7 @@ class Daemon:
             partial(output_revisions, store),
             turn=self.follower.turn if self.follower else None,
         )
-        self.spool = SpoolDrain(paths, self.committer)
+        self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
         core = Core(store, self.committer.append, settings, paths)
         self.states = StateStore(store, core.append, machines)
         self.deps = Dependencies(store, core.append)
@@ -110,6 +110,7 @@ class Daemon:
             Retention: Retention(store, self.lifecycle.agents),
             Costs: self.costs,
             Alerts: self.alerts,
+            SpoolDrain: self.spool,
             LiveCosts: LiveCosts(self.costs, self.hub),
             StatusLine: StatusLine(
                 core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
@@ -203,9 +204,8 @@ class Daemon:
             self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         self.alerts.start()
-        if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
-            # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
-            await self.spool.drain()
+        await self.spool.drain()  # before the socket answers: a client that sees the daemon up sees it
+        self.spool.start()
         old_umask = os.umask(0o177)
         try:
             self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
@@ -256,6 +256,7 @@ class Daemon:
         if self._server is not None:
             self._server.close()
         await self._stop_watching()
+        await self.spool.stop()
         for closed in self._streams:
             closed.set()
         try:

@@ -49,6 +49,9 @@ CLIENT_MAY_IMPORT = {
     "daemon.config": "the start timeout autostart waits, and the backend doctor looks at",
     "daemon.ingest.formats": "the transcript formats `toka import` parses",
     "daemon.ingest.lines": "the parse statistics of an import",
+    "daemon.ingest.parser": "an import names the line of each record it reports",
+    "daemon.batching": "requests are cut by the bounds the daemon's own batches use",
+    "store.events": "the digest a record cut to fit a request keeps of the whole (loaded only then)",
 }
 CLI_MAY_IMPORT_IN = {"toka_cli/commands/daemon.py": {"daemon.server.main"}}
 

@@ -152,7 +152,12 @@ def test_probe_says_unreachable_without_starting_anything(paths: Paths) -> None:
 def test_probe_says_running_for_this_tokas_daemon(daemon: Spawned) -> None:
     result = probe(daemon.paths)
     assert result.state == "running"
-    assert result.server == {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": daemon.process.pid}
+    assert result.server == {
+        "version": VERSION,
+        "protocol": PROTOCOL_VERSION,
+        "pid": daemon.process.pid,
+        "max_line_bytes": 4 * 1024 * 1024,
+    }
 
 
 def test_probe_says_needs_restart_for_another_version(paths: Paths) -> None:

@@ -44,7 +44,8 @@ def hook(
     """Record one hook payload (JSON on stdin) as an event of its session.
 
     Prints nothing and exits 0 whatever happens, so the agent is never blocked; when the daemon
-    is not running the event waits in a spool that the daemon ingests when it next starts.
+    cannot take the event (not running, not answering, its database failing) it waits in a
+    spool that the daemon ingests when it starts, and within seconds while it runs.
     """
     raw = sys.stdin.buffer.read()
     raise typer.Exit(record_hook(agent, raw, sys.stdout, sys.stderr, headroom=headroom, statusline=statusline))
