@@ -408,6 +408,7 @@ complete -c toka -n '__toka_at \'search\'' -s 'k' -l 'kind' -r -f -d 'Only this 
 complete -c toka -n '__toka_at \'search\'' -l 'since' -r -f -d 'Only events at or after this time: ISO-8601, or an age such as 30m, 2h, 7d.'
 complete -c toka -n '__toka_at \'search\'' -l 'until' -r -f -d 'Only events before this time: ISO-8601, or an age such as 1h.'
 complete -c toka -n '__toka_at \'search\'' -s 'n' -l 'limit' -r -f -d 'Show at most this many.'
+complete -c toka -n '__toka_at \'search\'' -l 'fts' -d 'Read the query as FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().'
 complete -c toka -n '__toka_at \'search\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'search\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'sessions\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'

@@ -18,6 +18,7 @@ from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import Event, format_ts
 from store.search import MAX_LIMIT, SearchHit, SearchQuery, indexed_text
+from store.search_syntax import literal_query
 
 # Items a recall answers with unless asked otherwise, and at most.
 RECALL_LIMIT = 10
@@ -56,12 +57,13 @@ class Search:
     since: Timestamp | None = None
     until: Timestamp | None = None
     limit: int = 20
+    fts: bool = False  # the query is in FTS5 syntax; else its words are looked for as written
 
 
 @OPS.op("search", Search)
 async def search(store: EventStore, request: Search, call: Call) -> dict[str, Any]:
     query = SearchQuery(
-        text=request.query,
+        text=request.query if request.fts else literal_query(request.query),
         session=None if request.session is None else await session_name(store, request.session),
         agent=request.agent,
         kinds=tuple(request.kinds or ()),
@@ -69,7 +71,19 @@ async def search(store: EventStore, request: Search, call: Call) -> dict[str, An
         until=request.until,
         limit=request.limit,
     )
-    return {"hits": [hit_json(hit) for hit in await store.search(query)]}
+    return {"hits": [hit_json(hit) for hit in await _searched(store, query, request.fts)]}
+
+
+async def _searched(store: EventStore, query: SearchQuery, fts: bool) -> list[SearchHit]:
+    """The hits of ``query``; a query in FTS5 syntax that does not parse says how to search for
+    it as written instead."""
+    try:
+        return await store.search(query)
+    except UsageError as exc:
+        if not fts:
+            raise
+        hint = f"{exc.hint}; or search without FTS syntax (leave out --fts) to find the text as written"
+        raise UsageError(exc.message, hint) from None
 
 
 @OPS.op("search.rebuild", NoArgs)
@@ -128,8 +142,9 @@ async def recall(store: EventStore, request: Recall, call: Call) -> dict[str, An
     recent_quota, summary_quota = max(1, limit // 4), max(1, limit // 5)
 
     want = min(MAX_LIMIT, limit)
-    in_session = await store.search(SearchQuery(text, session=session, limit=want))
-    elsewhere = [h for h in await store.search(SearchQuery(text, limit=MAX_LIMIT)) if h.session != session]
+    words = literal_query(text)  # the words of the topic, as written
+    in_session = await store.search(SearchQuery(words, session=session, limit=want))
+    elsewhere = [h for h in await store.search(SearchQuery(words, limit=MAX_LIMIT)) if h.session != session]
     matched = {hit.id: hit for hit in in_session}
     latest = EventQuery(session=session, order="desc", limit=RECENT_WINDOW)
     recent = await _with_text(store, latest, recent_quota, leave_out=SUMMARY_KINDS)

@@ -124,7 +124,7 @@ def test_the_current_session_is_the_latest_recorded_in_the_working_directory(dae
         ("memory_set", {"scope": "global", "key": "k", "value": 1, "expect_version": -1}, "expect_version"),
         ("note", {"kind": "gossip", "text": "x"}, "kind"),  # not one of the kinds
         ("note", {"kind": "todo", "text": "   "}, "argument 'text' is empty"),
-        ("search", {"query": '"unclosed'}, "error: "),  # the daemon's own error, with its hint
+        ("search", {"query": '"unclosed', "fts": True}, "error: "),  # the daemon's own error, with its hint
         ("usage", {"session": "no-such-session"}, "error: "),
         ("memory_get", {"scope": "global", "key": "absent"}, "hint: "),
         ("handoff", {"session": "s-mcp"}, "has no handoff yet"),

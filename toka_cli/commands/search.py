@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
     from daemon.client.results import Recall, RecallItem, SearchHit, SearchResult
 
-QueryArg = Annotated[str, typer.Argument(help='Words to find; FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().')]
+QueryArg = Annotated[str, typer.Argument(help="Words, names or paths to find, as written (every one of them).")]
+FtsOpt = Annotated[
+    bool, typer.Option("--fts", help='Read the query as FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().')
+]
 
 
 def highlighted(snippet: str) -> Text | str:
@@ -53,9 +56,15 @@ def search(
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: LimitOpt = None,
+    fts: FtsOpt = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Find events by their text, best match first (docs/search.md)."""
+    """Find events by their text, best match first (docs/search.md).
+
+    The query is searched for as written: `toka search src/auth/client.py` finds the path,
+    `toka search tmux-waiting.sh` the file name; every word must be found. --fts reads it as
+    FTS5 syntax instead.
+    """
 
     def found(result: SearchResult) -> None:
         if result["hits"]:
@@ -74,6 +83,7 @@ def search(
         since=when(since),
         until=when(until),
         limit=limit,
+        fts=fts or None,
     )
 
 

@@ -37,7 +37,9 @@ def register(server: MCPServer, link: Link) -> None:
 
     @server.tool(annotations=READ_ONLY)
     async def search(
-        query: Annotated[str, Field(description='Full-text query (SQLite FTS5 syntax: words, "phrases", OR, NOT).')],
+        query: Annotated[
+            str, Field(description="Words, names or paths to find, as written (every one of them); see fts.")
+        ],
         session: Annotated[str | None, Field(description="Only this session (id or prefix); default: all.")] = None,
         kinds: Annotated[
             list[str] | None, Field(description='Only these event kinds, e.g. ["message", "tool.*", "note.*"].')
@@ -45,11 +47,15 @@ def register(server: MCPServer, link: Link) -> None:
         since: Annotated[str | None, Field(description="Only events at or after this ISO-8601 time.")] = None,
         until: Annotated[str | None, Field(description="Only events before this ISO-8601 time.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many hits.")] = 20,
+        fts: Annotated[
+            bool, Field(description='Read the query as SQLite FTS5 syntax ("phrases", pre*, OR, NOT) instead.')
+        ] = False,
     ) -> dict[str, Any]:
         """Search everything toka recorded: event refs (seq, id, session, kind, ts) with snippets, best first."""
-        return dict(
-            await link.call("search", query=query, session=session, kinds=kinds, since=since, until=until, limit=limit)
+        found = await link.call(
+            "search", query=query, session=session, kinds=kinds, since=since, until=until, limit=limit, fts=fts or None
         )
+        return dict(found)
 
     @server.tool(annotations=READ_ONLY)
     async def recall(
