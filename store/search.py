@@ -122,7 +122,7 @@ def indexed_text(kind: str, payload: dict[str, Any]) -> str | None:
         return _text_of(get("text"), get("reason"))
     if kind == "memory.set":
         return _text_of(get("key"), get("value"))
-    if kind in ("compression", "compaction"):
+    if kind in ("compression", "compaction", "compaction.summary"):
         return _text_of(get("summary"))
     if kind == "handoff":
         return _text_of(get("markdown") or get("prompt"))

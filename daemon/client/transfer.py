@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.client.sync import Client
 from daemon.ingest.formats import PARSERS, detect, expand
-from daemon.ingest.lines import BadLine, ParseStats
+from daemon.ingest.lines import BadLine, ParseStats, unknown_type
 
 if TYPE_CHECKING:
     from daemon.client.results import ImportReport
@@ -35,6 +35,7 @@ class ImportSummary:
     sessions: set[str] = field(default_factory=set)
     formats: Counter[str] = field(default_factory=Counter)
     stats: ParseStats = field(default_factory=ParseStats)
+    unknown_created: Counter[str] = field(default_factory=Counter)  # raw events new to the log, by type
 
     @property
     def bad_lines(self) -> list[BadLine]:
@@ -49,6 +50,7 @@ class ImportSummary:
             "existing": self.existing,
             "sessions": sorted(self.sessions),
             "unknown_types": dict(self.stats.unknown_types),
+            "unknown_types_created": dict(self.unknown_created),
             "bad_lines": [{"path": b.path, "line": b.line, "reason": b.reason} for b in self.bad_lines],
         }
 
@@ -137,4 +139,7 @@ class _Sender:
         summary.events += len(results)
         summary.created += sum(1 for r in results if r["created"])
         summary.existing += sum(1 for r in results if not r["created"])
+        for event, result in zip(batch, results, strict=True):
+            if result["created"] and event["kind"] == "raw":
+                summary.unknown_created[unknown_type(event["payload"].get("record"))] += 1
         summary.sessions.update(e["session"] for e in batch)

@@ -82,7 +82,7 @@ def render(event: Event) -> tuple[str, str] | None:
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         status = " failed" if payload.get("is_error") is True else ""
         return "user", f"[tool result{status}] {text}"
-    if event.kind == "compaction" and isinstance(payload.get("summary"), str):
+    if event.kind in ("compaction", "compaction.summary") and isinstance(payload.get("summary"), str):
         return "user", f"[summary of the earlier conversation] {payload['summary']}"
     if event.kind.startswith("note.") and isinstance(payload.get("text"), str):
         why = f" (because: {payload['reason']})" if isinstance(payload.get("reason"), str) else ""

@@ -32,7 +32,7 @@ COMPRESSION = "compression"
 # The kinds an agent's context is made of (with note.*); everything else (usage, lifecycle, raw
 # records, hooks, thinking, which providers do not carry from one turn to the next, ...) is about
 # the session, not in it.
-CONTEXT_KINDS = frozenset({"message", "tool.call", "tool.result", "compaction"})
+CONTEXT_KINDS = frozenset({"message", "tool.call", "tool.result", "compaction", "compaction.summary"})
 
 Progress = Callable[[int, int], None]
 

@@ -29,7 +29,7 @@ RECENT_WINDOW = 200
 # Characters of an event's text shown for a recent event, and of a summary.
 RECENT_CHARS = 240
 SUMMARY_CHARS = 1200
-SUMMARY_KINDS = ("compression", "compaction")
+SUMMARY_KINDS = ("compression", "compaction", "compaction.summary")
 
 OPS = Ops(EventStore)
 
