@@ -9,7 +9,8 @@ are written ``<session>/<name>``.
 
 States and reasons are those of DESIGN.md. Every change of state is a ``lifecycle`` event
 (``{agent, from, to, reason, detail, ...}``); :class:`Agents` applies ``agent.spawn``,
-``lifecycle`` and ``handoff`` events in log order, so replaying the log rebuilds every state.
+``lifecycle`` and ``handoff`` events (and the SessionEnd hook's) in log order, so replaying the
+log rebuilds every state.
 :func:`check_transition` is the one place that says which changes are allowed.
 """
 
@@ -59,6 +60,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 SPAWN = "agent.spawn"
 LIFECYCLE = "lifecycle"
 HANDOFF = "handoff"
+# Claude Code's SessionEnd hook (`toka hook claude-code`): the session's agents stopped there.
+SESSION_END = "hook.session_end"
 
 
 def check_transition(agent: Agent, to: str, reason: str | None = None) -> None:
@@ -175,6 +178,7 @@ class Agents:
         self.policy = policy
         self._agents: dict[tuple[str, str], Agent] = {}
         self.handoffs: dict[str, int] = {}  # trace -> handoffs made
+        self.ended: dict[str, int] = {}  # session -> when its latest SessionEnd was recorded
 
     def __iter__(self) -> Any:
         return iter(list(self._agents.values()))
@@ -203,6 +207,8 @@ class Agents:
             agent.reason = payload.get("reason")
             agent.detail = payload.get("detail")
             agent.changed_ts = event.ts
+        elif event.kind == SESSION_END:
+            self.ended[event.session] = max(event.ts, self.ended.get(event.session, event.ts))
         elif event.kind == HANDOFF and isinstance(payload.get("trace"), str):
             self.handoffs[payload["trace"]] = self.handoffs.get(payload["trace"], 0) + 1
             agent = self.implicit(event.session, event.agent)
