@@ -239,10 +239,9 @@ class Lifecycle:
         assert agent is not None  # applied at commit
         return agent
 
-    async def move(self, ref: str, to: str, reason: str | None = None, detail: str | None = None) -> Agent:
+    async def move(self, agent: Agent, to: str, reason: str | None = None, detail: str | None = None) -> Agent:
         """pause (to PAUSED), resume (to None: the state its fill calls for), terminate."""
         async with self._lock:
-            agent = self.agents.find(ref)
             if to == "RESUME":
                 if agent.state != "PAUSED":
                     raise Conflict(f"{agent.id} is {agent.state}, not PAUSED", "only a paused agent resumes")
@@ -256,9 +255,8 @@ class Lifecycle:
         window, _ = self.directory.window(agent)
         return fill_state(100 * agent.figures.context_tokens / window, agent.thresholds)
 
-    async def record_usage(self, ref: str, report: UsageReport) -> Agent:
+    async def record_usage(self, agent: Agent, report: UsageReport) -> Agent:
         """Append a usage event for the agent and wait until its lifecycle has been evaluated."""
-        agent = self.agents.find(ref)
         payload = _usage_payload(report)
         event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])

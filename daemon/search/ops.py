@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.log.service import session_name
+from daemon.agents.refs import Refs
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NoArgs, Timestamp
 from store.base import EventQuery, EventStore
@@ -31,7 +31,16 @@ RECENT_CHARS = 240
 SUMMARY_CHARS = 1200
 SUMMARY_KINDS = ("compression", "compaction", "compaction.summary")
 
-OPS = Ops(EventStore)
+
+@dataclass(frozen=True, slots=True)
+class LogSearch:
+    """What the search ops are handed: the store, and the reader of session and agent names."""
+
+    store: EventStore
+    refs: Refs
+
+
+OPS = Ops(LogSearch)
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
@@ -51,8 +60,8 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class Search:
     query: str
-    session: str | None = None
-    agent: str | None = None
+    session: str | None = None  # a session (or prefix); SESSION/NAME narrows to one of its agents
+    agent: str | None = None  # an agent's name, in every session
     kinds: list[str] | None = None
     since: Timestamp | None = None
     until: Timestamp | None = None
@@ -61,17 +70,18 @@ class Search:
 
 
 @OPS.op("search", Search)
-async def search(store: EventStore, request: Search, call: Call) -> dict[str, Any]:
+async def search(searcher: LogSearch, request: Search, call: Call) -> dict[str, Any]:
+    session, agent = (None, None) if request.session is None else await searcher.refs.session_and_agent(request.session)
     query = SearchQuery(
         text=request.query if request.fts else literal_query(request.query),
-        session=None if request.session is None else await session_name(store, request.session),
-        agent=request.agent,
+        session=session,
+        agent=request.agent or (None if agent is None else agent.name),
         kinds=tuple(request.kinds or ()),
         since=request.since,
         until=request.until,
         limit=request.limit,
     )
-    return {"hits": [hit_json(hit) for hit in await _searched(store, query, request.fts)]}
+    return {"hits": [hit_json(hit) for hit in await _searched(searcher.store, query, request.fts)]}
 
 
 async def _searched(store: EventStore, query: SearchQuery, fts: bool) -> list[SearchHit]:
@@ -87,8 +97,8 @@ async def _searched(store: EventStore, query: SearchQuery, fts: bool) -> list[Se
 
 
 @OPS.op("search.rebuild", NoArgs)
-async def search_rebuild(store: EventStore, request: NoArgs, call: Call) -> dict[str, Any]:
-    return {"events": await store.rebuild_search_index()}
+async def search_rebuild(searcher: LogSearch, request: NoArgs, call: Call) -> dict[str, Any]:
+    return {"events": await searcher.store.rebuild_search_index()}
 
 
 def _head(text: str, width: int) -> str:
@@ -128,7 +138,7 @@ class Recall:
 
 
 @OPS.op("recall", Recall)
-async def recall(store: EventStore, request: Recall, call: Call) -> dict[str, Any]:
+async def recall(searcher: LogSearch, request: Recall, call: Call) -> dict[str, Any]:
     """Recent events, matches and summaries for ``query`` in ``session``, at most ``limit``.
 
     A quarter of the places (at least one) is kept for recent events and a fifth (at least one)
@@ -136,7 +146,8 @@ async def recall(store: EventStore, request: Recall, call: Call) -> dict[str, An
     event id, then by payload digest (the same tool output recorded twice is shown once).
     """
     text, limit = request.query, request.limit
-    session = await session_name(store, request.session)
+    store = searcher.store
+    session = await searcher.refs.session(request.session)
     if not 1 <= limit <= MAX_RECALL:
         raise UsageError(f"argument 'limit' must be between 1 and {MAX_RECALL}, got {limit}")
     recent_quota, summary_quota = max(1, limit // 4), max(1, limit // 5)

@@ -50,7 +50,10 @@ def _rows(items: Sequence[SearchHit], why: Sequence[str] = ()) -> None:
 
 def search(
     query: QueryArg,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="Only this session (or a prefix).")] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", help="Only this session (or a prefix); SESSION/NAME: only that agent of it."),
+    ] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only events of this agent.")] = None,
     kind: KindOpt = None,
     since: SinceOpt = None,

@@ -18,7 +18,10 @@ from toka_cli.mcp.link import Link, require
 
 SessionParam = Annotated[
     str | None,
-    Field(description="Session id or unique prefix; default: the current session (see toka's docs/mcp.md)."),
+    Field(
+        description="Session id or unique prefix (its main agent), or SESSION/NAME for one agent of it;"
+        " default: the current session (see toka's docs/mcp.md)."
+    ),
 ]
 # Roughly four characters a token: the estimate the daemon's budgets use for text of unknown model.
 CHARS_PER_TOKEN = 4
@@ -40,7 +43,10 @@ def register(server: MCPServer, link: Link) -> None:
         query: Annotated[
             str, Field(description="Words, names or paths to find, as written (every one of them); see fts.")
         ],
-        session: Annotated[str | None, Field(description="Only this session (id or prefix); default: all.")] = None,
+        session: Annotated[
+            str | None,
+            Field(description="Only this session (id or prefix; SESSION/NAME: one agent of it); default: all."),
+        ] = None,
         kinds: Annotated[
             list[str] | None, Field(description='Only these event kinds, e.g. ["message", "tool.*", "note.*"].')
         ] = None,
@@ -124,10 +130,8 @@ def register(server: MCPServer, link: Link) -> None:
     ) -> dict[str, Any]:
         """Record a decision, rejected alternative, assumption, constraint, to-do or error for the next handoff."""
         require(bool(text.strip()), "argument 'text' is empty")
-        payload = {"text": text} | ({"reason": reason} if reason else {})
-        event = {"session": await link.session(session), "kind": "error" if kind == "error" else f"note.{kind}"}
-        appended = await link.call("events.append", events=[event | {"payload": payload}])
-        return {"session": event["session"], "kind": event["kind"], **appended["events"][0]}
+        target = await link.session(session)
+        return dict(await link.call("notes.add", target=target, kind=kind, text=text, reason=reason))
 
     @server.tool(annotations=READ_ONLY)
     async def context(
@@ -152,8 +156,7 @@ def register(server: MCPServer, link: Link) -> None:
         current = await link.session(session)
         if action == "create":
             return dict(await link.call("handoffs.create", target=current, reason=reason))
-        listed = (await link.call("handoffs.list"))["handoffs"]
-        mine = [h for h in listed if h["session"] == current or h.get("successor") == current]
+        mine = (await link.call("handoffs.list", agent=current))["handoffs"]
         require(bool(mine), f"session {current} has no handoff yet", 'call handoff with action "create"')
         return dict(await link.call("handoffs.get", id=mine[-1]["id"]))
 
