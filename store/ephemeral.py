@@ -27,7 +27,8 @@ from store.errors import NotFound
 from store.events import Event, NewEvent
 from store.query import matches
 from store.sealer import Sealer
-from store.search import SearchHit, SearchQuery, TextMatcher, indexed_text, snippet, tokens
+from store.search import SearchHit, SearchQuery, indexed_text, snippet, tokens
+from store.search_syntax import TextMatcher
 
 
 class EphemeralStore(EventStore):

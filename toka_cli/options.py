@@ -8,7 +8,13 @@ from typing import Annotated
 import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (shapes in docs/json.md) instead of tables.")]
-SessionArg = Annotated[str, typer.Argument(help="Session name, or a unique prefix of one.")]
+SessionArg = Annotated[
+    str, typer.Argument(help="Session name, or a unique prefix of one (SESSION/NAME: the session of that agent).")
+]
+TargetArg = Annotated[
+    str,
+    typer.Argument(help="A session or a unique prefix of one (its main agent), or an agent: SESSION/NAME, or its id."),
+]
 OptionalSessionArg = Annotated[
     str | None, typer.Argument(help="Session name or unique prefix; all sessions when left out.")
 ]

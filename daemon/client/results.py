@@ -187,10 +187,10 @@ class TokensUntil(TypedDict):
 
 
 class Usage(TypedDict):
-    """The headroom document: `toka usage SESSION|AGENT` (``agent`` for an agent only)."""
+    """The headroom document: `toka usage SESSION|AGENT`, of the agent named (a session: its main agent)."""
 
     session: str
-    agent: NotRequired[str]
+    agent: str
     model: str | None
     context_tokens: int | None
     context_window: int
@@ -309,6 +309,7 @@ class WorkingContext(TypedDict):
     """`toka context --format json`: the context an agent should see, fitted to a budget."""
 
     session: str
+    agent: str
     budget: int
     policy: str
     estimator: str

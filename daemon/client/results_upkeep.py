@@ -41,6 +41,7 @@ class ImportReport(TypedDict):
     existing: int
     sessions: list[str]
     unknown_types: dict[str, int]
+    unknown_types_created: dict[str, int]
     bad_lines: list[BadLine]
 
 

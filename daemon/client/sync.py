@@ -152,12 +152,14 @@ class Client:
         return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
 
     def note(
-        self, session: str, kind: str, text: str, reason: str | None = None, agent: str | None = None
+        self, target: str, kind: str, text: str, reason: str | None = None, agent: str | None = None
     ) -> dict[str, Any]:
-        """A ``note.<kind>`` event (decision, rejected, assumption, constraint, dependency,
-        todo) that handoff documents list."""
-        payload = {"text": text} | ({"reason": reason} if reason else {})
-        return self.record(session, f"note.{kind}", payload, **({"agent": agent} if agent else {}))
+        """A note (decision, rejected, assumption, constraint, dependency, todo, error) that the
+        next handoff document of the agent ``target`` names lists (a session: its main agent;
+        ``agent``: an agent of the target's session, by name)."""
+        args: dict[str, Any] = {"target": target, "kind": kind, "text": text, "reason": reason, "agent": agent}
+        noted: dict[str, Any] = self.call("notes.add", **{k: v for k, v in args.items() if v is not None})
+        return noted
 
     def report_usage(self, agent: str, input_tokens: int = 0, output_tokens: int = 0, **counts: Any) -> dict[str, Any]:
         """Report one call's usage for an agent (cache_read_tokens, cache_creation_tokens, model

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.client.appends import Appends, Prepared
 from daemon.client.sync import Client
 from daemon.ingest.formats import FOLLOWERS, detect, expand
-from daemon.ingest.lines import BadLine, ParseStats
+from daemon.ingest.lines import BadLine, ParseStats, unknown_type
 from daemon.ingest.parser import parse_numbered
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ class ImportSummary:
     sessions: set[str] = field(default_factory=set)
     formats: Counter[str] = field(default_factory=Counter)
     stats: ParseStats = field(default_factory=ParseStats)
+    unknown_created: Counter[str] = field(default_factory=Counter)  # raw events new to the log, by type
 
     @property
     def bad_lines(self) -> list[BadLine]:
@@ -50,6 +51,7 @@ class ImportSummary:
             "existing": self.existing,
             "sessions": sorted(self.sessions),
             "unknown_types": dict(self.stats.unknown_types),
+            "unknown_types_created": dict(self.unknown_created),
             "bad_lines": [{"path": b.path, "line": b.line, "reason": b.reason} for b in self.bad_lines],
         }
 
@@ -58,6 +60,9 @@ class ImportSummary:
         self.events += len(results)
         self.created += sum(1 for r in results if r["created"])
         self.existing += sum(1 for r in results if not r["created"])
+        for prepared, result in zip(events, results, strict=True):
+            if result["created"] and prepared.event["kind"] == "raw":
+                self.unknown_created[unknown_type(prepared.event["payload"].get("record"))] += 1
         self.sessions.update(p.event["session"] for p in events)
 
 

@@ -32,8 +32,11 @@ Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the li
   ``tool_result`` → ``tool.result`` {tool_use_id, output (text blocks joined), is_error};
   any other block (images, ...) → ``block`` {role, type, block}.
   User messages flagged ``isMeta`` carry ``meta: true``.
-- a user record with ``isCompactSummary`` → ``compaction`` {summary, boundary (the boundary
-  record's uuid, null in 1.0.x)}, key ``{rid}:0``.
+- a user record with ``isCompactSummary`` → ``compaction.summary`` {summary, boundary (the
+  boundary record's uuid)}, key ``{rid}:0``: the summary the compaction left, which follows the
+  compaction's boundary. In 1.0.x, which writes no boundary record, the summary is the only
+  record of the compaction: ``compaction`` {summary, boundary: null}. One compaction is one
+  ``compaction`` event either way.
 - ``system`` with subtype ``compact_boundary`` → ``compaction`` {trigger, pre_tokens,
   logical_parent}; other ``system`` records → ``system`` {subtype, content, level, detail (the
   record's other, non-envelope fields)}; key ``{rid}:0``.
@@ -237,7 +240,9 @@ class ClaudeCodeParser:
         if kind in ("user", "assistant") and isinstance(content, (str, list)):
             if kind == "user" and record.get("isCompactSummary") is True:
                 events[:0] = self._close_responses()
-                add("compaction", f"{rid}:0", {"summary": content_text(content), "boundary": record.get("parentUuid")})
+                boundary = record.get("parentUuid")
+                summary = {"summary": content_text(content), "boundary": boundary}
+                add("compaction" if boundary is None else "compaction.summary", f"{rid}:0", summary)
             elif isinstance(content, str):
                 add("message", f"{rid}:0", message_payload(kind, content, record))
             else:

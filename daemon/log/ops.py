@@ -245,7 +245,7 @@ class Session:
 
 @OPS.op("sessions.get", Session)
 async def sessions_get(log: EventLog, request: Session, call: Call) -> dict[str, Any]:
-    info = await log.core.store.session(request.session)
+    info = await log.core.store.session(await log.session_name(request.session))
     return await _session_json(log.core.store, info, log.core.settings.models.windows)
 
 

@@ -40,6 +40,7 @@ from daemon.memory.pool_service import PoolService
 from daemon.paths import Paths
 from daemon.protocol import encode, error_message
 from daemon.retention.ops import Retention
+from daemon.search.ops import LogSearch
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
 from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, peer_uid, read_size
@@ -97,17 +98,17 @@ class Daemon:
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
-            EventLog: EventLog(core, self.hub, self.lifecycle.evaluated),
-            EventStore: store,
+            EventLog: EventLog(core, self.hub, self.lifecycle.directory.refs, self.lifecycle.evaluated),
+            LogSearch: LogSearch(store, self.lifecycle.directory.refs),
             Lifecycle: self.lifecycle,
             Handoffs: self.lifecycle.handoffs,
             Compressor: self.lifecycle.compressor,
-            ContextAssembler: ContextAssembler(core, self.lifecycle.agents, self.memory, self.pool),
+            ContextAssembler: ContextAssembler(core, self.lifecycle.directory.refs, self.memory, self.pool),
             ContextStore: self.memory,
             PoolService: self.pool,
             StateStore: self.states,
             Dependencies: self.deps,
-            Retention: Retention(store, self.lifecycle.agents),
+            Retention: Retention(store, self.lifecycle.agents, self.lifecycle.directory.refs),
             Costs: self.costs,
             Alerts: self.alerts,
             SpoolDrain: self.spool,

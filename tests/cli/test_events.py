@@ -10,7 +10,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cli_support import TOKA, assert_error, invoke, json_lines, seqs, toka
+from cli_support import TOKA, assert_error, invoke, json_lines, seqs, stderr_lines, toka
 
 
 def _seqs(*args: str) -> list[int]:
@@ -89,8 +89,8 @@ def test_ambiguous_prefix_is_a_usage_error() -> None:
     result = invoke("events", "run")
     assert result.exit_code == 2
     assert result.stdout == ""
-    error = assert_error(result.stderr, contains="ambiguous")
-    assert "run-a" in error and "run-b" in error
+    assert_error(result.stderr, contains="ambiguous")
+    assert stderr_lines(result.stderr)[1] == "hint: it could be run-a or run-b; give more of the name"
     assert _seqs("run-b") == [2]
 
 

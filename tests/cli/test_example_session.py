@@ -24,6 +24,7 @@ def test_import_from_a_checkout_as_the_readme_says() -> None:
         "existing": 23,
         "sessions": [EXAMPLE_SESSION],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [],
     }
 

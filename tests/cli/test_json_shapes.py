@@ -237,6 +237,7 @@ def test_import_json(toka_home: Path) -> None:
         "existing": 0,
         "sessions": [EXAMPLE_SESSION],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [],
     }
 
@@ -257,6 +258,7 @@ def test_import_json_with_bad_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "existing": 0,
         "sessions": ["s"],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [
             {"path": "x.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"},
         ],
