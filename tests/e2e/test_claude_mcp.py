@@ -100,7 +100,12 @@ def test_a_note_lands_in_the_claude_code_session_that_wrote_it(
     toka("integrate", "claude-code", env={"HOME": str(agent_home)})
     earlier, current = str(uuid.uuid4()), str(uuid.uuid4())
     model.script(Reply((Text("Hello."),), Usage(50, 5)))
-    claude_turn(claude, model, agent_home, "hello", earlier)
+    # The earlier session calls no tool: it need not wait for the MCP server.
+    run(
+        [str(claude.path), "-p", "hello", "--session-id", earlier],
+        claude_env(agent_home, model.url),
+        agent_home / "project",
+    )
     toka("import", str(agent_home / ".claude" / "projects"))  # the earlier session, with its project
 
     note = ToolCall("mcp__toka__note", {"kind": "decision", "text": "serve the build on port 8421"})
