@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -38,8 +39,9 @@ def test_hooks_record_a_claude_code_turn_with_its_session_id(
     settings = json.loads((agent_home / ".claude" / "settings.json").read_text())
     commands = {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]}
     assert commands == {f"{TOKA} hook claude-code"}
-    # The point of the absolute path: the agent's PATH has no toka on it.
-    assert shutil.which("toka", path=agent_path()) is None
+    # The point of the absolute path: the agent's PATH does not lead to this toka.
+    assert str(TOKA.parent) not in agent_path().split(os.pathsep)
+    assert shutil.which("toka", path=agent_path()) != str(TOKA)
 
     project = agent_home / "project"
     model.script(
