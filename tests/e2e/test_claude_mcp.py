@@ -14,6 +14,9 @@ from fake_model import FakeModel, Reply, Request, Text, ToolCall, Usage
 
 pytestmark = pytest.mark.e2e
 
+# How long Claude Code may wait for `toka mcp` before its first request (it stops waiting as soon
+# as the server is connected).
+MCP_WAIT_MS = "60000"
 TOKA_TOOLS = {
     f"mcp__toka__{name}"
     for name in ("search", "recall", "memory_get", "memory_set", "memory_list", "note", "context", "handoff", "usage")
@@ -41,9 +44,9 @@ def result_text(block: dict[str, Any]) -> str:
 
 def claude_turn(claude: AgentCli, model: FakeModel, home: Path, prompt: str, session: str) -> None:
     # Tools offered up front, not behind Claude Code's tool search; and MCP servers connected
-    # before the first request, which 2.1.3xx does not wait for by default (`toka mcp` takes
-    # about a second to start).
-    env = claude_env(home, model.url, ENABLE_TOOL_SEARCH="false", MCP_CONNECTION_NONBLOCKING="false")
+    # before the first request: 2.1.3xx waits a moment only by default, and `toka mcp` takes
+    # a second or more to start on a busy machine.
+    env = claude_env(home, model.url, ENABLE_TOOL_SEARCH="false", CLAUDE_CODE_MCP_STARTUP_WAIT_MS=MCP_WAIT_MS)
     command = [str(claude.path), "-p", prompt, "--allowedTools", "mcp__toka", "--session-id", session]
     run(command, env, home / "project")
 

@@ -73,10 +73,10 @@ def codex_turn(codex: AgentCli, model: FakeModel, home: Path, *replies: Reply) -
     assert after.startswith(head + 'notify = ["') and f"\n[model_providers.fake]\n{provider}" in after
     model.script(*replies, api="openai")
     # Codex 0.17x sends its first request without waiting for MCP servers that are still
-    # starting (`toka mcp` takes about a second), unless the server is `required`.
-    command = [
-        str(codex.path), "exec", "--skip-git-repo-check", "-c", "mcp_servers.toka.required=true", "store the port",
-    ]  # fmt: skip
+    # starting (`toka mcp` takes a second or more), unless the server is `required`; given a
+    # minute to start (10 s by default), for a busy machine.
+    wait = ["-c", "mcp_servers.toka.required=true", "-c", "mcp_servers.toka.startup_timeout_sec=60"]
+    command = [str(codex.path), "exec", "--skip-git-repo-check", *wait, "store the port"]
     run(command, env, home / "project")
 
 
