@@ -112,13 +112,6 @@ def test_codex_calls_tokas_tools_and_its_rollout_imports_exactly(
     assert (row["total_tokens"], row["cost_usd"]) == (2280, COST_USD)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Codex starts MCP servers with HOME, PATH, USER, LOGNAME, SHELL, TERM, LANG and TMPDIR only, so "
-    "`toka mcp` loses TOKA_HOME (and XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_RUNTIME_DIR) and autostarts a daemon on "
-    "another database; `toka integrate codex` writes no `env_vars` for them (toka_cli/integrate/codex_config.py)",
-)
 def test_codex_s_toka_server_keeps_to_the_toka_home_codex_runs_with(
     codex: AgentCli, model: FakeModel, agent_home: Path, daemon: Spawned
 ) -> None:

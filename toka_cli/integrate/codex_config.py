@@ -28,6 +28,17 @@ from toka_cli.integrate.mcp_servers import SERVER_NAME, ServerChange, decide, re
 NOTIFY_ARGS = ["hook", "codex"]
 
 
+# Codex starts MCP servers with a few variables only (HOME, PATH, USER, LOGNAME, SHELL, TERM,
+# LANG, TMPDIR): where toka keeps its data must be written into the entry, or `toka mcp` would
+# find (and start a daemon on) another database.
+PLACE_VARIABLES = ("TOKA_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR")
+
+
+def server_env() -> dict[str, str]:
+    """The variables of this environment that say where toka's data is, for the server entry."""
+    return {name: os.environ[name] for name in PLACE_VARIABLES if os.environ.get(name)}
+
+
 def codex_path() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
 
@@ -75,7 +86,10 @@ def _plan_server(document: Any, command: str, uninstall: bool) -> str:
     import tomlkit
 
     servers = document.get("mcp_servers")
-    state = decide(servers, uninstall, {"command": command, "args": ["mcp"]})
+    entry: dict[str, Any] = {"command": command, "args": ["mcp"]}
+    if env := server_env():
+        entry["env"] = env
+    state = decide(servers, uninstall, entry)
     if state in ("added", "updated"):
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
@@ -83,6 +97,9 @@ def _plan_server(document: Any, command: str, uninstall: bool) -> str:
         table = tomlkit.table()
         table["command"] = command
         table["args"] = ["mcp"]
+        if env:
+            table["env"] = tomlkit.inline_table()
+            table["env"].update(env)
         table.add(tomlkit.nl())  # a blank line before the table that follows, as people write them
         servers[SERVER_NAME] = table
     elif state == "removed" and servers is not None:

@@ -82,6 +82,7 @@ def decide(servers: Any, uninstall: bool, entry: dict[str, Any]) -> str:
     if uninstall:
         return "removed"
     same = current.get("command") == entry["command"] and list(current.get("args") or []) == entry["args"]
+    same = same and dict(current.get("env") or {}) == dict(entry.get("env") or {})
     return "installed" if same else "updated"
 
 
