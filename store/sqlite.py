@@ -97,6 +97,7 @@ class SqliteStore(EventStore):
         self._wal = Path(f"{path}-wal")
         self._checkpointing: asyncio.Task[None] | None = None
         self._appends = 0
+        self._closed = False
 
     @property
     def location(self) -> str:
@@ -251,6 +252,11 @@ class SqliteStore(EventStore):
         await self._write(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
 
     async def close(self) -> None:
+        """Checkpoint and close; a second call does nothing (the daemon closes the store on every
+        way out, a clean shutdown included)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             if self._checkpointing is not None:
                 await self._checkpointing
