@@ -175,13 +175,21 @@ class ChainVerifier:
             self._problem(row, "chain", "the events this checkpoint replaced are not the ones it names")
 
     def check_heads(self, heads: Iterable[tuple[str, str]]) -> None:
-        """Compare each session's recorded head with the last event verify actually saw."""
+        """Compare the session table's heads (``heads``: its rows as (session, head)) with the last
+        event of each session in the log, both ways: the events decide, the table is a projection
+        that appends and `toka sessions` read."""
+        listed = set()
         for session, head in heads:
+            listed.add(session)
             last = self._last.get(session)
             if last is None or last[0] != head:
                 seq = last[1] if last else 0
                 row = StoredRow(seq, head, session, None, "", 0, (), "", None, b"")
                 self._problem(row, "head", "the session's last event is missing from the log")
+        for session, (event_id, seq) in sorted(self._last.items(), key=lambda item: item[1][1]):
+            if session not in listed:
+                row = StoredRow(seq, event_id, session, None, "", 0, (), "", None, b"")
+                self._problem(row, "head", "the session table has no row for this session (`toka admin rebuild`)")
 
     def report(self, session: str | None) -> VerifyReport:
         return VerifyReport(session, self.events, tuple(self.problems), self.problem_count)

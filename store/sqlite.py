@@ -37,12 +37,19 @@ from store.base import (
 from store.errors import NotFound, StoreError, TokaError
 from store.events import Event, NewEvent
 from store.migrations import applied, check_not_newer, migrate
+from store.projection import AGREEMENT_SQL, disagreement
 from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
-from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
+from store.sqlite_projections import (
+    project_sessions,
+    read_sessions,
+    read_usage,
+    rebuild_projections,
+    sum_usage_rows,
+)
 from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
@@ -293,16 +300,25 @@ def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
 
 
 def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
-    done = _check_database(db)
+    _check_database(db)  # before any write: a file that is no toka database is refused untouched
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA wal_autocheckpoint = 0")  # see SqliteStore._checkpoint_in_background
     # When the WAL starts over, cut the file back, so that its size says how much it holds.
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
     db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
-    if migrate(db) and done:
-        # An upgraded database may hold events that a projection table added by the upgrade has
-        # never seen: rebuild them all from the log, or sessions and heads would start empty.
+    # An upgraded database holds events that a projection added by the upgrade has never seen:
+    # the last step refills them all from the log, in that step's transaction.
+    migrate(db, project_sessions)
+    _check_projections(db)
+
+
+def _check_projections(db: sqlite3.Connection) -> None:
+    """Rebuild the projections when they disagree with the log at its end (store/projection.py
+    says what is compared): a database left so by an older toka, or edited by hand."""
+    found = disagreement(db.execute(AGREEMENT_SQL).fetchone())
+    if found is not None:
+        logging.getLogger("toka.store").warning("the session tables disagree with the log (%s): rebuilding them", found)
         rebuild_projections(db)
 
 
