@@ -13,7 +13,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from store.base import CHUNK, ChainVerifier, ProgressCallback, SessionInfo, Stats, VerifyReport, resolve_prefix
+from store.base import CHUNK, ProgressCallback, SessionInfo, Stats, VerifyReport, resolve_prefix
+from store.chain import ChainVerifier
 from store.errors import StoreError
 from store.events import Event
 from store.postgres_search import index_rows

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from store.base import CHUNK, ChainVerifier, ProgressCallback, Stats, VerifyReport
+from store.base import CHUNK, ProgressCallback, Stats, VerifyReport
+from store.chain import ChainVerifier
 from store.events import Event
 from store.rows import SELECT, event_text, hex_range, one_event, one_payload, stored_row
 from store.sqlite_retention import pruned_seq, replaced_ids
