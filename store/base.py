@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from store.damage import Damage
 from store.errors import Ambiguous, NotFound, UsageError
 from store.events import Event, NewEvent
 from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
+from store.tip import Tip
 from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
@@ -65,7 +67,9 @@ class Problem:
     seq: int
     id: str
     session: str
-    what: Literal["id", "digest", "payload", "chain", "head"]
+    # id, digest, payload, chain, head: the chain check (store/chain.py); database, truncated,
+    # missing, replaced: the database's own check and the recorded tip (store/sqlite_integrity.py)
+    what: Literal["id", "digest", "payload", "chain", "head", "database", "truncated", "missing", "replaced"]
     detail: str
 
 
@@ -79,6 +83,28 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return self.problem_count == 0
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseCheck:
+    """What the database says of itself: its own check's lines (SQLite's ``quick_check``, or
+    ``integrity_check`` when deep), the log's recorded tip (store/tip.py), the damage the store
+    has seen (store/damage.py), and all that as problems in verify's terms."""
+
+    check: str
+    found: tuple[str, ...]
+    tip: Tip | None  # the last event committed, as recorded
+    damaged: Damage | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def merged(self, report: VerifyReport) -> VerifyReport:
+        """``report`` with these problems first: they explain whatever the chain shows."""
+        problems = (*self.problems, *report.problems)[:MAX_PROBLEMS]
+        return replace(report, problems=problems, problem_count=report.problem_count + len(self.problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +159,20 @@ class EventStore(abc.ABC):
 
     def connection_state(self) -> dict[str, Any] | None:
         """For a database behind a connection: whether it answers (status and doctor show it)."""
+        return None
+
+    def damage(self) -> Damage | None:
+        """Why the database was found damaged, after which it takes no writes; None while sound
+        (and for backends whose server looks after its own files)."""
+        return None
+
+    def mark_damaged(self, reason: str) -> None:
+        """Take a check made elsewhere (doctor's) that found the database damaged."""
+        return None
+
+    async def check_database(self, deep: bool = False) -> DatabaseCheck | None:
+        """The database's own check of its file (more thorough when ``deep``) and of the log
+        against its recorded tip; None for a backend that has none."""
         return None
 
     @abc.abstractmethod

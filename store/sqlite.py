@@ -16,6 +16,7 @@ store/rows.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -27,15 +28,18 @@ import aiosqlite
 from store.base import (
     CHUNK,
     AppendResult,
+    DatabaseCheck,
     EventQuery,
     EventStore,
+    Problem,
     ProgressCallback,
     SessionInfo,
     Stats,
     VerifyReport,
 )
-from store.errors import NotFound, StoreError, TokaError
-from store.events import Event, NewEvent
+from store.damage import Damage, is_corruption, record_damage
+from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
+from store.events import Event, NewEvent, now_us
 from store.migrations import applied, check_not_newer, migrate
 from store.projection import AGREEMENT_SQL, disagreement
 from store.query import where_clause
@@ -43,6 +47,7 @@ from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
+from store.sqlite_integrity import Integrity
 from store.sqlite_projections import (
     project_sessions,
     read_sessions,
@@ -53,6 +58,7 @@ from store.sqlite_projections import (
 from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
+from store.tip import Tip, log_tip
 from store.usage import UsageRow
 
 T = TypeVar("T")
@@ -77,7 +83,8 @@ def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
     if "not a database" in text or "malformed" in text:
         return StoreError(
             f"{path} is not a readable toka database ({text})",
-            "move the file aside (toka never overwrites it) or point TOKA_HOME elsewhere",
+            "move the file aside or point TOKA_HOME elsewhere; `toka admin recover` keeps it and starts a new"
+            " database with what it can read of it",
         )
     if "readonly" in text or "unable to open" in text or "disk I/O" in text:
         return StoreError(
@@ -96,8 +103,11 @@ class SqliteStore(EventStore):
         writer: aiosqlite.Connection,
         reader: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
+        integrity: Integrity | None = None,
     ) -> None:
         self.path = path
+        # The damage seen and the tip recorded (store/sqlite_integrity.py).
+        self._integrity = integrity or Integrity(path)
         self._writer = writer
         self._reader = reader
         self._checkpointer = checkpointer
@@ -116,6 +126,7 @@ class SqliteStore(EventStore):
         if not path.parent.is_dir():
             raise StoreError(f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME")
         connections: list[aiosqlite.Connection] = []
+        integrity = Integrity(path)
         try:
             for role in ("writer", "reader", "checkpointer"):
                 try:
@@ -124,25 +135,40 @@ class SqliteStore(EventStore):
                     raise _describe(path, exc) from None
                 connections.append(conn)
                 prepare = _prepare_writer if role == "writer" else _prepare_reader
-                await _run(conn, path, prepare, durability)
+                await _run(conn, path, prepare, durability, seen=integrity)
         except BaseException:
             for conn in connections:
                 await conn.close()
             raise
-        return cls(path, *connections)
+        store = cls(path, connections[0], connections[1], connections[2], integrity)
+        with contextlib.suppress(DatabaseDamaged):  # it opens damaged: reads go on, writes are refused
+            await store._read(integrity.opened)
+        return store
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _run(self._writer, self.path, fn, *args)
+        self._integrity.refuse_writes()
+        return await _run(self._writer, self.path, fn, *args, seen=self._integrity)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _run(self._reader, self.path, fn, *args)
+        return await _run(self._reader, self.path, fn, *args, seen=self._integrity)
 
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
         results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES)
+        if created := [r.event for r in results if r.created]:
+            self._integrity.committed(Tip(created[-1].seq, created[-1].id))
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
             self._checkpoint_in_background()
         return results
+
+    def damage(self) -> Damage | None:
+        return self._integrity.damage
+
+    def mark_damaged(self, reason: str) -> None:
+        self._integrity.mark(reason)
+
+    async def check_database(self, deep: bool = False) -> DatabaseCheck:
+        return await self._read(self._integrity.check, deep)
 
     def _wal_bytes(self) -> int:
         """The WAL's size, looked at every WAL_LOOK_EVERY appends (a stat costs a syscall)."""
@@ -227,7 +253,12 @@ class SqliteStore(EventStore):
         if progress is not None:
             loop = asyncio.get_running_loop()
             report_progress = lambda done, total: loop.call_soon_threadsafe(progress, done, total)  # noqa: E731
-        return await self._read(verify_chain, session, report_progress)
+        try:
+            return await self._read(verify_chain, session, report_progress)
+        except DatabaseDamaged as exc:  # a page of the log that SQLite cannot read: that is the finding
+            reason = exc.message if (damage := self._integrity.damage) is None else damage.reason
+            problem = Problem(0, "", session or "", "database", f"the log cannot be read to its end: {reason}")
+            return VerifyReport(session, 0, (problem,), 1)
 
     async def stats(self) -> Stats:
         return await self._read(read_stats, self.path)
@@ -246,7 +277,10 @@ class SqliteStore(EventStore):
         return await self._write(rebuild_search_index)
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
-        return await self._write(prune_session, session, before, dry_run)
+        pruned = await self._write(prune_session, session, before, dry_run)
+        if pruned is not None and not dry_run and (tip := await self._read(log_tip)) is not None:
+            self._integrity.committed(tip)  # the checkpoint may have taken the last event's seq
+        return pruned
 
     async def collect_garbage(self, keep: Sequence[str] = (), dry_run: bool = False) -> Collected:
         return await self._write(collect_garbage, list(keep), dry_run)
@@ -273,19 +307,30 @@ class SqliteStore(EventStore):
         finally:
             for conn in (self._checkpointer, self._reader, self._writer):
                 await conn.close()
+            self._integrity.close()
 
 
-async def _run(conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any) -> T:
+async def _run(
+    conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any, seen: Integrity | None = None
+) -> T:
     """Run ``fn(sqlite3_connection, *args)`` on the connection's thread: one hop per call.
 
     aiosqlite queues every public call the same way through ``_execute``; calling it with our own
-    function is what lets a whole batch share one hop.
+    function is what lets a whole batch share one hop. Corruption reported by SQLite marks the
+    database damaged (``seen``, else the record beside the file) whatever the statement was.
     """
     try:
         result: T = await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
         return result
     except sqlite3.Error as exc:
-        raise _describe(path, exc) from None
+        if not is_corruption(exc):
+            raise _describe(path, exc) from None
+        damage = Damage(f"SQLite reports: {exc}", now_us())
+        if seen is not None:
+            seen.mark(damage.reason)
+        else:
+            record_damage(path, damage)
+        raise damage.refusal(path) from None
 
 
 def _check_database(db: sqlite3.Connection) -> list[str]:

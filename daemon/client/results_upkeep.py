@@ -17,12 +17,37 @@ class VerifyProblem(TypedDict):
     detail: str
 
 
+class Damage(TypedDict):
+    """Why the database was found damaged, and since when: it takes no writes from then on."""
+
+    reason: str
+    since: str
+
+
+class Tip(TypedDict):
+    """The last event committed, as recorded beside the database (``toka.db-tip``)."""
+
+    seq: int
+    id: str
+
+
+class DatabaseCheck(TypedDict):
+    """The database's own check (SQLite's quick_check or integrity_check) and its recorded tip."""
+
+    check: str
+    ok: bool
+    found: list[str]
+    tip: Tip | None
+    damaged: Damage | None
+
+
 class VerifyReport(TypedDict):
     ok: bool
     session: str | None
     events: int
     problem_count: int
     problems: list[VerifyProblem]
+    database: DatabaseCheck | None  # null for a session's verify (without --deep) and off SQLite
 
 
 class BadLine(TypedDict):
@@ -72,6 +97,9 @@ class DatabaseHealth(TypedDict):
     events_table: bool
     newest_ts: int | None
     newest: str | None
+    damaged: Damage | None
+    tip: Tip | None
+    tip_problem: str | None
 
 
 class MissingRights(TypedDict):
