@@ -19,6 +19,8 @@ from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
 from daemon.client.results_upkeep import ImportReport as ImportReport
 from daemon.client.results_upkeep import MissingRights as MissingRights
 from daemon.client.results_upkeep import PostgresHealth as PostgresHealth
+from daemon.client.results_upkeep import Recovery as Recovery
+from daemon.client.results_upkeep import RecoveryLost as RecoveryLost
 from daemon.client.results_upkeep import Tip as Tip
 from daemon.client.results_upkeep import VerifyProblem as VerifyProblem
 from daemon.client.results_upkeep import VerifyReport as VerifyReport

@@ -102,6 +102,34 @@ class DatabaseHealth(TypedDict):
     tip_problem: str | None
 
 
+class RecoverySaved(TypedDict):
+    events: int
+    payloads: int
+    tombstones: int
+
+
+class RecoveryLost(TypedDict):
+    events: int
+    seqs: list[list[int]]  # [first, last] of each run of lost seqs, at most 100 runs
+    events_without_payload: int
+    unreadable: int
+
+
+class Recovery(TypedDict):
+    """`toka admin recover --json`: what a damaged database's recovery saved and lost."""
+
+    database: str
+    kept_as: str
+    methods: list[str]
+    saved: RecoverySaved
+    lost: RecoveryLost
+    last_seq: int
+    sessions: int
+    integrity_check: list[str]  # SQLite's, of the new database
+    notes: list[str]
+    stopped: int | None
+
+
 class MissingRights(TypedDict):
     type: str
     name: str

@@ -118,7 +118,7 @@ HASH_PROBLEMS = ("id", "digest", "payload", "chain", "head")
 
 def _where(problem: VerifyProblem) -> str:
     if problem["seq"] == 0:  # of the database file, not of an event
-        return f"in the database ({problem['what']})"
+        return "in the database file"
     return f"at seq {problem['seq']}"
 
 
@@ -130,8 +130,8 @@ def _verified(report: VerifyReport) -> None:
         console().print(f"ok: {report['events']} events in {scope} match their hashes{checked}")
     else:
         first = report["problems"][0]
-        event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] else ""
-        found = f"{first['what']}: {first['detail']}"
+        event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] and first["session"] else ""
+        found = first["detail"] if first["seq"] == 0 else f"{first['what']}: {first['detail']}"
         console().print(
             f"FAILED: {report['problem_count']} problems; first {_where(first)}{event}: {found}", highlight=False
         )
