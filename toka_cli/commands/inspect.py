@@ -124,7 +124,7 @@ def _where(problem: VerifyProblem) -> str:
 
 def _verified(report: VerifyReport) -> None:
     database = report.get("database")
-    checked = "" if database is None else f"; SQLite's {database['check']} passes"
+    checked = "" if database is None else f"; the database passes SQLite's {database['check']}"
     if report["ok"]:
         scope = f"session {report['session']}" if report["session"] else "the log"
         console().print(f"ok: {report['events']} events in {scope} match their hashes{checked}")
