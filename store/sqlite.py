@@ -7,8 +7,10 @@ a long read (replay, verify) never holds up appends: WAL lets the reader see a c
 snapshot while the writer commits.
 
 This module is the store itself: its connections, the WAL's checkpoints, and each operation run
-in one hop. The operations live apart: the append path in store/sqlite_append.py, the session
-tables in store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
+in one hop; what a connection sets and checks when it opens is in store/sqlite_connect.py, what
+the store knows of its file's soundness in store/sqlite_integrity.py. The operations live
+apart: the append path in store/sqlite_append.py, the session tables in
+store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
 store/sqlite_reads.py and retention in store/sqlite_retention.py; what they share is
 store/rows.py.
 """
@@ -21,7 +23,7 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -40,16 +42,14 @@ from store.base import (
 from store.damage import Damage, is_corruption, record_damage
 from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
 from store.events import Event, NewEvent, now_us
-from store.migrations import applied, check_not_newer, migrate
-from store.projection import AGREEMENT_SQL, disagreement
 from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
+from store.sqlite_connect import Durability, describe, prepare_reader, prepare_writer
 from store.sqlite_integrity import Integrity
 from store.sqlite_projections import (
-    project_sessions,
     read_sessions,
     read_usage,
     rebuild_projections,
@@ -62,38 +62,13 @@ from store.tip import Tip, log_tip
 from store.usage import UsageRow
 
 T = TypeVar("T")
-Durability = Literal["normal", "full"]
 
-BUSY_TIMEOUT_MS = 5000
-# The writer's page cache (SQLite's default is 2 MiB): every append inserts into the id and
-# key indexes at random places, and each page of them not in the cache is read again. Memory
-# is taken only as the database grows.
-WRITER_CACHE_KIB = 32 * 1024
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
-# the size the file is cut back to when it starts over; and the size at which the writer stops
-# waiting for the background checkpoint to catch up and checkpoints itself.
+# and the size at which the writer stops waiting for the background checkpoint to catch up and
+# checkpoints itself (the size the file is cut back to: store/sqlite_connect.py).
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
-WAL_KEEP_BYTES = 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
-
-
-def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
-    text = str(exc)
-    if "not a database" in text or "malformed" in text:
-        return StoreError(
-            f"{path} is not a readable toka database ({text})",
-            "move the file aside or point TOKA_HOME elsewhere; `toka admin recover` keeps it and starts a new"
-            " database with what it can read of it",
-        )
-    if "readonly" in text or "unable to open" in text or "disk I/O" in text:
-        return StoreError(
-            f"cannot write the database at {path} ({text})",
-            "check that the data directory exists and is writable, or set TOKA_HOME",
-        )
-    if "full" in text:
-        return StoreError(f"the disk holding {path} is full ({text})", "free some space and retry")
-    return StoreError(f"database error on {path}: {text}")
 
 
 class SqliteStore(EventStore):
@@ -132,9 +107,9 @@ class SqliteStore(EventStore):
                 try:
                     conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
                 except sqlite3.Error as exc:  # a directory, a file we may not open, ...
-                    raise _describe(path, exc) from None
+                    raise describe(path, exc) from None
                 connections.append(conn)
-                prepare = _prepare_writer if role == "writer" else _prepare_reader
+                prepare = prepare_writer if role == "writer" else prepare_reader
                 await _run(conn, path, prepare, durability, seen=integrity)
         except BaseException:
             for conn in connections:
@@ -324,7 +299,7 @@ async def _run(
         return result
     except sqlite3.Error as exc:
         if not is_corruption(exc):
-            raise _describe(path, exc) from None
+            raise describe(path, exc) from None
         damage = Damage(f"SQLite reports: {exc}", now_us())
         if seen is not None:
             seen.mark(damage.reason)
@@ -333,43 +308,8 @@ async def _run(
         raise damage.refusal(path) from None
 
 
-def _check_database(db: sqlite3.Connection) -> list[str]:
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    done = applied(db)  # reads sqlite_master: fails here, before any write, on a non-database
-    check_not_newer(done)
-    return done
-
-
 def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
     db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
-
-
-def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
-    _check_database(db)  # before any write: a file that is no toka database is refused untouched
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA wal_autocheckpoint = 0")  # see SqliteStore._checkpoint_in_background
-    # When the WAL starts over, cut the file back, so that its size says how much it holds.
-    db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
-    db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
-    db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
-    # An upgraded database holds events that a projection added by the upgrade has never seen:
-    # the last step refills them all from the log, in that step's transaction.
-    migrate(db, project_sessions)
-    _check_projections(db)
-
-
-def _check_projections(db: sqlite3.Connection) -> None:
-    """Rebuild the projections when they disagree with the log at its end (store/projection.py
-    says what is compared): a database left so by an older toka, or edited by hand."""
-    found = disagreement(db.execute(AGREEMENT_SQL).fetchone())
-    if found is not None:
-        logging.getLogger("toka.store").warning("the session tables disagree with the log (%s): rebuilding them", found)
-        rebuild_projections(db)
-
-
-def _prepare_reader(db: sqlite3.Connection, durability: Durability) -> None:
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    db.execute("PRAGMA query_only = ON")
 
 
 def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> list[AppendResult]:

@@ -17,11 +17,14 @@ damaged file itself and, where it worked, what ``sqlite3``'s ``.recover`` made o
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from store.rows import JSON_LIST
 
 # Keys read per query where all is well; a damaged range is halved until its rows read alone.
 SPAN = 2048
@@ -123,24 +126,50 @@ def _by_text_key(db: sqlite3.Connection, sql: str, salvage: Salvage) -> Iterator
                         salvage.unreadable += 1
 
 
+def _spans(rows: Iterator[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    """``rows`` in lists of up to SPAN, to write with one statement each."""
+    batch: list[tuple[Any, ...]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == SPAN:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _written(target: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> int:
+    before = target.total_changes
+    target.executemany(sql, rows)
+    return target.total_changes - before
+
+
 def copy_payloads(source: sqlite3.Connection, target: sqlite3.Connection, salvage: Salvage) -> None:
     with target:
-        for _, digest, size, codec, data in _by_rowid(source, "blobs", "digest, size, codec, data", salvage):
-            if not (isinstance(digest, str) and _HEX64.match(digest) and isinstance(data, bytes)):
-                salvage.unreadable += 1
-                continue
-            cursor = target.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (digest, size, codec, data))
-            salvage.payloads += cursor.rowcount
+        for batch in _spans(_by_rowid(source, "blobs", "digest, size, codec, data", salvage)):
+            rows = [row[1:] for row in batch if _payload_shaped(row)]
+            salvage.unreadable += len(batch) - len(rows)
+            salvage.payloads += _written(target, "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
+
+
+def _payload_shaped(row: tuple[Any, ...]) -> bool:
+    _, digest, size, codec, data = row
+    return isinstance(digest, str) and bool(_HEX64.match(digest)) and isinstance(data, bytes)
 
 
 def copy_tombstones(source: sqlite3.Connection, target: sqlite3.Connection, salvage: Salvage) -> None:
     sql = "SELECT id, session, seq, kind, key, checkpoint FROM pruned WHERE id >= ? AND id < ? ORDER BY id"
     with target:
-        for row in _by_text_key(source, sql, salvage):
-            if not (isinstance(row[0], str) and _HEX64.match(row[0]) and isinstance(row[2], int)):
-                salvage.unreadable += 1
-                continue
-            salvage.tombstones += target.execute("INSERT OR IGNORE INTO pruned VALUES (?, ?, ?, ?, ?, ?)", row).rowcount
+        for batch in _spans(_by_text_key(source, sql, salvage)):
+            rows = [
+                row for row in batch if isinstance(row[0], str) and _HEX64.match(row[0]) and isinstance(row[2], int)
+            ]
+            salvage.unreadable += len(batch) - len(rows)
+            salvage.tombstones += _written(target, "INSERT OR IGNORE INTO pruned VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def _tombstone_shaped(row: tuple[Any, ...]) -> bool:
+    return isinstance(row[0], str) and bool(_HEX64.match(row[0])) and isinstance(row[2], int)
 
 
 def copy_events(source: sqlite3.Connection, target: sqlite3.Connection, salvage: Salvage, tip_seq: int) -> None:
@@ -148,17 +177,20 @@ def copy_events(source: sqlite3.Connection, target: sqlite3.Connection, salvage:
     how far the log went when no max(seq) can be read."""
     columns = "id, session, agent, kind, ts, parents, digest, key"
     with target:
-        for row in _by_rowid(source, "events", columns, salvage, at_least=tip_seq):
-            if not _event_shaped(row):
-                salvage.unreadable += 1
+        for batch in _spans(_by_rowid(source, "events", columns, salvage, at_least=tip_seq)):
+            rows = [row for row in batch if _event_shaped(row)]
+            salvage.unreadable += len(batch) - len(rows)
+            if not rows:
                 continue
-            salvage.last_seq = max(salvage.last_seq, row[0])
-            if target.execute("SELECT 1 FROM blobs WHERE digest = ?", (row[7],)).fetchone() is None:
-                salvage.payload_lost += 1
-                continue
-            salvage.events += target.execute(
-                "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row
-            ).rowcount
+            salvage.last_seq = max(salvage.last_seq, rows[-1][0])
+            digests = json.dumps(sorted({row[7] for row in rows}))
+            held = {
+                found[0]
+                for found in target.execute("SELECT digest FROM blobs WHERE digest IN " + JSON_LIST, (digests,))
+            }
+            whole = [row for row in rows if row[7] in held]
+            salvage.payload_lost += len(rows) - len(whole)
+            salvage.events += _written(target, "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", whole)
 
 
 def _event_shaped(row: tuple[Any, ...]) -> bool:
