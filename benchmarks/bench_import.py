@@ -51,7 +51,8 @@ from bench_foundation import DaemonProcess, Home, Row, machine, table
 from daemon.ingest.formats import PARSERS
 from daemon.ingest.lines import ParseStats
 from store.events import parse_new_event
-from store.sqlite import SqliteStore, _prepare_writer
+from store.sqlite import SqliteStore
+from store.sqlite_connect import prepare_writer
 
 HERE = Path(__file__).resolve()
 TRANSCRIPTS = HERE.parents[2] / "shared" / "fixtures" / "transcripts"
@@ -154,7 +155,7 @@ def sqlite_once(written: Path, database: Path) -> float:
         events = source.execute("SELECT * FROM events ORDER BY seq").fetchall()
     batches = [([blobs.pop(e[7]) for e in batch if e[7] in blobs], batch) for batch in _batches(events)]
     with closing(sqlite3.connect(database, isolation_level=None)) as db:
-        _prepare_writer(db, "normal")
+        prepare_writer(db, "normal")
         started = time.perf_counter()
         for new_blobs, batch in batches:
             db.execute("BEGIN IMMEDIATE")

@@ -3,7 +3,7 @@
 _toka_commands() {
     case "$1" in
         '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff hook import integrate mcp memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
-        'admin') echo 'copy rebuild' ;;
+        'admin') echo 'copy rebuild recover' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
         'config') echo 'get path set show' ;;
@@ -23,6 +23,7 @@ _toka_options() {
         'admin') echo '-h --help' ;;
         'admin copy') echo '--to --json -h --help' ;;
         'admin rebuild') echo '--json -h --help' ;;
+        'admin recover') echo '--json -h --help' ;;
         'agent') echo '-h --help' ;;
         'agent list') echo '--trace --state --json -h --help' ;;
         'agent pause') echo '--json -h --help' ;;
@@ -108,7 +109,7 @@ _toka_options() {
         'statusline') echo '-h --help' ;;
         'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
-        'verify') echo '--json -h --help' ;;
+        'verify') echo '--deep --json -h --help' ;;
         'watch') echo '--format --json -h --help' ;;
     esac
 }

@@ -13,16 +13,15 @@ from typing import Any
 
 from store.base import (
     AppendResult,
-    ChainVerifier,
     EventQuery,
     EventStore,
     ProgressCallback,
     SessionInfo,
     Stats,
-    StoredRow,
     VerifyReport,
     resolve_prefix,
 )
+from store.chain import ChainVerifier, StoredRow
 from store.errors import NotFound
 from store.events import Event, NewEvent
 from store.query import matches

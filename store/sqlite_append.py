@@ -19,6 +19,9 @@ from store.sealer import SealedEvent, Sealer
 from store.sqlite_projections import project_batch
 from store.sqlite_search import index_events
 
+# A session's last event: one step down the (session, seq) index.
+HEAD = "SELECT id FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
+
 
 def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
     """Seal ``batch`` onto the log and write it; what became of each event, in order."""
@@ -26,7 +29,8 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendRe
         next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
 
         def head_of(session: str) -> str | None:
-            row = db.execute("SELECT head FROM sessions WHERE session = ?", (session,)).fetchone()
+            # From the log itself, not the session table: a chain never forks over a projection.
+            row = db.execute(HEAD, (session,)).fetchone()
             return row[0] if row else None
 
         def by_id(event_id: str) -> Event | None:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from store.base import CHUNK, ChainVerifier, ProgressCallback, Stats, VerifyReport
+from store.base import CHUNK, ProgressCallback, Stats, VerifyReport
+from store.chain import ChainVerifier
 from store.events import Event
 from store.health import disk_bytes
 from store.rows import SELECT, event_text, hex_range, one_event, one_payload, stored_row

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 # and a full disk refuses appends.
 LOW_DISK_BYTES = 1 << 30
 LOW_DISK_FRACTION = 0.05
+# The fix of a damaged database: what can be read goes into a new one, the damaged file is kept.
+RECOVER = "toka admin recover"
 
 
 def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
@@ -107,22 +109,24 @@ def _database(paths: Paths) -> list[Check]:
         ]
     if health["unreadable"] is not None:
         return [
-            Check("database", "problem", health["unreadable"], _recover(path)),
+            Check("database", "problem", health["unreadable"], RECOVER),
             Check("schema", "ok", "not checked: the database cannot be read"),
             Check("clock", "ok", "not checked: the database cannot be read"),
         ]
     return [_integrity(health, path), _schema(health), _newest_event(health)]
 
 
-def _recover(path: Path) -> str:
-    return f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
-
-
 def _integrity(health: DatabaseHealth, path: Path) -> Check:
     found = health["quick_check"]
-    if found == ["ok"]:
-        return Check("database", "ok", f"{path} passes SQLite's quick_check ({health['size_bytes'] / 1e6:.1f} MB)")
-    return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", _recover(path))
+    if found != ["ok"]:
+        return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", RECOVER)
+    if health["tip_problem"] is not None:
+        return Check("database", "problem", f"{path} lost committed events: {health['tip_problem']}", RECOVER)
+    if health["damaged"] is not None:
+        damaged = health["damaged"]
+        detail = f"{path} was found damaged on {damaged['since']} ({damaged['reason']}); it takes no writes"
+        return Check("database", "problem", detail, RECOVER)
+    return Check("database", "ok", f"{path} passes SQLite's quick_check ({health['size_bytes'] / 1e6:.1f} MB)")
 
 
 def _schema(health: DatabaseHealth) -> Check:

@@ -13,10 +13,15 @@ from typing import Any, NotRequired, TypedDict
 # own; they are read from here as the others are.
 from daemon.client.results_upkeep import BadLine as BadLine
 from daemon.client.results_upkeep import CopyReport as CopyReport
+from daemon.client.results_upkeep import Damage as Damage
+from daemon.client.results_upkeep import DatabaseCheck as DatabaseCheck
 from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
 from daemon.client.results_upkeep import ImportReport as ImportReport
 from daemon.client.results_upkeep import MissingRights as MissingRights
 from daemon.client.results_upkeep import PostgresHealth as PostgresHealth
+from daemon.client.results_upkeep import Recovery as Recovery
+from daemon.client.results_upkeep import RecoveryLost as RecoveryLost
+from daemon.client.results_upkeep import Tip as Tip
 from daemon.client.results_upkeep import VerifyProblem as VerifyProblem
 from daemon.client.results_upkeep import VerifyReport as VerifyReport
 
@@ -113,6 +118,7 @@ class Status(TypedDict):
     commits: int
     watch: WatchStatus | None
     connection: ConnectionState | None
+    damaged: Damage | None  # the database was found damaged: it takes no writes
     agents_at_risk: list[AgentAtRisk]
 
 

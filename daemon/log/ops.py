@@ -252,13 +252,17 @@ async def sessions_get(log: EventLog, request: Session, call: Call) -> dict[str,
 @dataclass(frozen=True, slots=True)
 class Verify:
     session: str | None = None
+    deep: bool = False  # SQLite's integrity_check rather than quick_check
 
 
 @OPS.op("verify", Verify, progress=True)
 async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
     report = await log.core.store.verify(await _session(log, request.session), call.progress)
+    # The database's own check and its recorded tip are of the whole file: for the whole log, or when asked.
+    checked = request.session is None or request.deep
+    database = await log.core.store.check_database(request.deep) if checked else None
     await call.progress_sent()
-    return verify_json(report)
+    return verify_json(report, database)
 
 
 @OPS.op("stats", NoArgs)

@@ -175,6 +175,7 @@ class Daemon:
             "commits": self.committer.groups,
             "watch": None if self.watcher is None else self.watcher.status(),
             "connection": self.store.connection_state(),
+            "damaged": None if (damage := self.store.damage()) is None else damage.to_json(),
             "agents_at_risk": self.lifecycle.at_risk(),
         }
 

@@ -188,7 +188,7 @@ def test_a_file_that_is_not_a_database_is_a_problem(toka_home: Path) -> None:
     result = run_doctor("--json")
     assert result.exit_code == 1
     check = checks_of(result)["database"]
-    assert check["status"] == "problem" and ".recover" in check["fix"]
+    assert check["status"] == "problem" and check["fix"] == "toka admin recover"
 
 
 def test_installed_hooks_are_reported(daemon: Spawned, claude_home: Path) -> None:

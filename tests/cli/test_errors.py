@@ -50,6 +50,7 @@ def test_verify_names_an_event_whose_payload_was_changed(example: str) -> None:
     )
     assert result.stderr.startswith("error: the log does not match its hashes: 1 problems, the first at seq 5\n")
     report = json.loads(invoke("verify", "--json").stdout)
+    assert report.pop("database")["found"] == ["ok"]  # the file itself is sound: a changed payload is no damage
     assert normalise(report) == {
         "ok": False,
         "session": None,

@@ -164,19 +164,33 @@ def test_status_json(example: str) -> None:
         "commits": "<commits>",
         "watch": None,
         "connection": None,
+        "damaged": None,
         "agents_at_risk": [],
     }
 
 
 def test_verify_json_ok(example: str) -> None:
-    assert invoke_json("verify") == {"ok": True, "session": None, "events": 23, "problem_count": 0, "problems": []}
+    last = json_lines(invoke("events", "fix", "--json").stdout)[-1]
+    tip = {"seq": 23, "id": last["id"]}  # the last event committed, as recorded beside the database
+
+    assert invoke_json("verify") == {
+        "ok": True,
+        "session": None,
+        "events": 23,
+        "problem_count": 0,
+        "problems": [],
+        "database": {"check": "quick_check", "ok": True, "found": ["ok"], "tip": tip, "damaged": None},
+    }
     assert invoke_json("verify", "fix") == {
         "ok": True,
         "session": EXAMPLE_SESSION,
         "events": 23,
         "problem_count": 0,
         "problems": [],
+        "database": None,
     }
+    deep = invoke_json("verify", "fix", "--deep")
+    assert deep["database"] == {"check": "integrity_check", "ok": True, "found": ["ok"], "tip": tip, "damaged": None}
 
 
 def test_stats_json(example: str) -> None:

@@ -42,6 +42,7 @@ CLIENT_MAY_IMPORT = {
     "store.errors": "the exceptions it raises and the daemon's errors it re-raises",
     "store.health": "doctor reads the database file itself when no daemon runs",
     "store.postgres_health": "doctor reads the PostgreSQL database itself when no daemon runs (none starts without it)",
+    "store.sqlite_recover": "`toka admin recover` reads a damaged database no daemon may be able to open",
     "daemon.client": "its own modules",
     "daemon.paths": "where the socket, the spool and the logs are",
     "daemon.protocol": "the wire format",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from toka_cli.output import console
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import ConnectionState, Stats, Status, VerifyReport
+    from daemon.client.results import ConnectionState, Stats, Status, VerifyProblem, VerifyReport
 
 
 def status(json_: JsonOpt = False) -> None:
@@ -37,6 +37,10 @@ def _status(info: Status) -> None:
     connection = info.get("connection")
     if connection is not None:
         rows.insert(2, ("connection", _connection(connection)))
+    damaged = info.get("damaged")
+    if damaged is not None:
+        line = f"DAMAGED since {damaged['since']}: {damaged['reason']}; takes no writes (toka admin recover)"
+        rows.insert(2, ("integrity", line))
     for agent in info.get("agents_at_risk", []):
         fill = "" if agent["fill_pct"] is None else f" at {agent['fill_pct']}%"
         rows.append((f"agent {agent['state']}", f"{agent['id']}{fill}: {agent['detail'] or '-'}"))
@@ -79,30 +83,57 @@ def _stats(info: Stats) -> None:
     console().print(key_values(rows))
 
 
-def verify(session: OptionalSessionArg = None, json_: JsonOpt = False) -> None:
-    """Recompute every payload digest and event id and check each chain.
+DeepOpt = Annotated[
+    bool,
+    typer.Option(
+        "--deep",
+        help="Run SQLite's integrity_check (every index against its table) instead of its quick_check;"
+        " with SESSION, run the database's checks at all.",
+    ),
+]
 
-    Exit code 5 names the first event that does not match.
+
+def verify(session: OptionalSessionArg = None, deep: DeepOpt = False, json_: JsonOpt = False) -> None:
+    """Recompute every payload digest and event id and check each chain; for the whole log, also
+    run SQLite's own check of the file and check that the log still holds its last committed event.
+
+    Exit code 5 names the first problem. A damaged database takes no more writes: `toka admin recover`.
     """
-    report = call_and_show("verify", json_, _verified, progress_label="verifying", session=session or None)
+    report = call_and_show(
+        "verify", json_, _verified, progress_label="verifying", session=session or None, deep=deep or None
+    )
     if not report["ok"]:
         first = report["problems"][0]
+        found = "does not match its hashes" if first["what"] in HASH_PROBLEMS else "is damaged or lost events"
         raise IntegrityError(
-            f"the log does not match its hashes: {report['problem_count']} problems, the first at seq {first['seq']}",
-            "`toka verify --json` lists every problem",
+            f"the log {found}: {report['problem_count']} problems, the first {_where(first)}",
+            "`toka verify --json` lists every problem"
+            + ("" if first["what"] in HASH_PROBLEMS else "; `toka admin recover` saves what can be read"),
         )
 
 
+# Problems of the chain's hashes; the others are of the database file or its recorded tip.
+HASH_PROBLEMS = ("id", "digest", "payload", "chain", "head")
+
+
+def _where(problem: VerifyProblem) -> str:
+    if problem["seq"] == 0:  # of the database file, not of an event
+        return "in the database file"
+    return f"at seq {problem['seq']}"
+
+
 def _verified(report: VerifyReport) -> None:
+    database = report.get("database")
+    checked = "" if database is None else f"; the database passes SQLite's {database['check']}"
     if report["ok"]:
         scope = f"session {report['session']}" if report["session"] else "the log"
-        console().print(f"ok: {report['events']} events in {scope} match their hashes")
+        console().print(f"ok: {report['events']} events in {scope} match their hashes{checked}")
     else:
         first = report["problems"][0]
+        event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] and first["session"] else ""
+        found = first["detail"] if first["seq"] == 0 else f"{first['what']}: {first['detail']}"
         console().print(
-            f"FAILED: {report['problem_count']} problems; first at seq {first['seq']}"
-            f" (event {first['id'][:12]}, session {first['session']}): {first['what']}: {first['detail']}",
-            highlight=False,
+            f"FAILED: {report['problem_count']} problems; first {_where(first)}{event}: {found}", highlight=False
         )
         grid = table("seq", "event", "session", "what", "detail")
         for p in report["problems"]:
