@@ -204,6 +204,12 @@ async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str,
     if "session.meta" in info.kinds:
         first = await store.query(EventQuery(session=info.session, kinds=("session.meta",), limit=1))
         meta = first[0].payload if first else None
+    elif any(kind.startswith("hook.") for kind in info.kinds):
+        # A live session known from its hooks alone: their payloads carry its working directory.
+        first = await store.query(EventQuery(session=info.session, kinds=("hook.*",), limit=1))
+        cwd = first[0].payload.get("cwd") if first else None
+        source = "codex" if first and first[0].kind == "hook.agent_turn_complete" else "claude-code"
+        meta = {"source": source, "cwd": cwd} if isinstance(cwd, str) else None
     fill = None
     if "usage" in info.kinds:
         context = await latest_context(store, info.session, kinds=info.kinds)

@@ -97,3 +97,18 @@ def test_times_are_local_with_the_zone_named_or_utc(monkeypatch: pytest.MonkeyPa
     assert "last (UTC)" in utc and "2026-02-12 11:00:00" in utc
     replay = toka("replay", "x-app", env={"TZ": "Asia/Kolkata"}).stdout
     assert replay.startswith("2026-02-12 15:30:00 #")  # session.meta at 10:00 UTC
+
+
+def test_a_session_known_from_its_hooks_alone_has_its_project_and_source() -> None:
+    """So that `toka mcp` finds a live session by its directory before any import has run."""
+    with Client() as client:
+        client.append(
+            [
+                {"session": "live", "kind": "hook.session_start", "payload": {"session_id": "live", "cwd": "/w/app"}},
+                {"session": "turns", "kind": "hook.agent_turn_complete", "payload": {"thread-id": "t", "cwd": "/w/x"}},
+            ]
+        )
+    found = {
+        s["session"]: (s["source"], s["project"]) for s in json.loads(invoke("sessions", "--json").stdout)["sessions"]
+    }
+    assert found == {"live": ("claude-code", "/w/app"), "turns": ("codex", "/w/x")}

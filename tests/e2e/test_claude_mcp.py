@@ -90,13 +90,6 @@ def test_claude_code_calls_tokas_memory_tools(
     assert (entry["value"], entry["version"]) == ({"port": 8421}, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="toka mcp picks the session of its directory from session.meta (written by import/watch only), so a "
-    "live session known from its hooks alone loses to an older imported session of the same project: the note "
-    "goes to that older session (toka_cli/mcp/link.py, Link.session)",
-)
 def test_a_note_lands_in_the_claude_code_session_that_wrote_it(
     claude: AgentCli, model: FakeModel, agent_home: Path, daemon: Spawned
 ) -> None:
