@@ -48,16 +48,14 @@ def detect(path: Path, *, empty: str | None = "toka") -> str | None:
 
 
 def expand(paths: Iterable[Path], fmt: str) -> list[Path]:
-    """Files as given, and the *.jsonl files under folders, main transcripts before their
-    subagents; NotFound for a path that does not exist."""
+    """Files as given (a Claude Code session with its ``<session>/subagents/`` files), and the
+    *.jsonl files under folders, main transcripts before their subagents, each once; NotFound
+    for a path that does not exist."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", f"use one of: {', '.join(FORMATS)}")
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
-            files += find_transcripts(path)  # every *.jsonl, subagent files after their session
-        elif path.exists():
-            files.append(path)
-        else:
+        if not path.exists():
             raise NotFound(f"no file or folder at {path}", "check the path")
-    return files
+        files += find_transcripts(path)  # subagent files after their session
+    return list(dict.fromkeys(files))

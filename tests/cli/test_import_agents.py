@@ -56,6 +56,17 @@ def test_subagents_land_in_their_parent_session() -> None:
     assert {"main", "a93ccab", "aa84377", "acompact-70d8e7"} <= set(session["agents"])
 
 
+def test_a_session_file_brings_its_subagents_with_it() -> None:
+    main = shared_or_skip("fixtures", "transcripts", "claude", "marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    subagents = sorted((main.with_suffix("") / "subagents").glob("agent-*.jsonl"))
+    report = import_json(str(main))
+    assert report["files"] == 1 + len(subagents) == 3
+    session = json.loads(invoke("show", report["sessions"][0], "--json").stdout)
+    assert {"main", "a7be2f0", "acompact-f46190"} <= set(session["agents"])
+    again = import_json(str(main), *map(str, subagents))  # named twice: read once
+    assert again["files"] == 3 and again["created"] == 0
+
+
 def test_a_file_of_unknown_records_is_reported_not_guessed(tmp_path: Path) -> None:
     odd = tmp_path / "odd.jsonl"
     odd.write_text('{"hello": 1}\n{"hello": 2}\n')
@@ -89,4 +100,5 @@ def test_a_second_import_keeps_nothing_new_and_says_nothing_of_unknown_types() -
     assert again.stdout.startswith("imported 0 new events") and again.stderr == ""
     report = import_json(str(path))
     assert report["created"] == 0 and report["unknown_types_created"] == {}
-    assert report["unknown_types"] == {"progress": 1117, "file-history-snapshot": 13, "queue-operation": 1}
+    # the session and its two subagent files
+    assert report["unknown_types"] == {"progress": 1196, "file-history-snapshot": 13, "queue-operation": 1}
