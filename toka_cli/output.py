@@ -115,32 +115,43 @@ def note(message: str) -> None:
     err_console().print(message, highlight=False)
 
 
-def _no_progress(done: int, total: int | None = None) -> None:
+def _no_progress(done: int, total: int | None = None, label: str | None = None) -> None:
     return None
 
 
 @contextmanager
-def progress(description: str, total: int | None = None) -> Iterator[Callable[[int, int | None], None]]:
-    """Yields ``update(done, total)``; draws a bar on stderr only when stderr is a terminal."""
+def progress(
+    description: str, total: int | None = None, *, in_bytes: bool = False
+) -> Iterator[Callable[..., None]]:
+    """Yields ``update(done, total, label)``; draws a bar on stderr only when stderr is a
+    terminal. ``label`` (a file's name) follows the description; ``in_bytes`` counts in MB."""
     if not sys.stderr.isatty():
         yield _no_progress
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        DownloadColumn() if in_bytes else MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=err_console(),
         transient=True,
     ) as bar:
         task = bar.add_task(description, total=total)
 
-        def update(done: int, total: int | None = None) -> None:
+        def update(done: int, total: int | None = None, label: str | None = None) -> None:
+            shown = description if label is None else f"{description} {label}"
             if total is None:
-                bar.update(task, completed=done)
+                bar.update(task, completed=done, description=shown)
             else:
-                bar.update(task, completed=done, total=total)
+                bar.update(task, completed=done, total=total, description=shown)
 
         yield update

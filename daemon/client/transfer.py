@@ -70,12 +70,13 @@ def import_files(
     client: Client,
     paths: Iterable[Path],
     fmt: str = "auto",
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> ImportSummary:
     """Import every file (folders expanded) through ``client``.
 
-    ``progress(done, total)`` is called in bytes of the files: after each request sent, so the
-    bar moves within a large file too, and after each file; the last call has done == total.
+    ``progress(done, total, name)`` is called in bytes of the files, with the name of the file
+    being read: after each request sent, so the bar moves within a large file too, and after each
+    file; the last call has done == total.
     """
     files = expand(paths, fmt)
     sizes = [_size(p) for p in files]
@@ -87,7 +88,7 @@ def import_files(
     def report_within(start: int, size: int) -> None:
         # The size was taken before reading: a file that grew meanwhile is counted as it was.
         if progress is not None:
-            progress(done + min(summary.stats.bytes_read - start, size), total)
+            progress(done + min(summary.stats.bytes_read - start, size), total, path.name)
 
     for path, size in zip(files, sizes, strict=True):
         summary.files += 1
@@ -112,7 +113,7 @@ def import_files(
             appends.flush()  # a request holds one file's events, so that its errors name the file
         done += size
         if progress is not None:
-            progress(done, total)
+            progress(done, total, path.name)
     appends.settle()
     return summary
 

@@ -20,9 +20,16 @@ def test_progress_moves_within_a_multi_batch_file_and_ends_at_the_total(tmp_path
     small.write_text('{"session": "small", "kind": "message", "payload": {"n": 0}}\n')
     total = big.stat().st_size + small.stat().st_size
     calls: list[tuple[int, int]] = []
+    names: list[str] = []
+
+    def progress(done: int, of: int, name: str) -> None:
+        calls.append((done, of))
+        names.append(name)
+
     with Client() as client:
-        summary = import_files(client, [big, small], progress=lambda done, of: calls.append((done, of)))
+        summary = import_files(client, [big, small], progress=progress)
     assert summary.created == 3501
+    assert list(dict.fromkeys(names)) == ["big.jsonl", "small.jsonl"]  # the bar names the file being read
     assert all(of == total for _, of in calls)
     done = [d for d, _ in calls]
     assert done == sorted(done) and done[-1] == total

@@ -244,3 +244,13 @@ def test_dash_f_means_follow_wherever_it_is_taken() -> None:
         for param in getattr(command, "params", []):
             if "-f" in param.opts:
                 assert "--follow" in param.opts, path
+
+
+def test_the_import_bar_names_the_file_and_counts_in_bytes(tmp_path: Path) -> None:
+    source = tmp_path / "session-with-a-name.jsonl"
+    source.write_text(
+        "".join(json.dumps({"session": "s", "kind": "message", "payload": {"n": n}}) + "\n" for n in range(3000))
+    )
+    output = _on_a_terminal("import", str(source), env={})
+    assert b"importing session-with-a-name.jsonl" in output
+    assert re.search(rb"\d+(\.\d+)?/\d+(\.\d+)? (k?B|MB)", output)  # sizes, not a bare count of bytes

@@ -39,7 +39,7 @@ def import_(
     """
     from daemon.client.transfer import import_files  # the importers load for import only
 
-    with connection() as client, progress("importing") as update:
+    with connection() as client, progress("importing", in_bytes=True) as update:
         summary = import_files(client, paths, format_, update)
     report = emit(summary.to_json(), json_, _imported)
     if report["bad_lines"]:
