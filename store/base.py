@@ -13,13 +13,17 @@ import abc
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from store.errors import Ambiguous, NotFound, UsageError
 from store.events import Event, NewEvent, digest, header_id
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
 from store.search import SearchHit, SearchQuery
 from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
+
+if TYPE_CHECKING:
+    from store.merkle import Frontier, Node
+    from store.merkle_check import LogLeaf, SignedRoot, TreeReport
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -66,7 +70,9 @@ class Problem:
     seq: int
     id: str
     session: str
-    what: Literal["id", "digest", "payload", "chain", "head"]
+    # id, digest, payload, chain, head: the chain check; missing, replaced, truncated, signed:
+    # the check against the signed tree heads (store/merkle_check.py)
+    what: Literal["id", "digest", "payload", "chain", "head", "missing", "replaced", "truncated", "signed"]
     detail: str
 
 
@@ -321,6 +327,27 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     async def stats(self) -> Stats: ...
+
+    # The log's Merkle tree (store/merkle.py, docs/tamper-evidence.md), kept by the backends
+    # that keep history. The memory backend keeps none: a log gone at exit has nothing to prove.
+
+    async def tree(self) -> Frontier | None:
+        """The committed tree's frontier (its size and root); None when no tree is kept."""
+        return None
+
+    async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        """The stored hashes of complete subtrees, for proofs."""
+        raise UsageError(f"the log at {self.location} keeps no Merkle tree", "run the daemon on a SQLite log")
+
+    async def tree_leaf(self, event_id: str) -> LogLeaf:
+        """The leaf of the event with this id (or unique id prefix), pruned or not."""
+        raise UsageError(f"the log at {self.location} keeps no Merkle tree", "run the daemon on a SQLite log")
+
+    async def check_tree(
+        self, heads: Sequence[SignedRoot], progress: ProgressCallback | None = None
+    ) -> TreeReport | None:
+        """The whole log checked against signed tree heads (store/merkle_check.py)."""
+        return None
 
     @abc.abstractmethod
     async def rebuild_projections(self) -> int:

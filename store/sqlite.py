@@ -36,12 +36,15 @@ from store.base import (
 )
 from store.errors import NotFound, StoreError, TokaError
 from store.events import Event, NewEvent
+from store.merkle import Frontier, Node
+from store.merkle_check import LogLeaf, SignedRoot, TreeReport
 from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
+from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
 from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
@@ -89,8 +92,10 @@ class SqliteStore(EventStore):
         writer: aiosqlite.Connection,
         reader: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
+        tree: Tree | None = None,
     ) -> None:
         self.path = path
+        self._tree = tree  # the log's Merkle tree as the writer keeps it; None: not kept
         self._writer = writer
         self._reader = reader
         self._checkpointer = checkpointer
@@ -103,7 +108,9 @@ class SqliteStore(EventStore):
         return str(self.path)
 
     @classmethod
-    async def open(cls, path: Path | str, durability: Durability = "normal") -> SqliteStore:
+    async def open(cls, path: Path | str, durability: Durability = "normal", merkle: bool = True) -> SqliteStore:
+        """The store at ``path``; ``merkle``: keep the log's Merkle tree (store/sqlite_merkle.py),
+        bringing it up to the log first when it lags."""
         path = Path(path)
         if not path.parent.is_dir():
             raise StoreError(f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME")
@@ -117,11 +124,14 @@ class SqliteStore(EventStore):
                 connections.append(conn)
                 prepare = _prepare_writer if role == "writer" else _prepare_reader
                 await _run(conn, path, prepare, durability)
+            tree = Tree() if merkle else None
+            if tree is not None and not await _run(connections[0], path, catch_up, tree):
+                tree = None
         except BaseException:
             for conn in connections:
                 await conn.close()
             raise
-        return cls(path, *connections)
+        return cls(path, *connections, tree=tree)
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         return await _run(self._writer, self.path, fn, *args)
@@ -131,7 +141,7 @@ class SqliteStore(EventStore):
 
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
-        results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES)
+        results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES, self._tree)
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
             self._checkpoint_in_background()
         return results
@@ -224,6 +234,29 @@ class SqliteStore(EventStore):
     async def stats(self) -> Stats:
         return await self._read(read_stats, self.path)
 
+    async def tree(self) -> Frontier | None:
+        return None if self._tree is None else self._tree.frontier
+
+    async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        return await self._read(node_hashes, list(nodes))
+
+    async def tree_leaf(self, event_id: str) -> LogLeaf:
+        return await self._read(find_leaf, event_id)
+
+    async def check_tree(
+        self, heads: Sequence[SignedRoot], progress: ProgressCallback | None = None
+    ) -> TreeReport | None:
+        if self._tree is None:
+            return None
+        return await self._read(check_tree, list(heads), self._threadsafe(progress))
+
+    def _threadsafe(self, progress: ProgressCallback | None) -> ProgressCallback | None:
+        """``progress`` called on the event loop from the connection's thread."""
+        if progress is None:
+            return None
+        loop = asyncio.get_running_loop()
+        return lambda done, total: loop.call_soon_threadsafe(progress, done, total)
+
     async def disk_bytes(self) -> int:
         return disk_bytes(self.path)
 
@@ -305,8 +338,8 @@ def _prepare_reader(db: sqlite3.Connection, durability: Durability) -> None:
     db.execute("PRAGMA query_only = ON")
 
 
-def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> list[AppendResult]:
+def _append(db: sqlite3.Connection, batch: list[NewEvent], wal_catch_up: bool, tree: Tree | None) -> list[AppendResult]:
     """The batch appended, after a checkpoint of the WAL when the background ones fell behind."""
-    if catch_up:
+    if wal_catch_up:
         _wal_checkpoint(db, "PASSIVE")
-    return append_batch(db, batch)
+    return append_batch(db, batch, tree)
