@@ -131,7 +131,7 @@ class SqliteStore(EventStore):
             for conn in connections:
                 await conn.close()
             raise
-        return cls(path, *connections, tree=tree)
+        return cls(path, connections[0], connections[1], connections[2], tree)
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         return await _run(self._writer, self.path, fn, *args)
@@ -255,7 +255,11 @@ class SqliteStore(EventStore):
         if progress is None:
             return None
         loop = asyncio.get_running_loop()
-        return lambda done, total: loop.call_soon_threadsafe(progress, done, total)
+
+        def report(done: int, total: int) -> None:
+            loop.call_soon_threadsafe(progress, done, total)
+
+        return report
 
     async def disk_bytes(self) -> int:
         return disk_bytes(self.path)

@@ -7,8 +7,8 @@ exactly the committed log. The writer keeps the tree's frontier in memory (:clas
 reloads it from the table when the log is not the size it remembers.
 
 A log with fewer leaves in its tree than seqs (a database from before the tree, or a daemon
-run with ``heads.enabled = false``) has the rest added from the log as it is then. A log with
-more leaves in its tree than seqs lost events after they were appended: the tree is cut back to
+run with ``heads.signed_heads = false``) has the rest added from the log as it is then. A log with
+more leaves in its tree than seqs lost events after they were appended: at its next append the tree is cut back to
 the log before it grows again, and the signed heads still hold what it was (``toka verify``).
 """
 
@@ -78,8 +78,8 @@ def log_leaves(db: sqlite3.Connection, first: int, last: int) -> list[LogLeaf]:
     ).fetchall()
     tombstones: dict[int, LogLeaf] = {}
     for row in pruned:
-        tombstones.setdefault(row[0], LogLeaf(*row, True))
-    held = {row[0]: LogLeaf(*row, False) for row in events}
+        tombstones.setdefault(row[0], LogLeaf(row[0], row[1], row[2], row[3], True))
+    held = {row[0]: LogLeaf(row[0], row[1], row[2], row[3], False) for row in events}
     held.update(tombstones)
     return [held[seq] for seq in sorted(held)]
 
@@ -106,13 +106,15 @@ def grow(db: sqlite3.Connection, tree: Tree, size: int, leaves: list[tuple[int, 
 
 
 def catch_up(db: sqlite3.Connection, tree: Tree) -> bool:
-    """At open: the tree made as long as the log (in one transaction when it grows). False when
+    """At open: the tree made as long as the log when it is shorter (in one transaction). False when
     the database has no tree table (a test standing in for an older toka)."""
     if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'merkle'").fetchone():
         return False
     size = last_seq(db)
     frontier = read_frontier(db)
-    if frontier.size != size:
+    # A tree longer than the log stays as it is until the next append: what it holds names what
+    # was deleted, for a verify run before then.
+    if frontier.size < size:
         db.execute("BEGIN IMMEDIATE")
         try:
             frontier = _fit(db, frontier, size)
@@ -214,7 +216,7 @@ def find_leaf(db: sqlite3.Connection, event_id: str) -> LogLeaf:
         rows = db.execute(sql + "id = ?", (prefix,)).fetchall()
         if not rows and (span := hex_range(prefix)):
             rows = db.execute(sql + "id >= ? AND id < ? LIMIT 6", span).fetchall()
-        found.update((row[1], LogLeaf(*row, tombstone)) for row in rows)
+        found.update((row[1], LogLeaf(row[0], row[1], row[2], row[3], tombstone)) for row in rows)
     leaf = found[resolve_prefix(event_id, list(found), "event")]
     pruned = leaf.kind == CHECKPOINT and not leaf.tombstone
     if pruned and db.execute("SELECT 1 FROM pruned WHERE seq = ?", (leaf.seq,)).fetchone():

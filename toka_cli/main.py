@@ -14,6 +14,7 @@ from toka_cli.commands import (
     doctor,
     events,
     handoff,
+    heads,
     hooks,
     inspect,
     mcp,
@@ -36,6 +37,7 @@ app = make_app(
     " 6 conflict (the current state does not allow it)."
 )
 inspect.register(app)
+heads.register(app)
 sessions.register(app)
 events.register(app)
 transfer.register(app)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from daemon.agents.usage import latest_context
+from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
 from daemon.protocol import error_message
 from daemon.server.registry import Call, Ops
@@ -236,8 +237,10 @@ class Verify:
 @OPS.op("verify", Verify, progress=True)
 async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
     report = await log.core.store.verify(await _session(log, request.session), call.progress)
+    # The whole log is also checked against its signed tree heads (daemon/heads/check.py).
+    heads = await check_heads(log.core) if request.session is None else None
     await call.progress_sent()
-    return verify_json(report)
+    return {**verify_json(merged(report, heads)), "heads": None if heads is None else heads.to_json()}
 
 
 @OPS.op("stats", NoArgs)

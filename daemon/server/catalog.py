@@ -8,6 +8,7 @@ from daemon.compress import ops as compress
 from daemon.cost import ops as cost
 from daemon.deps import ops as deps
 from daemon.handoff import ops as handoff
+from daemon.heads import ops as heads
 from daemon.log import ops as log
 from daemon.memory import ops as memory
 from daemon.memory import pool_ops as pool
@@ -39,5 +40,6 @@ REGISTRY = Registry(
         cost.STATUSLINE,
         cost.LIVE,
         alerts.OPS,
+        heads.OPS,
     ]
 )

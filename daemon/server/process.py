@@ -32,6 +32,7 @@ from daemon.cost.service import Costs
 from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
 from daemon.handoff.service import Handoffs
+from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
 from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
@@ -93,7 +94,7 @@ class Daemon:
         self.memory = ContextStore(store, core.append)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
-        self.alerts = Alerts(core, self.costs)
+        self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
@@ -110,6 +111,7 @@ class Daemon:
             Retention: Retention(store, self.lifecycle.agents),
             Costs: self.costs,
             Alerts: self.alerts,
+            Heads: self.heads,
             LiveCosts: LiveCosts(self.costs, self.hub),
             StatusLine: StatusLine(
                 core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
@@ -147,6 +149,7 @@ class Daemon:
         self.memory.committed(events)
         self.costs.committed(events)
         self.alerts.committed(events, evaluate=own)
+        self.heads.committed()
 
     async def _count(self) -> None:
         sessions = await self.store.sessions()
@@ -190,6 +193,7 @@ class Daemon:
         sock_path = str(self.paths.socket)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
+        await self.heads.start()  # a key that cannot be read stops start-up, before anything is appended
         self.committer.start()
         self.pool.start()
         if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
@@ -268,6 +272,7 @@ class Daemon:
         await self.alerts.stop(self.settings.daemon.shutdown_deadline)
         await self.pool.stop()
         await self.committer.close()
+        await self.heads.stop(self.settings.daemon.shutdown_deadline)
         if self.follower is not None:
             await self.follower.stop()
         await self.store.close()

@@ -9,6 +9,8 @@ import typer
 
 from store.errors import IntegrityError
 from toka_cli.call import call_and_show
+from toka_cli.commands import heads
+from toka_cli.commands.heads import SinceHeadOpt
 from toka_cli.options import JsonOpt, OptionalSessionArg
 from toka_cli.output import console
 from toka_cli.render import key_values, size, table
@@ -79,11 +81,15 @@ def _stats(info: Stats) -> None:
     console().print(key_values(rows))
 
 
-def verify(session: OptionalSessionArg = None, json_: JsonOpt = False) -> None:
-    """Recompute every payload digest and event id and check each chain.
+def verify(session: OptionalSessionArg = None, since_head: SinceHeadOpt = None, json_: JsonOpt = False) -> None:
+    """Recompute every payload digest and event id, check each chain, and check the whole log
+    against its signed tree heads (docs/tamper-evidence.md).
 
-    Exit code 5 names the first event that does not match.
+    Exit code 5 names the first event that does not match: changed, re-sealed, deleted, or cut
+    off the end of the log.
     """
+    if since_head is not None:
+        return heads.since_head(since_head, json_)
     report = call_and_show("verify", json_, _verified, progress_label="verifying", session=session or None)
     if not report["ok"]:
         first = report["problems"][0]
@@ -97,6 +103,14 @@ def _verified(report: VerifyReport) -> None:
     if report["ok"]:
         scope = f"session {report['session']}" if report["session"] else "the log"
         console().print(f"ok: {report['events']} events in {scope} match their hashes")
+        signed = report.get("heads")
+        if signed is not None and signed["latest"] is not None:
+            console().print(
+                f"ok: the log matches its {signed['valid']} signed heads, the latest of"
+                f" {signed['latest']['time']} covering {signed['covered']} events"
+                + (f" ({signed['unsigned']} since)" if signed["unsigned"] else ""),
+                highlight=False,
+            )
     else:
         first = report["problems"][0]
         console().print(
