@@ -67,6 +67,10 @@ class StoreSettings:
         env="TOKA_STORE_URL",
         secret=True,
     )
+    signed_heads: bool = _setting(True, "keep a Merkle tree of the log and sign its head (docs/tamper-evidence.md)")
+    head_interval_ms: int = _setting(1000, "milliseconds a signed head may lag behind the commits it covers")
+    witness_path: str = _setting("", "a file (on another disk) each signed head is appended to too; none when empty")
+    witness_command: str = _setting("", "a command each signed head is piped to as JSON (git, a post); none when empty")
 
 
 @dataclass(frozen=True)
@@ -180,30 +184,6 @@ class AlertSettings:
     block_token_limit: int = _setting(0, "tokens a 5-hour block may use before an alert (0: none)", zero=True)
 
 
-@dataclass(frozen=True)
-class HeadsSettings:
-    signed_heads: bool = _setting(
-        True,
-        "keep the log's Merkle tree and sign its head with the key in heads.key (docs/tamper-evidence.md);"
-        " turned back on, the tree catches up with the log as it is then",
-    )
-    head_interval_ms: int = _setting(
-        1000, "milliseconds a signed head may lag behind a commit: heads are signed at most this often"
-    )
-    witness_path: str = _setting(
-        "",
-        "a file each signed head is also appended to, where whoever can rewrite the database cannot"
-        " (another disk, a mount of another machine); none when empty",
-        env="TOKA_WITNESS_PATH",
-    )
-    witness_command: str = _setting(
-        "",
-        "a command run with each signed head as JSON on stdin (a git commit, a post to a server); none when empty",
-        env="TOKA_WITNESS_COMMAND",
-    )
-    witness_timeout_s: float = _setting(10.0, "seconds the witness command may run before it is stopped")
-
-
 # The sections of config.toml, each a table of its settings, in the order `toka config show` lists them.
 SECTIONS: dict[str, type] = {
     "store": StoreSettings,
@@ -216,7 +196,6 @@ SECTIONS: dict[str, type] = {
     "pool": PoolSettings,
     "watch": WatchSettings,
     "alerts": AlertSettings,
-    "heads": HeadsSettings,
 }
 
 
@@ -234,7 +213,6 @@ class Settings:
     pool: PoolSettings = field(default_factory=PoolSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     alerts: AlertSettings = field(default_factory=AlertSettings)
-    heads: HeadsSettings = field(default_factory=HeadsSettings)
 
     def value(self, name: str) -> Any:
         """A setting by its name (``durability``), wherever its section."""

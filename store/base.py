@@ -22,8 +22,7 @@ from store.search import SearchHit, SearchQuery
 from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
 
 if TYPE_CHECKING:
-    from store.merkle import Frontier, Node
-    from store.merkle_check import LogLeaf, SignedRoot, TreeReport
+    from store.merkle import Frontier, LogLeaf, Node
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -328,8 +327,9 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def stats(self) -> Stats: ...
 
-    # The log's Merkle tree (store/merkle.py, docs/tamper-evidence.md), kept by the backends
-    # that keep history. The memory backend keeps none: a log gone at exit has nothing to prove.
+    # The log's Merkle tree (store/merkle.py, docs/tamper-evidence.md), kept by the SQLite
+    # backend, which also checks it (store/merkle_check.py's CheckedLog). The memory backend
+    # keeps none: a log gone at exit has nothing to prove.
 
     async def tree(self) -> Frontier | None:
         """The committed tree's frontier (its size and root); None when no tree is kept."""
@@ -342,12 +342,6 @@ class EventStore(abc.ABC):
     async def tree_leaf(self, event_id: str) -> LogLeaf:
         """The leaf of the event with this id (or unique id prefix), pruned or not."""
         raise UsageError(f"the log at {self.location} keeps no Merkle tree", "run the daemon on a SQLite log")
-
-    async def check_tree(
-        self, heads: Sequence[SignedRoot], progress: ProgressCallback | None = None
-    ) -> TreeReport | None:
-        """The whole log checked against signed tree heads (store/merkle_check.py)."""
-        return None
 
     @abc.abstractmethod
     async def rebuild_projections(self) -> int:

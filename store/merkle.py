@@ -232,3 +232,23 @@ def tree_root(leaves: list[bytes]) -> bytes:
         return leaves[0]
     k = _split(len(leaves))
     return node_hash(tree_root(leaves[:k]), tree_root(leaves[k:]))
+
+
+@dataclass(frozen=True, slots=True)
+class SignedRoot:
+    """A signed head as the tree check needs it: its size and root, and how to name it."""
+
+    size: int
+    root: bytes
+    name: str  # e.g. "the head signed at 2026-01-31T12:00:00.000000Z"
+
+
+@dataclass(frozen=True, slots=True)
+class LogLeaf:
+    """What holds a seq of the log: an event, or the tombstone of one pruned away."""
+
+    seq: int
+    id: str
+    session: str
+    kind: str
+    tombstone: bool

@@ -18,37 +18,18 @@ that does not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from store.base import MAX_PROBLEMS, Problem
-from store.merkle import EMPTY_ROOT, node_hash
+from store.merkle import EMPTY_ROOT, LogLeaf, SignedRoot, node_hash
 from store.merkle import leaf_hash as _leaf_hash
 from store.retention import CHECKPOINT
 
 # The id that stands for a seq nothing holds, in the rebuilt tree and in a tree caught up with a
 # log that had lost events already: no header hashes to it.
 HOLE_ID = "00" * 32
-
-
-@dataclass(frozen=True, slots=True)
-class SignedRoot:
-    """A signed head as the tree check needs it: its size and root, and how to name it."""
-
-    size: int
-    root: bytes
-    name: str  # e.g. "the head signed at 2026-01-31T12:00:00.000000Z"
-
-
-@dataclass(frozen=True, slots=True)
-class LogLeaf:
-    """What holds a seq of the log: an event, or the tombstone of one pruned away."""
-
-    seq: int
-    id: str
-    session: str
-    kind: str
-    tombstone: bool
 
 
 class _Builder:
@@ -91,6 +72,15 @@ class TreeReport:
     covered: int = 0  # the largest size of a head the log matches
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
+
+
+@runtime_checkable
+class CheckedLog(Protocol):
+    """A backend that can check its whole log against signed roots (SQLite's, store/sqlite.py)."""
+
+    async def check_tree(
+        self, heads: Sequence[SignedRoot], progress: Callable[[int, int], None] | None = None
+    ) -> TreeReport | None: ...
 
 
 class TreeCheck:

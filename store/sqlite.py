@@ -36,8 +36,8 @@ from store.base import (
 )
 from store.errors import NotFound, StoreError, TokaError
 from store.events import Event, NewEvent
-from store.merkle import Frontier, Node
-from store.merkle_check import LogLeaf, SignedRoot, TreeReport
+from store.merkle import Frontier, LogLeaf, Node, SignedRoot
+from store.merkle_check import TreeReport
 from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
 from store.retention import Collected, Pruned

@@ -7,7 +7,7 @@ exactly the committed log. The writer keeps the tree's frontier in memory (:clas
 reloads it from the table when the log is not the size it remembers.
 
 A log with fewer leaves in its tree than seqs (a database from before the tree, or a daemon
-run with ``heads.signed_heads = false``) has the rest added from the log as it is then. A log with
+run with ``store.signed_heads = false``) has the rest added from the log as it is then. A log with
 more leaves in its tree than seqs lost events after they were appended: at its next append the tree is cut back to
 the log before it grows again, and the signed heads still hold what it was (``toka verify``).
 """
@@ -20,8 +20,18 @@ from collections.abc import Callable, Iterator
 
 from store.base import resolve_prefix
 from store.errors import NotFound
-from store.merkle import HASH_BYTES, Frontier, Node, frontier_nodes, leaf_hash, stored_count, stored_index
-from store.merkle_check import HOLE_ID, LogLeaf, SignedRoot, TreeCheck, TreeReport
+from store.merkle import (
+    HASH_BYTES,
+    Frontier,
+    LogLeaf,
+    Node,
+    SignedRoot,
+    frontier_nodes,
+    leaf_hash,
+    stored_count,
+    stored_index,
+)
+from store.merkle_check import HOLE_ID, TreeCheck, TreeReport
 from store.retention import CHECKPOINT
 from store.rows import hex_range
 

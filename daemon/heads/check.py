@@ -19,7 +19,8 @@ from daemon.heads.keys import load_key, signature_holds
 from daemon.heads.record import SignedHead, read_heads
 from daemon.heads.witness import Witness
 from store.base import MAX_PROBLEMS, Problem, VerifyReport
-from store.merkle_check import SignedRoot
+from store.merkle import SignedRoot
+from store.merkle_check import CheckedLog
 
 
 @dataclass(slots=True)
@@ -57,7 +58,7 @@ def gather(core: Core) -> tuple[list[SignedHead], list[Problem]]:
     heads, bad = read_heads(core.paths.heads_file)
     if bad:
         problems.append(Problem(0, "", "", "signed", f"{bad} lines of {core.paths.heads_file} are not signed heads"))
-    witness = Witness(core.settings.heads).path
+    witness = Witness(core.settings.store).path
     if witness is not None:
         witnessed, _ = read_heads(witness)
         local = set(heads)
@@ -76,7 +77,7 @@ def _key(path: Path) -> bytes | None:
 async def check_heads(core: Core) -> HeadsReport | None:
     """The log checked against its signed heads; None when it keeps no tree."""
     store = core.store
-    if not core.settings.heads.signed_heads or store.shared or await store.tree() is None:
+    if not core.settings.store.signed_heads or not isinstance(store, CheckedLog) or await store.tree() is None:
         return None
     heads, problems = await asyncio.to_thread(gather, core)
     public = await asyncio.to_thread(_key, core.paths.heads_key)
@@ -91,6 +92,7 @@ async def check_heads(core: Core) -> HeadsReport | None:
             good.append(head)
     report.valid = len(good)
     report.latest = good[-1] if good else None
+    assert isinstance(store, CheckedLog)
     tree = await store.check_tree([SignedRoot(h.size, bytes.fromhex(h.root), h.name) for h in good])
     assert tree is not None
     report.matched, report.covered, report.size = tree.matched, tree.covered, tree.size

@@ -6,7 +6,7 @@ signed by the holder of ``key``. The signed bytes are::
     toka-tree-head-v1\n<size>\n<root, 64 hex digits>\n<time, as every toka timestamp>\n
 
 ``heads.jsonl`` beside the database holds one head per line, each line written whole with
-O_APPEND; a witness file (``heads.witness_path``) gets the same lines. A torn last line, which a
+O_APPEND; a witness file (``store.witness_path``) gets the same lines. A torn last line, which a
 crash can leave, is skipped.
 """
 

@@ -29,7 +29,7 @@ log = logging.getLogger("toka.daemon")
 class Heads:
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.settings = core.settings.heads
+        self.settings = core.settings.store
         self.witness = Witness(self.settings)
         self.key: HeadKey | None = None
         self.last: SignedHead | None = None
@@ -94,7 +94,7 @@ class Heads:
         if not self.active:
             raise UsageError(
                 "this daemon signs no tree heads",
-                "set heads.signed_heads = true (it is off, or the log is in memory or shared)",
+                "set store.signed_heads = true (it is off, or the log is in memory or shared)",
             )
         head = await self.sign()
         if head is None or head.size < size:

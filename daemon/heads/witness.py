@@ -1,7 +1,7 @@
 """Copies of each signed head where whoever rewrites the database cannot rewrite them too.
 
-``heads.witness_path``: the head's line appended to a file (on another disk, a mount of
-another machine). ``heads.witness_command``: a shell command run with the head as JSON on
+``store.witness_path``: the head's line appended to a file (on another disk, a mount of
+another machine). ``store.witness_command``: a shell command run with the head as JSON on
 stdin (``git -C ~/heads commit``, a post to a server: docs/tamper-evidence.md), off the daemon's
 path, one at a time: a head signed while the command runs waits, and only the newest waiting
 head is sent next (each head covers all before it). Failures are logged, never fatal.
@@ -16,14 +16,17 @@ import os
 import signal
 from pathlib import Path
 
-from daemon.config import HeadsSettings
+from daemon.config import StoreSettings
 from daemon.heads.record import SignedHead, append_head
 
 log = logging.getLogger("toka.daemon")
 
+# Seconds the witness command may take: a git commit or a post, not a long job.
+WITNESS_TIMEOUT_S = 10.0
+
 
 class Witness:
-    def __init__(self, settings: HeadsSettings) -> None:
+    def __init__(self, settings: StoreSettings) -> None:
         self.settings = settings
         self.path = Path(os.path.expanduser(settings.witness_path)) if settings.witness_path.strip() else None
         self._waiting: SignedHead | None = None
@@ -61,12 +64,12 @@ class Witness:
             log.warning("heads: the witness command could not start: %s", exc)
             return
         try:
-            _, stderr = await asyncio.wait_for(process.communicate(head.line()), self.settings.witness_timeout_s)
+            _, stderr = await asyncio.wait_for(process.communicate(head.line()), WITNESS_TIMEOUT_S)
         except TimeoutError:
             _kill(process)
             await process.wait()
             self.failures += 1
-            log.warning("heads: the witness command ran past %ss and was stopped", self.settings.witness_timeout_s)
+            log.warning("heads: the witness command ran past %ss and was stopped", WITNESS_TIMEOUT_S)
             return
         except asyncio.CancelledError:
             _kill(process)

@@ -38,7 +38,7 @@ async def open_store(paths: Paths, settings: Settings) -> EventStore:
     return await SqliteStore.open(
         paths.database,
         durability=settings.store.durability,  # type: ignore[arg-type]
-        merkle=settings.heads.signed_heads,
+        merkle=settings.store.signed_heads,
     )
 
 

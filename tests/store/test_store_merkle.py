@@ -16,6 +16,7 @@ from store.events import NewEvent
 from store.merkle import (
     EMPTY,
     EMPTY_ROOT,
+    SignedRoot,
     consistency_spans,
     inclusion_spans,
     leaf_hash,
@@ -25,7 +26,6 @@ from store.merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from store.merkle_check import SignedRoot
 from store.sqlite import SqliteStore
 
 # RFC 6962's test leaves and the roots of their first 1 to 8 (certificate transparency's own
