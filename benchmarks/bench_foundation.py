@@ -656,6 +656,25 @@ def machine() -> dict[str, Any]:
     }
 
 
+def described(info: dict[str, Any]) -> dict[str, Any]:
+    """The first fields of a whole-process benchmark's result: when, on what, with which Python."""
+    return {
+        "date": info["date"],
+        "machine": f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}",
+        "python": info["python"],
+    }
+
+
+def show(result: dict[str, Any], as_json: bool) -> None:
+    """A benchmark's result as JSON, or as one aligned ``name: value`` line each."""
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    width = max(map(len, result))
+    for name, value in result.items():
+        print(f"{name:>{width}}: {value}")
+
+
 def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
     rows: list[Row] = []
 

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_foundation import DaemonProcess, Home, machine
+from bench_foundation import DaemonProcess, Home, described, machine, show
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "transcripts" / "hooks"
@@ -88,6 +88,22 @@ def regular_install(venv: Path) -> tuple[Path, Path]:
     return python, script
 
 
+def process_options(doc: str | None) -> argparse.Namespace:
+    """The options of a benchmark of whole toka processes: --runs, --editable, --json."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--editable", action="store_true", help="measure in this venv (an editable install)")
+    parser.add_argument("--json", action="store_true")
+    return parser.parse_args()
+
+
+def timed_toka(work: Path, editable: bool) -> tuple[Path, Path]:
+    """The (python, toka) to time: this venv's with ``editable``, else a regular install's in ``work``."""
+    if editable:
+        return Path(sys.executable), Path(sys.executable).parent / "toka"
+    return regular_install(work / "venv")
+
+
 def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
     start = time.perf_counter()
     result = subprocess.run(command, input=stdin, capture_output=True, env=env, timeout=60)
@@ -98,20 +114,13 @@ def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--editable", action="store_true", help="measure in this venv (an editable install)")
-    parser.add_argument("--json", action="store_true")
-    options = parser.parse_args()
+    options = process_options(__doc__)
 
     work = Path(tempfile.mkdtemp(prefix="tkbh", dir="/tmp"))
     home = Home(work, "h")
     env = {**os.environ, "TOKA_HOME": str(home.root)}
     try:
-        if options.editable:
-            python, toka = Path(sys.executable), Path(sys.executable).parent / "toka"
-        else:
-            python, toka = regular_install(work / "venv")
+        python, toka = timed_toka(work, options.editable)
         with DaemonProcess(home):
             info = machine()
             base = typical_payload()
@@ -141,9 +150,7 @@ def main() -> None:
     hook_ms = statistics.median(hook_times) * 1000
     reference_ms = statistics.median(reference_times) * 1000
     result = {
-        "date": info["date"],
-        "machine": f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}",
-        "python": info["python"],
+        **described(info),
         "install": "editable (this venv)" if options.editable else "regular (fresh venv)",
         "payload_bytes": len(json.dumps(base)),
         "runs": options.runs,
@@ -154,11 +161,7 @@ def main() -> None:
         "pass": hook_ms / reference_ms <= TARGET,
         "load": [info["load_at_start"], round(os.getloadavg()[0], 2)],
     }
-    if options.json:
-        print(json.dumps(result, indent=2))
-        return
-    for name, value in result.items():
-        print(f"{name:>14}: {value}")
+    show(result, options.json)
 
 
 if __name__ == "__main__":

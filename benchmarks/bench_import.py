@@ -12,7 +12,9 @@ importer of JSON lines must do. Measured per format:
   and the blobs and events rows that store wrote inserted again with ``executemany`` into an
   empty database of the same schema and settings, 1000 events per transaction (SQLite alone);
 - ``sessions.list`` on a log of 100 imported Claude Code sessions (copies of the largest fixture
-  under 1 MB), to show what listing source, project, model and fill costs per session.
+  under 1 MB), to show what listing source, project, model and fill costs per session;
+- ``toka import`` of a generated Claude Code transcript of 1,500 file reads of 20 KB each (30
+  MB, 20 KB a record: requests are cut by bytes, a few hundred events each, not by count).
 
 The fixtures are a few MB, so each is replicated into one bigger temporary file: in a Claude Code
 file, copy ``k`` has every UUID, message id and request id rewritten with a suffix of its own, so
@@ -21,7 +23,8 @@ session whatever it holds (its first line names it) and its keys are line number
 its copies are appended as they are.
 
 Run ``python benchmarks/bench_import.py`` (about a minute on 2 cores); ``--copies N`` sets the
-replication, ``--json`` prints the results as JSON. Needs ../shared/fixtures/transcripts.
+replication, ``--large-only`` measures the generated transcript alone, ``--json`` prints the
+results as JSON. Needs ../shared/fixtures/transcripts (but for ``--large-only``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from bench_foundation import DaemonProcess, Home, Row, machine, table
 from daemon.ingest.formats import PARSERS
 from daemon.ingest.lines import ParseStats
 from store.events import parse_new_event
-from store.sqlite import SqliteStore, _prepare_writer
+from store.sqlite import SqliteStore
+from store.sqlite_connect import prepare_writer
 
 HERE = Path(__file__).resolve()
 TRANSCRIPTS = HERE.parents[2] / "shared" / "fixtures" / "transcripts"
@@ -57,6 +61,9 @@ REPS = 3
 TARGET = 0.25  # of json.loads' throughput
 BATCH = 1000  # events per append, as `toka import` sends them
 LISTED_SESSIONS = 100
+# The generated transcript of large tool results: 1,500 reads of 20 KB.
+LARGE_READS = 1500
+LARGE_READ_BYTES = 20_000
 # Ids that key Claude Code records: UUIDs (uuid, parentUuid, sessionId) and the API's message
 # and request ids (which key usage events and their de-duplication).
 _UUID = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{8})[0-9a-f]{4}")
@@ -148,7 +155,7 @@ def sqlite_once(written: Path, database: Path) -> float:
         events = source.execute("SELECT * FROM events ORDER BY seq").fetchall()
     batches = [([blobs.pop(e[7]) for e in batch if e[7] in blobs], batch) for batch in _batches(events)]
     with closing(sqlite3.connect(database, isolation_level=None)) as db:
-        _prepare_writer(db, "normal")
+        prepare_writer(db, "normal")
         started = time.perf_counter()
         for new_blobs, batch in batches:
             db.execute("BEGIN IMMEDIATE")
@@ -171,6 +178,67 @@ def sessions_list(home: Home, reps: int = 5) -> tuple[float, int]:
             count = len(client.call("sessions.list")["sessions"])
             times.append(time.perf_counter() - started)
     return statistics.median(times), count
+
+
+def large_reads(path: Path, reads: int = LARGE_READS, size: int = LARGE_READ_BYTES) -> None:
+    """A Claude Code transcript of ``reads`` file reads, each a ``Read`` call and its result of
+    ``size`` characters, different for every read."""
+    session = "5e0d9a3c-0b1e-4c55-9a43-0d6f2b1f9e11"
+    with path.open("wb") as out:
+        for n in range(reads):
+            stamp = {"sessionId": session, "timestamp": f"2026-03-01T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
+            call = {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": f"m{n}.py"}}
+            usage = {"input_tokens": 4, "cache_read_input_tokens": 1000 + n, "output_tokens": 20}
+            message = {"id": f"msg_{n}", "role": "assistant", "model": "claude-sonnet-4-5", "content": [call]}
+            line = f"{n:06d} def handler(request): return respond(request, status=200)\n"
+            text = (line * (size // len(line) + 1))[:size]
+            result = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": text}
+            records = (
+                {"type": "assistant", "uuid": f"a{n}", "requestId": f"req_{n}", "message": {**message, "usage": usage}},
+                {"type": "user", "uuid": f"r{n}", "message": {"role": "user", "content": [result]}},
+            )
+            for record in records:
+                out.write(json.dumps({**record, **stamp}).encode() + b"\n")
+
+
+def large_rows(work: Path) -> tuple[list[Row], dict[str, Any]]:
+    path = work / "large.jsonl"
+    large_reads(path)
+    size = path.stat().st_size
+    log(f"large tool results: {LARGE_READS} reads of {LARGE_READ_BYTES:,} B = {size:,} B")
+    json_loads_once(path)  # warm the page cache
+    loads_t, import_t = [], []
+    summary: dict[str, Any] = {}
+    for rep in range(REPS):
+        loads_t.append(json_loads_once(path)[0])
+        seconds, summary, _ = import_once(path, work, f"lg{rep}")
+        import_t.append(seconds)
+        log(f"  rep {rep}: json.loads {loads_t[-1]:.2f}s, import {seconds:.2f}s")
+    if summary["created"] != summary["events"] or summary["bad_lines"]:
+        raise RuntimeError(f"import stored {summary['created']} of {summary['events']} events")
+    loads, full = statistics.median(loads_t), statistics.median(import_t)
+    events = summary["events"]
+    rows = [
+        Row(
+            "large tool results: json.loads of each line (reference)",
+            f"{2 * LARGE_READS / loads:,.0f} rec/s, {mb(size, loads)}",
+            "—",
+            "—",
+            "—",
+            "info",
+            {"seconds": loads_t},
+        ),
+        Row(
+            "large tool results: `toka import` via daemon",
+            f"{events / full:,.0f} ev/s, {mb(size, full)}",
+            f"json.loads {mb(size, loads)}",
+            f"{loads / full:.0%}",
+            "—",
+            "info",
+            {"seconds": import_t, "events": events, "bytes": size},
+        ),
+    ]
+    return rows, {"reads": LARGE_READS, "read_bytes": LARGE_READ_BYTES, "bytes": size, "events": events}
 
 
 def mb(n: int, seconds: float) -> str:
@@ -255,6 +323,8 @@ def run(copies: dict[str, int], work: Path) -> tuple[list[Row], dict[str, Any]]:
             data,
         )
     )
+    large, inputs["large tool results"] = large_rows(work)
+    rows += large
     return rows, inputs
 
 
@@ -262,17 +332,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, help="copies of each fixture (default: about 20 MB of each)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--large-only", action="store_true", help="only the transcript of large tool results")
     args = parser.parse_args(argv)
     copies = {
         fmt: args.copies or max(1, round(20e6 / largest(folder).stat().st_size))
         for fmt, folder in (("claude-code", "claude"), ("codex", "codex"))
+        if not args.large_only
     }
     info = machine()
     info.pop("payload_bytes", None)  # the foundation benchmark's synthetic payloads
     work = Path(tempfile.mkdtemp(prefix="tki", dir="/tmp"))
     started = time.perf_counter()
     try:
-        rows, inputs = run(copies, work)
+        if args.large_only:
+            rows, large = large_rows(work)
+            inputs = {"large tool results": large}
+        else:
+            rows, inputs = run(copies, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     info["wall_s"] = round(time.perf_counter() - started, 1)
@@ -287,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         f" load average {info['load_at_start']} at start, {info['load_at_end']} at end"
     )
     for fmt, given in inputs.items():
+        if "fixture" not in given:
+            continue
         print(
             f"{fmt}: {given['fixture']} x {given['copies']} = {given['bytes']:,} B, {given['records']:,} records,"
             f" {given['events']:,} events, {given['sessions']} sessions"

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_foundation import DaemonProcess, Home, machine
+from bench_foundation import DaemonProcess, Home, described, machine, show
 
 from store.events import NewEvent
 from store.sqlite import SqliteStore
@@ -187,9 +187,7 @@ def main() -> None:
     report_ms = statistics.median(report_times) * 1000
     reference_ms = statistics.median(reference_times) * 1000
     result = {
-        "date": info["date"],
-        "machine": f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}",
-        "python": info["python"],
+        **described(info),
         "sqlite": info["sqlite"],
         "usage_events": SESSIONS * CALLS,
         "projection_rows": projection_rows,
@@ -203,11 +201,7 @@ def main() -> None:
         "pass": report_ms / reference_ms <= TARGET,
         "load": [info["load_at_start"], round(os.getloadavg()[0], 2)],
     }
-    if options.json:
-        print(json.dumps(result, indent=2))
-        return
-    for name, value in result.items():
-        print(f"{name:>16}: {value}")
+    show(result, options.json)
 
 
 if __name__ == "__main__":

@@ -20,21 +20,19 @@ within 1.5x of the reference. Run from the project root:
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench_foundation import DaemonProcess, Home, machine
-from bench_hook import REFERENCE, regular_install
+from bench_foundation import DaemonProcess, Home, described, machine, show
+from bench_hook import REFERENCE, process_options, timed_toka
 
 from daemon.client.sync import Client
 
@@ -86,20 +84,13 @@ def timed(command: list[str], stdin: bytes, env: dict[str, str], prints: bool) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--editable", action="store_true", help="measure in this venv (an editable install)")
-    parser.add_argument("--json", action="store_true")
-    options = parser.parse_args()
+    options = process_options(__doc__)
 
     work = Path(tempfile.mkdtemp(prefix="tkbs", dir="/tmp"))
     home = Home(work, "h")
     env = {**os.environ, "TOKA_HOME": str(home.root)}
     try:
-        if options.editable:
-            python, toka = Path(sys.executable), Path(sys.executable).parent / "toka"
-        else:
-            python, toka = regular_install(work / "venv")
+        python, toka = timed_toka(work, options.editable)
         with DaemonProcess(home):
             info = machine()
             seed(home)
@@ -131,9 +122,7 @@ def main() -> None:
     line_ms = statistics.median(line_times) * 1000
     reference_ms = statistics.median(reference_times) * 1000
     result = {
-        "date": info["date"],
-        "machine": f"{info['cpu']}, {info['cores']} cores, {info['memory']} RAM; {info['os']}",
-        "python": info["python"],
+        **described(info),
         "install": "editable (this venv)" if options.editable else "regular (fresh venv)",
         "runs": options.runs,
         "line": shown.decode().strip(),
@@ -144,11 +133,7 @@ def main() -> None:
         "pass": line_ms / reference_ms <= TARGET,
         "load": [info["load_at_start"], round(os.getloadavg()[0], 2)],
     }
-    if options.json:
-        print(json.dumps(result, indent=2))
-        return
-    for name, value in result.items():
-        print(f"{name:>14}: {value}")
+    show(result, options.json)
 
 
 if __name__ == "__main__":

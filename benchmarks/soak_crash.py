@@ -5,7 +5,7 @@ clients append batches until the daemon is killed at a random moment; after each
 acknowledged event must be in the log, in order, and verify must pass. Prints the figures
 (kills, events acknowledged, lost: 0 or the test fails).
 
-    .venv/bin/python benchmarks/soak_crash.py [--rounds 100] [--writers 8]
+    .venv/bin/python benchmarks/soak_crash.py [--rounds 100] [--writers 8] [--durability full]
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--durability", choices=("normal", "full"), default="normal")
     args = parser.parse_args()
     env = {"TOKA_CRASH_ROUNDS": str(args.rounds), "TOKA_CRASH_WRITERS": str(args.writers)}
-    print(json.dumps(run_soak(TEST, env, "TOKA_CRASH_REPORT")))
+    print(json.dumps(run_soak(f"{TEST}[{args.durability}]", env, "TOKA_CRASH_REPORT")))
 
 
 if __name__ == "__main__":

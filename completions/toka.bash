@@ -3,7 +3,7 @@
 _toka_commands() {
     case "$1" in
         '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff heads hook import integrate mcp memory note pool proof prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
-        'admin') echo 'copy rebuild' ;;
+        'admin') echo 'copy rebuild recover' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
         'config') echo 'get path set show' ;;
@@ -19,10 +19,11 @@ _toka_commands() {
 
 _toka_options() {
     case "$1" in
-        '') echo '-h --help' ;;
+        '') echo '-V --version --utc -h --help' ;;
         'admin') echo '-h --help' ;;
         'admin copy') echo '--to --json -h --help' ;;
         'admin rebuild') echo '--json -h --help' ;;
+        'admin recover') echo '--json -h --help' ;;
         'agent') echo '-h --help' ;;
         'agent list') echo '--trace --state --json -h --help' ;;
         'agent pause') echo '--json -h --help' ;;
@@ -40,7 +41,7 @@ _toka_options() {
         'config path') echo '-h --help' ;;
         'config set') echo '-h --help' ;;
         'config show') echo '--json -h --help' ;;
-        'context') echo '--budget --policy -f --format -h --help' ;;
+        'context') echo '--budget --policy --format --raw --json -h --help' ;;
         'daemon') echo '-h --help' ;;
         'daemon logs') echo '-n --lines -f --follow -h --help' ;;
         'daemon restart') echo '--json -h --help' ;;
@@ -61,13 +62,13 @@ _toka_options() {
         'handoff chain') echo '--json -h --help' ;;
         'handoff create') echo '--write --force --no-force --json -h --help' ;;
         'handoff list') echo '--trace --active --json -h --help' ;;
-        'handoff show') echo '-f --format -h --help' ;;
+        'handoff show') echo '--format --json -h --help' ;;
         'handoff stats') echo '--json -h --help' ;;
         'handoff verify') echo '--json -h --help' ;;
         'heads') echo '-n --limit --json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
-        'import') echo '-f --format --json -h --help' ;;
-        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --dry-run --json -h --help' ;;
+        'import') echo '--format --json -h --help' ;;
+        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --dry-run --json -h --help' ;;
         'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;
@@ -90,13 +91,13 @@ _toka_options() {
         'record') echo '--agent --key --ts --json -h --help' ;;
         'replay') echo '--to --json -h --help' ;;
         'report') echo '-h --help' ;;
-        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live -f --format --json -h --help' ;;
-        'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report weekly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
-        'sessions') echo '--json -n --limit -h --help' ;;
+        'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live --format --json -h --help' ;;
+        'report daily') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report monthly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report session') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --fts --json -h --help' ;;
+        'sessions') echo '--since --until --source --project --json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
         'state') echo '-h --help' ;;
         'state get') echo '--json -h --help' ;;
@@ -110,8 +111,8 @@ _toka_options() {
         'statusline') echo '-h --help' ;;
         'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
-        'verify') echo '--since-head --json -h --help' ;;
-        'watch') echo '-f --format --json -h --help' ;;
+        'verify') echo '--deep --since-head --json -h --help' ;;
+        'watch') echo '--format --json -h --help' ;;
     esac
 }
 
@@ -145,7 +146,6 @@ _toka_value() {
         'compress|--target') echo '' ;;
         'context|--budget') echo '' ;;
         'context|--policy') echo '' ;;
-        'context|-f') echo '' ;;
         'context|--format') echo '' ;;
         'daemon logs|-n') echo '' ;;
         'daemon logs|--lines') echo '' ;;
@@ -162,11 +162,9 @@ _toka_value() {
         'export|--output') echo '@files' ;;
         'handoff create|--write') echo '@files' ;;
         'handoff list|--trace') echo '' ;;
-        'handoff show|-f') echo '' ;;
         'handoff show|--format') echo '' ;;
         'heads|-n') echo '' ;;
         'heads|--limit') echo '' ;;
-        'import|-f') echo '' ;;
         'import|--format') echo '' ;;
         'integrate|--project') echo '@files' ;;
         'mcp|--session') echo '' ;;
@@ -199,7 +197,6 @@ _toka_value() {
         'report blocks|--project') echo '' ;;
         'report blocks|--token-limit') echo '' ;;
         'report blocks|--cost-limit') echo '' ;;
-        'report blocks|-f') echo '' ;;
         'report blocks|--format') echo '' ;;
         'report daily|--since') echo '' ;;
         'report daily|--until') echo '' ;;
@@ -207,7 +204,6 @@ _toka_value() {
         'report daily|--timezone') echo '' ;;
         'report daily|--source') echo '' ;;
         'report daily|--project') echo '' ;;
-        'report daily|-f') echo '' ;;
         'report daily|--format') echo '' ;;
         'report monthly|--since') echo '' ;;
         'report monthly|--until') echo '' ;;
@@ -215,7 +211,6 @@ _toka_value() {
         'report monthly|--timezone') echo '' ;;
         'report monthly|--source') echo '' ;;
         'report monthly|--project') echo '' ;;
-        'report monthly|-f') echo '' ;;
         'report monthly|--format') echo '' ;;
         'report session|--since') echo '' ;;
         'report session|--until') echo '' ;;
@@ -223,7 +218,6 @@ _toka_value() {
         'report session|--timezone') echo '' ;;
         'report session|--source') echo '' ;;
         'report session|--project') echo '' ;;
-        'report session|-f') echo '' ;;
         'report session|--format') echo '' ;;
         'report weekly|--since') echo '' ;;
         'report weekly|--until') echo '' ;;
@@ -231,7 +225,6 @@ _toka_value() {
         'report weekly|--timezone') echo '' ;;
         'report weekly|--source') echo '' ;;
         'report weekly|--project') echo '' ;;
-        'report weekly|-f') echo '' ;;
         'report weekly|--format') echo '' ;;
         'search|-s') echo '' ;;
         'search|--session') echo '' ;;
@@ -243,11 +236,14 @@ _toka_value() {
         'search|--until') echo '' ;;
         'search|-n') echo '' ;;
         'search|--limit') echo '' ;;
+        'sessions|--since') echo '' ;;
+        'sessions|--until') echo '' ;;
+        'sessions|--source') echo '' ;;
+        'sessions|--project') echo '' ;;
         'sessions|-n') echo '' ;;
         'sessions|--limit') echo '' ;;
         'state set|--reason') echo '' ;;
         'verify|--since-head') echo '' ;;
-        'watch|-f') echo '' ;;
         'watch|--format') echo '' ;;
         *) return 1 ;;
     esac

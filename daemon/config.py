@@ -128,7 +128,7 @@ class CompressionSettings:
 class RedactionSettings:
     kinds: tuple[str, ...] = _setting(
         REDACT_KINDS,
-        "what is redacted from text that leaves the process (summaries, handoffs, external summarizers)",
+        "what is redacted from text handed on (summaries, handoffs, external summarizers, toka context)",
         REDACT_KINDS,
         env="TOKA_REDACT",
     )

@@ -29,6 +29,13 @@ def request(request_id: int, op: str, args: dict[str, Any]) -> bytes:
     return encode({"id": request_id, "op": op, "args": args})
 
 
+def request_of_encoded(request_id: int, op: str, name: str, items: list[bytes]) -> bytes:
+    """A request whose one argument ``name`` is a list of JSON values encoded already: appends
+    encode each event once, to measure it (daemon/client/appends.py) and to send it."""
+    head = json.dumps({"id": request_id, "op": op}, separators=(",", ":"), ensure_ascii=False)[:-1]
+    return f'{head},"args":{{{json.dumps(name)}:['.encode() + b",".join(items) + b"]}}\n"
+
+
 def error_message(request_id: Any, error: TokaError) -> dict[str, Any]:
     return {"id": request_id, "ok": False, "error": error.to_wire()}
 

@@ -3,22 +3,23 @@
 Backends differ only in where rows live. What an append *means* (default parents chain onto
 the session's head, idempotency keys and ids return the existing event, the header is hashed)
 is decided once, in store/sealer.py's :class:`Sealer`, and what a correct log *is* is checked
-once, here, in :class:`ChainVerifier`; both take the backend's lookups as plain callables, so the
-SQLite backend can run them inside one call on its connection thread.
+once, in store/chain.py's :class:`ChainVerifier`; both take the backend's lookups as plain
+callables, so the SQLite backend can run them inside one call on its connection thread.
 """
 
 from __future__ import annotations
 
 import abc
-import json
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from store.damage import Damage
 from store.errors import Ambiguous, NotFound, UsageError
-from store.events import Event, NewEvent, digest, header_id
-from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
+from store.events import Event, NewEvent
+from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
+from store.tip import Tip
 from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
 
 if TYPE_CHECKING:
@@ -69,9 +70,11 @@ class Problem:
     seq: int
     id: str
     session: str
-    # id, digest, payload, chain, head: the chain check; missing, replaced, truncated, signed:
-    # the check against the signed tree heads (store/merkle_check.py)
-    what: Literal["id", "digest", "payload", "chain", "head", "missing", "replaced", "truncated", "signed"]
+    # id, digest, payload, chain, head: the chain check (store/chain.py); database, truncated,
+    # missing, replaced: the database's own check and the recorded tip (store/sqlite_integrity.py);
+    # missing, replaced, truncated, signed: the check against the signed tree heads
+    # (store/merkle_check.py)
+    what: Literal["id", "digest", "payload", "chain", "head", "database", "truncated", "missing", "replaced", "signed"]
     detail: str
 
 
@@ -85,6 +88,28 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return self.problem_count == 0
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseCheck:
+    """What the database says of itself: its own check's lines (SQLite's ``quick_check``, or
+    ``integrity_check`` when deep), the log's recorded tip (store/tip.py), the damage the store
+    has seen (store/damage.py), and all that as problems in verify's terms."""
+
+    check: str
+    found: tuple[str, ...]
+    tip: Tip | None  # the last event committed, as recorded
+    damaged: Damage | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def merged(self, report: VerifyReport) -> VerifyReport:
+        """``report`` with these problems first: they explain whatever the chain shows."""
+        problems = (*self.problems, *report.problems)[:MAX_PROBLEMS]
+        return replace(report, problems=problems, problem_count=report.problem_count + len(self.problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,93 +128,6 @@ class Stats:
 
 
 ProgressCallback = Callable[[int, int], None]
-
-
-@dataclass(slots=True)
-class StoredRow:
-    """An event as it lies in a backend, before anything is trusted: what verify reads."""
-
-    seq: int
-    id: str
-    session: str
-    agent: str | None
-    kind: str
-    ts: int
-    parents: tuple[str, ...]
-    digest: str
-    key: str | None
-    payload_bytes: bytes | None  # None when the stored payload cannot even be decoded
-    payload_error: str | None = None
-
-
-class ChainVerifier:
-    """Checks rows in seq order: payload digest, event id, and that every parent came earlier.
-
-    ``seq_of(id)`` finds a parent that is not simply the previous event of its session (pruned
-    events included), and ``replaced(seq)`` gives the ids a checkpoint at ``seq`` replaced, as
-    the backend's tombstones hold them (store/retention.py). A checkpoint without tombstones
-    (imported from another log) is taken at its word: the event after it may name its ``head``.
-    """
-
-    def __init__(self, seq_of: Callable[[str], int | None], replaced: Callable[[int], list[str]] | None = None) -> None:
-        self._seq_of = seq_of
-        self._replaced = replaced
-        self._last: dict[str, tuple[str, int]] = {}  # session -> (id, seq) of its last event
-        self._heads: dict[str, str] = {}  # session -> the head its checkpoint replaced
-        self.events = 0
-        self.problems: list[Problem] = []
-        self.problem_count = 0
-
-    def _problem(self, row: StoredRow, what: str, detail: str) -> None:
-        self.problem_count += 1
-        if len(self.problems) < MAX_PROBLEMS:
-            self.problems.append(Problem(row.seq, row.id, row.session, what, detail))  # type: ignore[arg-type]
-
-    def check(self, row: StoredRow) -> None:
-        self.events += 1
-        if row.payload_bytes is None:
-            self._problem(row, "payload", row.payload_error or "payload cannot be read")
-        elif digest(row.payload_bytes) != row.digest:
-            self._problem(row, "digest", "payload bytes do not hash to the recorded digest")
-        expected = header_id(row.session, row.agent, row.kind, row.ts, row.parents, row.digest, row.key)
-        if expected != row.id:
-            self._problem(row, "id", "header fields do not hash to the event id")
-        if row.kind == CHECKPOINT and row.payload_bytes is not None:
-            self._check_checkpoint(row, row.payload_bytes)
-        for parent in row.parents:
-            last = self._last.get(row.session)
-            if (last is not None and last[0] == parent) or self._heads.get(row.session) == parent:
-                continue
-            parent_seq = self._seq_of(parent)
-            if parent_seq is None:
-                self._problem(row, "chain", f"parent {parent[:12]} is not in the log")
-            elif parent_seq >= row.seq:
-                self._problem(row, "chain", f"parent {parent[:12]} comes after the event")
-        self._last[row.session] = (row.id, row.seq)
-
-    def _check_checkpoint(self, row: StoredRow, payload_bytes: bytes) -> None:
-        try:
-            payload = json.loads(payload_bytes)
-            head, replaces = payload["head"], payload["replaces"]
-        except (ValueError, TypeError, KeyError):
-            self._problem(row, "payload", "a checkpoint without the head and digest of what it replaced")
-            return
-        self._heads[row.session] = head
-        ids = self._replaced(row.seq) if self._replaced is not None else []
-        if ids and (replaced_digest(ids) != replaces or ids[-1] != head):
-            self._problem(row, "chain", "the events this checkpoint replaced are not the ones it names")
-
-    def check_heads(self, heads: Iterable[tuple[str, str]]) -> None:
-        """Compare each session's recorded head with the last event verify actually saw."""
-        for session, head in heads:
-            last = self._last.get(session)
-            if last is None or last[0] != head:
-                seq = last[1] if last else 0
-                row = StoredRow(seq, head, session, None, "", 0, (), "", None, b"")
-                self._problem(row, "head", "the session's last event is missing from the log")
-
-    def report(self, session: str | None) -> VerifyReport:
-        return VerifyReport(session, self.events, tuple(self.problems), self.problem_count)
 
 
 def _bucket_edge(ts: int | None) -> int | None:
@@ -226,6 +164,20 @@ class EventStore(abc.ABC):
 
     def connection_state(self) -> dict[str, Any] | None:
         """For a database behind a connection: whether it answers (status and doctor show it)."""
+        return None
+
+    def damage(self) -> Damage | None:
+        """Why the database was found damaged, after which it takes no writes; None while sound
+        (and for backends whose server looks after its own files)."""
+        return None
+
+    def mark_damaged(self, reason: str) -> None:
+        """Take a check made elsewhere (doctor's) that found the database damaged."""
+        return None
+
+    async def check_database(self, deep: bool = False) -> DatabaseCheck | None:
+        """The database's own check of its file (more thorough when ``deep``) and of the log
+        against its recorded tip; None for a backend that has none."""
         return None
 
     @abc.abstractmethod

@@ -13,21 +13,21 @@ from typing import Any
 
 from store.base import (
     AppendResult,
-    ChainVerifier,
     EventQuery,
     EventStore,
     ProgressCallback,
     SessionInfo,
     Stats,
-    StoredRow,
     VerifyReport,
     resolve_prefix,
 )
+from store.chain import ChainVerifier, StoredRow
 from store.errors import NotFound
 from store.events import Event, NewEvent
 from store.query import matches
 from store.sealer import Sealer
-from store.search import SearchHit, SearchQuery, TextMatcher, indexed_text, snippet, tokens
+from store.search import SearchHit, SearchQuery, indexed_text, snippet, tokens
+from store.search_syntax import TextMatcher
 
 
 class EphemeralStore(EventStore):

@@ -104,6 +104,15 @@ class SchemaTooNew(StoreError):
     exit_code = 2
 
 
+class DatabaseDamaged(StoreError):
+    """The database file is damaged: SQLite found it corrupt, its own check failed, or the log no
+    longer holds events it committed (store/damage.py). The daemon takes no more writes into it
+    (reads go on) until `toka admin recover` has saved what it can into a new database."""
+
+    code = "damaged"
+    exit_code = 5
+
+
 class Busy(TokaError):
     """The daemon is shutting down or overloaded; try again."""
 

@@ -215,8 +215,15 @@ def check_not_newer(done: list[str]) -> None:
         )
 
 
-def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply what is missing, each step in its own transaction; returns the names applied."""
+def migrate(db: sqlite3.Connection, project: Callable[[sqlite3.Connection], None] | None = None) -> list[str]:
+    """Apply what is missing, each step in its own transaction; returns the names applied.
+
+    ``project`` refills the projections from the log. It runs in the transaction of the last
+    step, when the database had steps applied before (a blank one has no log to project): an
+    upgrade that adds or changes a projection then commits together with the projection filled,
+    and one stopped before its end (a kill, a full disk) is done again, rebuild included, at the
+    next open. Steps before the last may commit on their own: the last one always rebuilds.
+    """
     done = applied(db)
     check_not_newer(done)
     if not done:
@@ -224,10 +231,8 @@ def migrate(db: sqlite3.Connection) -> list[str]:
             "CREATE TABLE IF NOT EXISTS toka_migrations"
             " (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)"
         )
-    ran = []
-    for number, step in enumerate(MIGRATIONS, 1):
-        if step.__name__ in done:
-            continue
+    missing = [(number, step) for number, step in enumerate(MIGRATIONS, 1) if step.__name__ not in done]
+    for number, step in missing:
         with transaction(db):
             step(db)
             db.execute(
@@ -235,5 +240,6 @@ def migrate(db: sqlite3.Connection) -> list[str]:
                 (number, step.__name__, datetime.now(UTC).isoformat()),
             )
             db.execute(f"PRAGMA user_version = {number}")
-        ran.append(step.__name__)
-    return ran
+            if project is not None and done and number == missing[-1][0]:
+                project(db)
+    return [step.__name__ for _, step in missing]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -36,13 +37,14 @@ from store.postgres_reads import (
     fetch_rows,
     get_event,
     get_payload,
+    projections_disagree,
     read_sessions,
     read_stats,
     rebuild_projections,
     rebuild_search_index,
     verify_chain,
 )
-from store.postgres_schema import STEPS, migrate
+from store.postgres_schema import migrate
 from store.postgres_search import hits, search_sql
 from store.postgres_usage import read_usage, sum_usage_rows
 from store.query import where_clause
@@ -53,6 +55,7 @@ from store.url import scrubbed
 from store.usage import UsageRow
 
 T = TypeVar("T")
+log = logging.getLogger("toka.store")
 
 APPEND_RETRY_S = 3.0
 # How often the listener reads the log even without a notice: a notice is lost when the
@@ -88,10 +91,11 @@ class PostgresStore(EventStore):
         reached, SchemaTooNew when a newer toka wrote it."""
         store = cls(url, durability)
         try:
-            ran = await store._write(migrate)
-            if ran and ran[0] != STEPS[0][0]:
-                # An upgraded database may hold events a projection added by the upgrade has
-                # never seen: refill them all from the log (as SQLite does).
+            # An upgraded database holds events a projection added by the upgrade has never seen:
+            # the last step refills them from the log, in its transaction (as SQLite does).
+            await store._write(migrate, None, rebuild_projections)
+            if (found := await store._read(projections_disagree)) is not None:
+                log.warning("the session tables disagree with the log (%s): rebuilding them", found)
                 await store._write(rebuild_projections)
         except StoreUnavailable as exc:  # the daemon does not start: the usual hint would say it reconnects
             await store.close()

@@ -39,6 +39,10 @@ from store.sealer import SealedEvent, Sealer
 CHANNEL = "toka_events"
 # The advisory lock appends take (the migrations' lock, store/postgres_schema.py, plus one).
 APPEND_LOCK = MIGRATION_LOCK + 1
+# Each session's last event, from the log itself rather than the session table (a projection),
+# so that no chain forks over a table left behind: one step down the (session, seq) index each.
+# (None for a new session.)
+HEADS = "SELECT s, (SELECT id FROM events WHERE session = s ORDER BY seq DESC LIMIT 1) FROM unnest(%s::text[]) AS s"
 
 
 async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str, retry: bool) -> list[AppendResult]:
@@ -52,10 +56,10 @@ async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str,
         # Three statements sent at once; the first fetch waits for all three answers.
         last = await conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM events")
         sessions = list({new.session for new in batch})
-        head_rows = await conn.execute("SELECT session, head FROM sessions WHERE session = ANY(%s)", (sessions,))
+        head_rows = await conn.execute(HEADS, (sessions,))
         key_rows = await _held_keys(conn, batch)
         next_seq = (await last.fetchone())[0]  # type: ignore[index]
-        heads: dict[str, str] = dict(await head_rows.fetchall())
+        heads: dict[str, str | None] = dict(await head_rows.fetchall())
         held = {(row[2], row[8]): event_of(row) for row in await key_rows.fetchall()} if key_rows else {}
         sealer = Sealer(next_seq, heads.get, lambda s, k: held.get((s, k)), lambda _: None)
         results = sealer.seal_all(batch)

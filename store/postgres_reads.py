@@ -13,12 +13,13 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from store.base import CHUNK, ChainVerifier, ProgressCallback, SessionInfo, Stats, VerifyReport, resolve_prefix
+from store.base import CHUNK, ProgressCallback, SessionInfo, Stats, VerifyReport, resolve_prefix
+from store.chain import ChainVerifier
 from store.errors import StoreError
 from store.events import Event
 from store.postgres_search import index_rows
 from store.postgres_usage import project_usage
-from store.projection import session_infos
+from store.projection import AGREEMENT_SQL, disagreement, session_infos
 from store.query import dialect
 from store.rows import SELECT, event_of, hex_range, one_event, one_payload, stored_row
 
@@ -110,6 +111,11 @@ async def read_stats(conn: AsyncConnection) -> Stats:
         (),
     )
     return Stats(events, sessions, blobs, int(payload_bytes), int(blob_bytes), int(stored_bytes), disk)
+
+
+async def projections_disagree(conn: AsyncConnection) -> str | None:
+    """What of the session tables disagrees with the log at its end (store/projection.py)."""
+    return disagreement((await fetch_rows(conn, AGREEMENT_SQL, ()))[0])
 
 
 async def rebuild_projections(conn: AsyncConnection) -> int:

@@ -18,7 +18,7 @@ the search text carries its ``tsvector`` (store/postgres_search.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from psycopg import AsyncConnection
 
@@ -159,25 +159,32 @@ def check_not_newer(done: list[str]) -> None:
         )
 
 
-async def migrate(conn: AsyncConnection, on_step: Callable[[str], None] | None = None) -> list[str]:
+async def migrate(
+    conn: AsyncConnection,
+    on_step: Callable[[str], None] | None = None,
+    project: Callable[[AsyncConnection], Awaitable[object]] | None = None,
+) -> list[str]:
     """Apply the missing steps under the migration lock; the names applied. ``conn`` must be in
-    autocommit mode: each step is a transaction of its own."""
+    autocommit mode: each step is a transaction of its own.
+
+    ``project`` refills the projections from the log, in the transaction of the last step, when
+    the database had steps before (as on SQLite, store/migrations.py): an upgrade commits with
+    its projections filled, or, stopped before its end, is done again at the next open."""
     await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:
         done = await applied(conn)
         check_not_newer(done)
-        ran = []
-        for number, (name, statements) in enumerate(STEPS, 1):
-            if name in done:
-                continue
+        missing = [(number, step) for number, step in enumerate(STEPS, 1) if step[0] not in done]
+        for number, (name, statements) in missing:
             async with conn.transaction():
                 await conn.execute(MIGRATIONS_TABLE)
                 for statement in statements:
                     await conn.execute(statement)
                 await conn.execute("INSERT INTO toka_migrations (seq, name) VALUES (%s, %s)", (number, name))
+                if project is not None and done and number == missing[-1][0]:
+                    await project(conn)
             if on_step is not None:
                 on_step(name)
-            ran.append(name)
-        return ran
+        return [name for _, (name, _) in missing]
     finally:
         await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))

@@ -24,18 +24,8 @@ from typing import Any
 
 from store.events import Event
 from store.query import narrowing_terms
-from store.search import (
-    WORD,
-    Op,
-    Phrase,
-    SearchHit,
-    SearchQuery,
-    TextMatcher,
-    indexed_text,
-    parse_query,
-    snippet,
-    tokens,
-)
+from store.search import WORD, SearchHit, SearchQuery, indexed_text, snippet, tokens
+from store.search_syntax import Op, Phrase, TextMatcher, parse_query
 
 MAX_POSITION = 16383
 MAX_POSITIONS = 256  # of one word: a tsvector keeps the first 256

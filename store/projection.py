@@ -1,6 +1,7 @@
 """The session tables both SQL backends keep: what a batch of new events adds to them, as rows
 to upsert (one per session: its count, first and last seq and time, head; counts per agent and
-per kind), and their rows read back as :class:`SessionInfo`."""
+per kind), their rows read back as :class:`SessionInfo`, and the check, when a store opens, that
+they still agree with the log."""
 
 from __future__ import annotations
 
@@ -61,3 +62,33 @@ def session_infos(
         )
         for row in rows
     ]
+
+
+# What opening a store compares, in one statement both SQL backends run: the log's last event
+# against its session's row, whether any session row is left over an empty log, and whether
+# usage events were counted while the usage table is empty. Each append updates the tables in
+# its own transaction, so they drift from the log only when something ended between an upgrade's
+# step and the rebuild after it (or someone edited the file): that leaves a table empty or behind
+# at the log's end, which this sees in a few index lookups. A count of every event would see
+# more, and costs seconds on a large log whose pages are not in memory.
+AGREEMENT_SQL = """SELECT last.seq, last.id, s.last_seq, s.head,
+    (SELECT count(*) FROM (SELECT 1 FROM sessions LIMIT 1) AS any_session),
+    (SELECT count(*) FROM (SELECT 1 FROM session_kinds WHERE kind = 'usage' LIMIT 1) AS any_usage),
+    (SELECT count(*) FROM (SELECT 1 FROM usage_buckets LIMIT 1) AS any_bucket)
+FROM (SELECT 1 AS one) AS anchor
+LEFT JOIN (SELECT seq, id, session FROM events ORDER BY seq DESC LIMIT 1) AS last ON true
+LEFT JOIN sessions s ON s.session = last.session"""
+
+
+def disagreement(row: tuple[Any, ...]) -> str | None:
+    """What ``AGREEMENT_SQL``'s row shows to disagree with the log, or None when nothing does."""
+    seq, event_id, last_seq, head, any_session, any_usage, any_bucket = row
+    if seq is None:
+        return "session rows over an empty log" if any_session else None
+    if last_seq is None:
+        return f"no session row holds the log's last event (seq {seq})"
+    if (last_seq, head) != (seq, event_id):
+        return f"the session row of the log's last event (seq {seq}) ends at seq {last_seq}"
+    if any_usage and not any_bucket:
+        return "usage events but no usage rows"
+    return None

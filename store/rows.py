@@ -12,7 +12,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from store.base import StoredRow, resolve_prefix
+from store.base import resolve_prefix
+from store.chain import StoredRow
 from store.errors import IntegrityError, StoreError
 from store.events import Event, digest, event_json_text
 

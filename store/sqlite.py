@@ -7,8 +7,10 @@ a long read (replay, verify) never holds up appends: WAL lets the reader see a c
 snapshot while the writer commits.
 
 This module is the store itself: its connections, the WAL's checkpoints, and each operation run
-in one hop. The operations live apart: the append path in store/sqlite_append.py, the session
-tables in store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
+in one hop; what a connection sets and checks when it opens is in store/sqlite_connect.py, what
+the store knows of its file's soundness in store/sqlite_integrity.py. The operations live
+apart: the append path in store/sqlite_append.py, the session tables in
+store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
 store/sqlite_reads.py and retention in store/sqlite_retention.py; what they share is
 store/rows.py.
 """
@@ -16,73 +18,61 @@ store/rows.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from store.base import (
     CHUNK,
     AppendResult,
+    DatabaseCheck,
     EventQuery,
     EventStore,
+    Problem,
     ProgressCallback,
     SessionInfo,
     Stats,
     VerifyReport,
 )
-from store.errors import NotFound, StoreError, TokaError
-from store.events import Event, NewEvent
+from store.damage import Damage, is_corruption, record_damage
+from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
+from store.events import Event, NewEvent, now_us
+from store.health import disk_bytes
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.migrations import applied, check_not_newer, migrate
 from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
+from store.sqlite_connect import Durability, describe, prepare_reader, prepare_writer
+from store.sqlite_integrity import Integrity
 from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
-from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
-from store.sqlite_reads import disk_bytes, fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
+from store.sqlite_projections import (
+    read_sessions,
+    read_usage,
+    rebuild_projections,
+    sum_usage_rows,
+)
+from store.sqlite_reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
+from store.tip import Tip, log_tip
 from store.usage import UsageRow
 
 T = TypeVar("T")
-Durability = Literal["normal", "full"]
 
-BUSY_TIMEOUT_MS = 5000
-# The writer's page cache (SQLite's default is 2 MiB): every append inserts into the id and
-# key indexes at random places, and each page of them not in the cache is read again. Memory
-# is taken only as the database grows.
-WRITER_CACHE_KIB = 32 * 1024
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
-# the size the file is cut back to when it starts over; and the size at which the writer stops
-# waiting for the background checkpoint to catch up and checkpoints itself.
+# and the size at which the writer stops waiting for the background checkpoint to catch up and
+# checkpoints itself (the size the file is cut back to: store/sqlite_connect.py).
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
-WAL_KEEP_BYTES = 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
-
-
-def _describe(path: Path, exc: sqlite3.Error) -> StoreError:
-    text = str(exc)
-    if "not a database" in text or "malformed" in text:
-        return StoreError(
-            f"{path} is not a readable toka database ({text})",
-            "move the file aside (toka never overwrites it) or point TOKA_HOME elsewhere",
-        )
-    if "readonly" in text or "unable to open" in text or "disk I/O" in text:
-        return StoreError(
-            f"cannot write the database at {path} ({text})",
-            "check that the data directory exists and is writable, or set TOKA_HOME",
-        )
-    if "full" in text:
-        return StoreError(f"the disk holding {path} is full ({text})", "free some space and retry")
-    return StoreError(f"database error on {path}: {text}")
 
 
 class SqliteStore(EventStore):
@@ -92,9 +82,12 @@ class SqliteStore(EventStore):
         writer: aiosqlite.Connection,
         reader: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
+        integrity: Integrity | None = None,
         tree: Tree | None = None,
     ) -> None:
         self.path = path
+        # The damage seen and the tip recorded (store/sqlite_integrity.py).
+        self._integrity = integrity or Integrity(path)
         self._tree = tree  # the log's Merkle tree as the writer keeps it; None: not kept
         self._writer = writer
         self._reader = reader
@@ -102,6 +95,7 @@ class SqliteStore(EventStore):
         self._wal = Path(f"{path}-wal")
         self._checkpointing: asyncio.Task[None] | None = None
         self._appends = 0
+        self._closed = False
 
     @property
     def location(self) -> str:
@@ -115,36 +109,66 @@ class SqliteStore(EventStore):
         if not path.parent.is_dir():
             raise StoreError(f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME")
         connections: list[aiosqlite.Connection] = []
+        integrity = Integrity(path)
         try:
             for role in ("writer", "reader", "checkpointer"):
                 try:
                     conn = await aiosqlite.connect(path, isolation_level=None, check_same_thread=False)
                 except sqlite3.Error as exc:  # a directory, a file we may not open, ...
-                    raise _describe(path, exc) from None
+                    raise describe(path, exc) from None
                 connections.append(conn)
-                prepare = _prepare_writer if role == "writer" else _prepare_reader
-                await _run(conn, path, prepare, durability)
-            tree = Tree() if merkle else None
-            if tree is not None and not await _run(connections[0], path, catch_up, tree):
-                tree = None
+                prepare = prepare_writer if role == "writer" else prepare_reader
+                await _run(conn, path, prepare, durability, seen=integrity)
         except BaseException:
             for conn in connections:
                 await conn.close()
             raise
-        return cls(path, connections[0], connections[1], connections[2], tree)
+        store = cls(path, connections[0], connections[1], connections[2], integrity)
+        with contextlib.suppress(DatabaseDamaged):  # it opens damaged: reads go on, writes are refused
+            await store._read(integrity.opened)
+        if merkle:
+            try:
+                store._tree = await store._open_tree()
+            except BaseException:
+                await store.close()
+                raise
+        return store
+
+    async def _open_tree(self) -> Tree | None:
+        """The tree brought up to the log (read as it stands when the database is damaged); None
+        when the database has none or SQLite reports it damaged."""
+        tree = Tree()
+        fit = self._integrity.damage is None
+        try:
+            kept = await _run(self._writer, self.path, catch_up, tree, fit, seen=self._integrity)
+        except DatabaseDamaged:
+            return None
+        return tree if kept else None
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _run(self._writer, self.path, fn, *args)
+        self._integrity.refuse_writes()
+        return await _run(self._writer, self.path, fn, *args, seen=self._integrity)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _run(self._reader, self.path, fn, *args)
+        return await _run(self._reader, self.path, fn, *args, seen=self._integrity)
 
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
         results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES, self._tree)
+        if created := [r.event for r in results if r.created]:
+            self._integrity.committed(Tip(created[-1].seq, created[-1].id))
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
             self._checkpoint_in_background()
         return results
+
+    def damage(self) -> Damage | None:
+        return self._integrity.damage
+
+    def mark_damaged(self, reason: str) -> None:
+        self._integrity.mark(reason)
+
+    async def check_database(self, deep: bool = False) -> DatabaseCheck:
+        return await self._read(self._integrity.check, deep)
 
     def _wal_bytes(self) -> int:
         """The WAL's size, looked at every WAL_LOOK_EVERY appends (a stat costs a syscall)."""
@@ -229,7 +253,12 @@ class SqliteStore(EventStore):
         if progress is not None:
             loop = asyncio.get_running_loop()
             report_progress = lambda done, total: loop.call_soon_threadsafe(progress, done, total)  # noqa: E731
-        return await self._read(verify_chain, session, report_progress)
+        try:
+            return await self._read(verify_chain, session, report_progress)
+        except DatabaseDamaged as exc:  # a page of the log that SQLite cannot read: that is the finding
+            reason = exc.message if (damage := self._integrity.damage) is None else damage.reason
+            problem = Problem(0, "", session or "", "database", f"the log cannot be read to its end: {reason}")
+            return VerifyReport(session, 0, (problem,), 1)
 
     async def stats(self) -> Stats:
         return await self._read(read_stats, self.path)
@@ -275,7 +304,10 @@ class SqliteStore(EventStore):
         return await self._write(rebuild_search_index)
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
-        return await self._write(prune_session, session, before, dry_run)
+        pruned = await self._write(prune_session, session, before, dry_run)
+        if pruned is not None and not dry_run and (tip := await self._read(log_tip)) is not None:
+            self._integrity.committed(tip)  # the checkpoint may have taken the last event's seq
+        return pruned
 
     async def collect_garbage(self, keep: Sequence[str] = (), dry_run: bool = False) -> Collected:
         return await self._write(collect_garbage, list(keep), dry_run)
@@ -288,6 +320,11 @@ class SqliteStore(EventStore):
         await self._write(lambda db: db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
 
     async def close(self) -> None:
+        """Checkpoint and close; a second call does nothing (the daemon closes the store on every
+        way out, a clean shutdown included)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             if self._checkpointing is not None:
                 await self._checkpointing
@@ -297,49 +334,34 @@ class SqliteStore(EventStore):
         finally:
             for conn in (self._checkpointer, self._reader, self._writer):
                 await conn.close()
+            self._integrity.close()
 
 
-async def _run(conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any) -> T:
+async def _run(
+    conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any, seen: Integrity | None = None
+) -> T:
     """Run ``fn(sqlite3_connection, *args)`` on the connection's thread: one hop per call.
 
     aiosqlite queues every public call the same way through ``_execute``; calling it with our own
-    function is what lets a whole batch share one hop.
+    function is what lets a whole batch share one hop. Corruption reported by SQLite marks the
+    database damaged (``seen``, else the record beside the file) whatever the statement was.
     """
     try:
         result: T = await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
         return result
     except sqlite3.Error as exc:
-        raise _describe(path, exc) from None
-
-
-def _check_database(db: sqlite3.Connection) -> list[str]:
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    done = applied(db)  # reads sqlite_master: fails here, before any write, on a non-database
-    check_not_newer(done)
-    return done
+        if not is_corruption(exc):
+            raise describe(path, exc) from None
+        damage = Damage(f"SQLite reports: {exc}", now_us())
+        if seen is not None:
+            seen.mark(damage.reason)
+        else:
+            record_damage(path, damage)
+        raise damage.refusal(path) from None
 
 
 def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
     db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
-
-
-def _prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
-    done = _check_database(db)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA wal_autocheckpoint = 0")  # see SqliteStore._checkpoint_in_background
-    # When the WAL starts over, cut the file back, so that its size says how much it holds.
-    db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
-    db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
-    db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
-    if migrate(db) and done:
-        # An upgraded database may hold events that a projection table added by the upgrade has
-        # never seen: rebuild them all from the log, or sessions and heads would start empty.
-        rebuild_projections(db)
-
-
-def _prepare_reader(db: sqlite3.Connection, durability: Durability) -> None:
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    db.execute("PRAGMA query_only = ON")
 
 
 def _append(db: sqlite3.Connection, batch: list[NewEvent], wal_catch_up: bool, tree: Tree | None) -> list[AppendResult]:

@@ -20,6 +20,9 @@ from store.sqlite_merkle import Tree, grow
 from store.sqlite_projections import project_batch
 from store.sqlite_search import index_events
 
+# A session's last event: one step down the (session, seq) index.
+HEAD = "SELECT id FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
+
 
 def append_batch(db: sqlite3.Connection, batch: list[NewEvent], tree: Tree | None = None) -> list[AppendResult]:
     """Seal ``batch`` onto the log and write it, and grow ``tree`` (the log's Merkle tree, None
@@ -29,7 +32,8 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent], tree: Tree | Non
         next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
 
         def head_of(session: str) -> str | None:
-            row = db.execute("SELECT head FROM sessions WHERE session = ?", (session,)).fetchone()
+            # From the log itself, not the session table: a chain never forks over a projection.
+            row = db.execute(HEAD, (session,)).fetchone()
             return row[0] if row else None
 
         def by_id(event_id: str) -> Event | None:

@@ -115,16 +115,17 @@ def grow(db: sqlite3.Connection, tree: Tree, size: int, leaves: list[tuple[int, 
     return grown
 
 
-def catch_up(db: sqlite3.Connection, tree: Tree) -> bool:
-    """At open: the tree made as long as the log when it is shorter (in one transaction). False when
-    the database has no tree table (a test standing in for an older toka)."""
+def catch_up(db: sqlite3.Connection, tree: Tree, fit: bool = True) -> bool:
+    """At open: the tree made as long as the log when it is shorter (in one transaction); with
+    ``fit`` False (a damaged database takes no writes) read as it stands. False when the database
+    has no tree table (a test standing in for an older toka)."""
     if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'merkle'").fetchone():
         return False
     size = last_seq(db)
     frontier = read_frontier(db)
     # A tree longer than the log stays as it is until the next append: what it holds names what
     # was deleted, for a verify run before then.
-    if frontier.size < size:
+    if fit and frontier.size < size:
         db.execute("BEGIN IMMEDIATE")
         try:
             frontier = _fit(db, frontier, size)

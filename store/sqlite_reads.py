@@ -7,14 +7,15 @@ one hop (see store/sqlite.py).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from store.base import CHUNK, ChainVerifier, ProgressCallback, Stats, VerifyReport
+from store.base import CHUNK, ProgressCallback, Stats, VerifyReport
+from store.chain import ChainVerifier
 from store.events import Event
+from store.health import disk_bytes
 from store.rows import SELECT, event_text, hex_range, one_event, one_payload, stored_row
 from store.sqlite_retention import pruned_seq, replaced_ids
 
@@ -76,8 +77,3 @@ def read_stats(db: sqlite3.Connection, path: Path) -> Stats:
         "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
     ).fetchone()
     return Stats(events, sessions, blobs, payload_bytes, blob_bytes, stored_bytes, disk_bytes(path))
-
-
-def disk_bytes(path: Path) -> int:
-    """The database file and its WAL and shared-memory files, in bytes."""
-    return sum(os.path.getsize(f) for f in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if os.path.exists(f))

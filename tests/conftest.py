@@ -63,6 +63,9 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh, short TOKA_HOME (socket paths are limited to 107 bytes) for every test."""
     home = Path(tempfile.mkdtemp(prefix="tk", dir="/tmp"))
     monkeypatch.setenv("TOKA_HOME", str(home))
+    # Tables and replays show local times: the tests read them in UTC wherever they run.
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
     for name in list(os.environ):
         if name.startswith("TOKA_") and name not in ("TOKA_HOME",):
             monkeypatch.delenv(name)

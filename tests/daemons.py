@@ -1,15 +1,19 @@
 """Real daemons in child processes, for any test that needs one (the ``spawn`` and ``daemon``
-fixtures in conftest.py use these)."""
+fixtures in conftest.py use these), and a fake peer: another program listening on toka's
+socket, as an old daemon would be, that records what clients ask it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +59,29 @@ class Spawned:
 Spawner = Callable[..., Spawned]
 
 
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = PATIENCE) -> Any:
+    """Poll ``condition`` until it returns something true, and return that; fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
+        time.sleep(0.01)
+    return found
+
+
 def daemon_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "daemon", *args]
 
 
-def spawn_daemon(paths: Paths, log_path: Path, *args: str, env: dict[str, str] | None = None) -> Spawned:
-    """Start ``python -m daemon`` and wait until its socket answers ``hello``.
+def spawn_daemon(
+    paths: Paths,
+    log_path: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    preexec: Callable[[], None] | None = None,
+) -> Spawned:
+    """Start ``python -m daemon`` and wait until its socket answers ``hello``; ``preexec`` runs in
+    the child before the daemon does (to set a resource limit, say).
 
     stderr goes to a file, not a pipe: nobody drains a pipe during a test, and a daemon that
     logs more than the pipe holds (64 KiB of tracebacks, say) would block on its next log line.
@@ -72,6 +93,7 @@ def spawn_daemon(paths: Paths, log_path: Path, *args: str, env: dict[str, str] |
             stdout=log,
             stderr=log,
             env={**os.environ, **(env or {})},
+            preexec_fn=preexec,
         )
     spawned = Spawned(paths, process, log_path)
     deadline = time.monotonic() + PATIENCE
@@ -84,3 +106,46 @@ def spawn_daemon(paths: Paths, log_path: Path, *args: str, env: dict[str, str] |
     process.kill()
     process.wait()
     raise RuntimeError(f"daemon did not answer within {PATIENCE}s: {spawned.log()}")
+
+
+@dataclass
+class FakePeer:
+    """Another program on toka's socket that answers every request with ``result``.
+
+    ``result`` None makes it answer with bytes that are not JSON at all.
+    """
+
+    paths: Paths
+    result: dict[str, Any] | None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.paths.ensure_runtime_dir()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.paths.socket))
+        self._listener.listen(16)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            for line in reader:
+                request = json.loads(line)
+                self.requests.append(request)
+                if self.result is None:
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+                    continue
+                answer = {"id": request.get("id"), "ok": True, "result": self.result}
+                conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    def close(self) -> None:
+        self._listener.close()
+        self.paths.socket.unlink(missing_ok=True)

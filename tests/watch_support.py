@@ -1,4 +1,5 @@
-"""A small Claude Code transcript written by the tests themselves, and helpers to grow files.
+"""A small Claude Code transcript written by the tests themselves, helpers to grow files, and
+`toka watch` in a child process.
 
 The records carry the fields toka reads (agent-formats.md, section 1): one user prompt, one
 response written as two records whose output grows (as Claude Code writes a response block by
@@ -8,10 +9,19 @@ block), a tool call and its result, and a second response.
 from __future__ import annotations
 
 import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 SESSION = "7d0c6a52-3f1e-4c55-9a43-0d6f2b1f9e11"
+# The `toka` console script of the interpreter running the tests.
+TOKA = Path(sys.executable).parent / "toka"
+PATIENCE = 15.0
 
 
 def _usage(output: int, prompt: int) -> dict[str, int]:
@@ -77,3 +87,59 @@ def append(path: Path, data: bytes) -> None:
     with path.open("ab") as handle:
         handle.write(data)
         handle.flush()
+
+
+class Watching:
+    """`toka watch ARGS` in a child process; its stdout lines gathered as they come."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [str(TOKA), "watch", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()  # None: stdout closed, the watch ended
+        self._stderr: list[str] = []
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self._readers = [
+            threading.Thread(target=self._gather, args=(self.process.stdout,), daemon=True),
+            threading.Thread(target=self._stderr.extend, args=(self.process.stderr,), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _gather(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def next_lines(self, count: int, patience: float = PATIENCE) -> list[str]:
+        """The next ``count`` lines; a watch that ended before printing them fails with its stderr."""
+        lines = []
+        for _ in range(count):
+            line = self.lines.get(timeout=patience)
+            if line is None:
+                code = self.process.wait(PATIENCE)
+                self._readers[1].join(PATIENCE)
+                raise AssertionError(f"toka watch ended ({code}): {''.join(self._stderr)}")
+            lines.append(line)
+        return lines
+
+    def stop(self) -> tuple[int, str]:
+        """Interrupt it as Ctrl-C does; its exit code and everything it wrote on stderr."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(PATIENCE)
+        for reader in self._readers:
+            reader.join(PATIENCE)
+        return code, "".join(self._stderr)
+
+    def rest(self) -> list[str]:
+        """After :meth:`stop`, the lines printed and not taken yet."""
+        lines = []
+        while not self.lines.empty():
+            line = self.lines.get_nowait()
+            if line is not None:
+                lines.append(line)
+        return lines

@@ -13,19 +13,49 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from store.errors import TokaError
+try:  # Typer carries its own copy of Click from 0.2x on; before, it used Click's
+    from typer._click.exceptions import NoArgsIsHelpError
+    from typer._click.exceptions import UsageError as BadCommandLine
+except ImportError:  # pragma: no cover - older Typer
+    from click.exceptions import NoArgsIsHelpError  # type: ignore[assignment]
+    from click.exceptions import UsageError as BadCommandLine  # type: ignore[assignment]
+
+from store.errors import TokaError, UsageError
 
 
 def report(error: TokaError) -> None:
     sys.stderr.write(error.lines())
 
 
+def usage_error(error: BadCommandLine) -> TokaError:
+    """A bad command line as toka says everything else: ``error:`` and a ``hint:``, exit 2."""
+    message = error.format_message().strip().rstrip(".")
+    message = message[:1].lower() + message[1:]
+    path = error.ctx.command_path if error.ctx is not None else "toka"
+    return UsageError(message, f"`{path} -h` shows its arguments and options")
+
+
 class TokaGroup(TyperGroup):
-    """Turns a TokaError raised anywhere below into ``error:``/``hint:`` and its exit code."""
+    """Turns a TokaError raised anywhere below into ``error:``/``hint:`` and its exit code, and
+    a bad command line (Click's usage errors) into the same form."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except NoArgsIsHelpError:
+            raise  # the help, on stderr, exit 2
+        except BadCommandLine as error:
+            report(usage_error(error))
+            raise typer.Exit(2) from None
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except NoArgsIsHelpError:
+            raise
+        except BadCommandLine as error:
+            report(usage_error(error))
+            raise typer.Exit(2) from None
         except TokaError as error:
             if os.environ.get("TOKA_DEBUG") == "1":
                 raise

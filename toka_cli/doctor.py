@@ -23,8 +23,8 @@ from daemon.client.sync import probe
 from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError
-from toka_cli import integrate
 from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
+from toka_cli.doctor_integrations import integration_checks
 from toka_cli.doctor_postgres import postgres_checks
 
 if TYPE_CHECKING:
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 # and a full disk refuses appends.
 LOW_DISK_BYTES = 1 << 30
 LOW_DISK_FRACTION = 0.05
+# The fix of a damaged database: what can be read goes into a new one, the damaged file is kept.
+RECOVER = "toka admin recover"
 
 
 def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
@@ -46,7 +48,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         _disk(paths),
         _config(paths),
         _watched_paths(settings),
-        _hooks(cwd or Path.cwd()),
+        *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
     ]
     return checks
@@ -107,22 +109,24 @@ def _database(paths: Paths) -> list[Check]:
         ]
     if health["unreadable"] is not None:
         return [
-            Check("database", "problem", health["unreadable"], _recover(path)),
+            Check("database", "problem", health["unreadable"], RECOVER),
             Check("schema", "ok", "not checked: the database cannot be read"),
             Check("clock", "ok", "not checked: the database cannot be read"),
         ]
     return [_integrity(health, path), _schema(health), _newest_event(health)]
 
 
-def _recover(path: Path) -> str:
-    return f"sqlite3 {path} .recover | sqlite3 {path.with_name('recovered.db')}"
-
-
 def _integrity(health: DatabaseHealth, path: Path) -> Check:
     found = health["quick_check"]
-    if found == ["ok"]:
-        return Check("database", "ok", f"{path} passes SQLite's quick_check ({health['size_bytes'] / 1e6:.1f} MB)")
-    return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", _recover(path))
+    if found != ["ok"]:
+        return Check("database", "problem", f"{path} fails SQLite's quick_check: {'; '.join(found[:3])}", RECOVER)
+    if health["tip_problem"] is not None:
+        return Check("database", "problem", f"{path} lost committed events: {health['tip_problem']}", RECOVER)
+    if health["damaged"] is not None:
+        damaged = health["damaged"]
+        detail = f"{path} was found damaged on {damaged['since']} ({damaged['reason']}); it takes no writes"
+        return Check("database", "problem", detail, RECOVER)
+    return Check("database", "ok", f"{path} passes SQLite's quick_check ({health['size_bytes'] / 1e6:.1f} MB)")
 
 
 def _schema(health: DatabaseHealth) -> Check:
@@ -219,40 +223,3 @@ def _watched_paths(settings: Settings | None) -> Check:
         fix = f"mkdir -p {' '.join(missing)}, or toka config set watch.paths '{kept}'"
         return Check("watch", "problem", f"watched paths missing: {', '.join(missing)}", fix)
     return Check("watch", "ok", f"{len(settings.watch.paths)} watched path(s) exist")
-
-
-def _hooks(cwd: Path) -> Check:
-    """Claude Code hooks are optional: not installed is a note, a partial install a warning."""
-    found = []
-    for label, path in (("user", integrate.settings_path(None)), ("project", integrate.settings_path(cwd))):
-        try:
-            settings = integrate._load(path)
-        except ConfigError as exc:
-            return Check("hooks", "warning", exc.message, f"$EDITOR {path}")
-        hooks = settings.get("hooks", {})
-        events = [
-            event
-            for event, groups in hooks.items()
-            if any(
-                integrate.is_toka_hook(handler)
-                for group in groups
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-                for handler in group["hooks"]
-            )
-        ]
-        if events:
-            found.append((label, path, events))
-    if not found:
-        return Check("hooks", "ok", "Claude Code hooks not installed (optional)", "toka integrate claude-code")
-    for label, path, events in found:
-        missing = [event for event in integrate.EVENTS if event not in events]
-        if missing:
-            project = " --project ." if label == "project" else ""
-            return Check(
-                "hooks",
-                "warning",
-                f"Claude Code hooks in {path} miss {', '.join(missing)}",
-                f"toka integrate claude-code{project}",
-            )
-    where = ", ".join(str(path) for _, path, _ in found)
-    return Check("hooks", "ok", f"Claude Code hooks installed in {where}")

@@ -1,15 +1,25 @@
-"""`toka hook claude-code`: record one Claude Code hook payload, fast, and never in the agent's way.
+"""`toka hook claude-code` and `toka hook codex`: record one hook payload, fast, and never in the
+agent's way.
 
 Claude Code runs the hook on every tool call, so this path imports the standard library, the
 client's connection (daemon/client/socket.py), the paths and the spool writer, and nothing else: no Typer, Rich,
 asyncio, aiosqlite or blake3 (toka_cli/entry.py dispatches here before the Typer app loads).
 
 The payload (stdin) becomes one event of its session: kind ``hook.<event in snake_case>``,
-agent ``main``, the whole payload as the event's payload, and key ``hook:<sha256 of stdin>``, so
-a retried hook is recorded once. It takes one round trip (no ``hello``: the append's own answer
-says whether the daemon understood). When the daemon is not running the event goes to the spool
-(daemon/client/spool.py) instead, never to an autostarted daemon: a cold start would cost every tool
-call about 200 ms while the daemon is down, and the spool lands in the log when it next starts.
+agent ``main``, the whole payload as the event's payload, and a key naming the occurrence
+(:func:`occurrence_key`): the tool use for a tool's events, else this invocation, so that one
+occurrence delivered twice lands once and two occurrences of the same payload are two events.
+Codex's ``notify`` program gets its payload as its last argument instead (``{"type":
+"agent-turn-complete", "thread-id": ..., "turn-id": ..., ...}``): it becomes kind
+``hook.agent_turn_complete`` of session ``thread-id`` (the rollout's session id), keyed by its
+turn. It takes one round trip (no ``hello``: the append's own answer says whether the daemon
+understood), and a second only when it finds a spool (``spool.drain``).
+
+Whatever the daemon does not take goes to the spool (daemon/client/spool.py): when it is not
+running (never autostarted: a cold start would cost every tool call about 200 ms while it is
+down), unreachable, slow to answer, or answers with any error (its store read-only, corrupt or
+full; a payload longer than its request line). The daemon ingests the spool in its own process,
+at start and while it runs; a payload is lost only when the spool cannot be written either.
 
 Whatever happens the hook exits 0 and prints nothing on stdout (Claude Code reads stdout as
 context or control on some events, and exit 2 would block the tool call); problems are one
@@ -22,6 +32,7 @@ for the status bar, whatever happens.
 
 from __future__ import annotations
 
+import contextlib  # loaded at interpreter start-up already
 import json
 import os
 import re
@@ -31,11 +42,12 @@ import time
 from daemon.client.socket import Connection, DaemonNotRunning
 from daemon.client.spool import append_to_spool
 from daemon.paths import hook_files
-from store.errors import Busy, DaemonUnavailable, ProtocolError, StoreUnavailable, TokaError
+from store.errors import ProtocolError, TokaError
 
 # typing costs a hook about 4 ms to import, so it is read by type checkers only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from hashlib import sha256
     from typing import IO, Any
 else:
@@ -49,8 +61,8 @@ else:
         except ImportError:
             from hashlib import sha256
 
-AGENTS = ("claude-code",)
-USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json"
+AGENTS = ("claude-code", "codex")
+USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json, or toka hook codex PAYLOAD_JSON"
 # The kind of a status line input (Claude Code's statusLine command; daemon/agents/usage.py reads its
 # context_window.context_window_size as the agent's own window).
 STATUSLINE = "statusline"
@@ -75,28 +87,76 @@ def event_kind(name: object) -> str:
     return "hook." + (re.sub(r"[^a-z0-9_-]+", "_", snake).strip("_") or "unknown")
 
 
-def hook_event(raw: bytes, kind: str | None = None) -> dict[str, Any]:
-    """The event a payload becomes (of ``kind``, else named by its ``hook_event_name``);
-    ValueError saying why when it is no hook payload."""
+def _payload(raw: bytes, source: str) -> dict[str, Any]:
     if not raw.strip():
-        raise ValueError("empty stdin, expected one hook payload (a JSON object)")
+        raise ValueError(f"empty {source}, expected one hook payload (a JSON object)")
     try:
         payload = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise ValueError(f"stdin is not JSON ({exc})") from None
+        raise ValueError(f"{source} is not JSON ({exc})") from None
     if not isinstance(payload, dict):
         raise ValueError(f"the payload is a JSON {type(payload).__name__}, not an object")
+    return payload
+
+
+def codex_event(raw: bytes) -> dict[str, Any]:
+    """The event a Codex notify payload becomes; ValueError saying why when it is none."""
+    payload = _payload(raw, "the argument")
+    session, turn = payload.get("thread-id"), payload.get("turn-id")
+    if not isinstance(session, str) or not session:
+        raise ValueError("the payload has no thread-id")
+    kind = event_kind(str(payload.get("type") or "unknown").replace("-", "_"))
+    return {
+        "session": session,
+        "kind": kind,
+        "agent": "main",
+        "ts": time.time(),
+        # A turn is notified once; without its id, the notification is an occurrence of its own.
+        "key": f"{kind}:{turn}" if isinstance(turn, str) and turn else f"{kind}:{invocation_id()}",
+        "payload": payload,
+    }
+
+
+def hook_event(raw: bytes, kind: str | None = None) -> dict[str, Any]:
+    """The event a payload becomes (of ``kind``, else named by its ``hook_event_name``);
+    ValueError saying why when it is no hook payload."""
+    payload = _payload(raw, "stdin")
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         raise ValueError("the payload has no session_id")
+    kind = kind or event_kind(payload.get("hook_event_name"))
     return {
         "session": session,
-        "kind": kind or event_kind(payload.get("hook_event_name")),
+        "kind": kind,
         "agent": "main",
         "ts": time.time(),  # when the hook ran, also for an event spooled and ingested later
-        "key": f"{kind or 'hook'}:" + sha256(raw).hexdigest(),
+        "key": occurrence_key(kind, payload, raw),
         "payload": payload,
     }
+
+
+def invocation_id() -> str:
+    """An id of this run of the hook: 128 random bits."""
+    return os.urandom(16).hex()
+
+
+def occurrence_key(kind: str, payload: dict[str, Any], raw: bytes) -> str:
+    """The idempotency key of the event a payload becomes (docs/hooks.md, "One event per
+    occurrence"): it names the occurrence, so that the same one delivered twice (spooled after
+    an answer that came too late, a spool ingested again) lands once, while a payload repeated
+    word for word by a later occurrence (Stop after every turn) is an event of its own.
+
+    - a tool's event (``tool_use_id``): the kind and the tool use, one of each per tool call,
+      however many times the hook runs for it;
+    - a status line input: its bytes, a snapshot of state that says nothing new when repeated;
+    - anything else: this invocation, chosen once and kept by the event wherever it goes.
+    """
+    tool_use = payload.get("tool_use_id")
+    if isinstance(tool_use, str) and 0 < len(tool_use) <= 200:
+        return f"{kind}:{tool_use}"
+    if kind == STATUSLINE:
+        return f"{kind}:" + sha256(raw).hexdigest()
+    return f"{kind}:{invocation_id()}"
 
 
 def headroom_line(figures: dict[str, Any]) -> str | None:
@@ -134,7 +194,7 @@ def record_hook(
         return 1  # not 2: Claude Code blocks the tool call on exit 2
     figures: dict[str, Any] | None = None
     try:
-        event = hook_event(raw, STATUSLINE if statusline else None)
+        event = codex_event(raw) if agent == "codex" else hook_event(raw, STATUSLINE if statusline else None)
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
         if statusline:
@@ -150,34 +210,59 @@ def record_hook(
     return 0
 
 
+def spool_event(spool: str, line: bytes, why: str | None, note: Callable[[str], None]) -> None:
+    """Keep an event the daemon did not take (``why``; None: it is not running) in the spool,
+    which the daemon ingests in its own process; it is lost only when the spool cannot take it."""
+    try:
+        append_to_spool(spool, line)
+    except OSError as exc:
+        note(
+            f"nothing recorded: {why or 'the daemon is not running'},"
+            f" and the spool at {spool} cannot take it either ({exc.strerror or exc})"
+        )
+        return
+    if why is not None:
+        note(f"spooled: {why}")
+
+
+def drain_if_spooled(connection: Connection, spool: str) -> None:
+    """Have the daemon drain the spool now, when there is one (hooks spooled while it was away
+    or busy); it answers at once and drains in the background. One stat when there is none."""
+    if os.path.exists(spool):
+        with contextlib.suppress(TokaError):  # an older daemon, say: it drains at its next start
+            connection.call("spool.drain")
+
+
 def _record(event: dict[str, Any], headroom: bool, statusline: bool, stderr: IO[str]) -> dict[str, Any] | None:
     """Append ``event`` (or spool it); the session's usage figures when they are wanted and
     the daemon gave them."""
     files = hook_files()
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+
+    def note(message: str) -> None:
+        _note(stderr, message)
+
     try:
         connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
     except DaemonNotRunning:
-        append_to_spool(files.spool, line)
+        spool_event(files.spool, line, None, note)
         return None
     except TokaError as exc:  # permission denied, socket path too long: worth a word
-        append_to_spool(files.spool, line)
-        _note(stderr, f"spooled: {exc.message}")
+        spool_event(files.spool, line, exc.message, note)
         return None
     try:
         try:
             connection.call("events.append", events=[event])
-        except (DaemonUnavailable, Busy, StoreUnavailable) as exc:  # StoreUnavailable: its database is down
-            append_to_spool(files.spool, line)
-            _note(stderr, f"spooled: {exc.message}")
-            return None
         except ProtocolError as exc:
-            append_to_spool(files.spool, line)
-            _note(stderr, f"spooled: {exc.message} (run `toka daemon restart`)")
+            spool_event(files.spool, line, f"{exc.message} (run `toka daemon restart`)", note)
             return None
-        except TokaError as exc:  # the daemon refused this event: spooling it would not help
-            _note(stderr, f"nothing recorded: {exc.message}")
+        except TokaError as exc:
+            # Whatever the daemon could not do: no answer in time, its store read-only, corrupt or
+            # full, a payload longer than its request line. The daemon ingests the spool in its
+            # own process, and sets aside in hooks.spool.jsonl.rejected what its log refuses.
+            spool_event(files.spool, line, exc.message, note)
             return None
+        drain_if_spooled(connection, files.spool)
         if statusline or (headroom and event["kind"] == "hook.user_prompt_submit"):
             try:
                 figures: dict[str, Any] = connection.call("usage", session=event["session"])
@@ -194,14 +279,16 @@ def main(args: list[str]) -> int:
     stderr = sys.stderr
     options = [a for a in args if a.startswith("-")]
     agents = [a for a in args if not a.startswith("-")]
-    if len(agents) != 1 or set(options) - {"--headroom", "--statusline"}:
+    # Codex's notify passes the payload as the last argument; Claude Code's hooks on stdin.
+    argument = agents[0] == "codex" and len(agents) == 2 and not options
+    if not argument and (len(agents) != 1 or set(options) - {"--headroom", "--statusline"}):
         _note(stderr, USAGE)
         return 1
-    if sys.stdin is not None and sys.stdin.isatty():  # run by hand: say what it wants rather than wait for end of input
+    if not argument and sys.stdin is not None and sys.stdin.isatty():  # by hand: say what it wants, not wait
         _note(stderr, "expects one hook payload on stdin; " + USAGE)
         return 1
     try:
-        raw = sys.stdin.buffer.read()
+        raw = agents[1].encode() if argument else sys.stdin.buffer.read()
         return record_hook(
             agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options, statusline="--statusline" in options
         )

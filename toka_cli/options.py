@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (shapes in docs/json.md) instead of tables.")]
-SessionArg = Annotated[str, typer.Argument(help="Session name, or a unique prefix of one.")]
+SessionArg = Annotated[
+    str, typer.Argument(help="Session name, or a unique prefix of one (SESSION/NAME: the session of that agent).")
+]
+TargetArg = Annotated[
+    str,
+    typer.Argument(help="A session or a unique prefix of one (its main agent), or an agent: SESSION/NAME, or its id."),
+]
 OptionalSessionArg = Annotated[
     str | None, typer.Argument(help="Session name or unique prefix; all sessions when left out.")
 ]
@@ -21,3 +28,11 @@ KindOpt = Annotated[
     list[str] | None,
     typer.Option("--kind", "-k", help="Only this kind (repeatable); 'tool.*' matches a family."),
 ]
+
+
+def project_arg(value: str | None) -> str | None:
+    """A ``--project`` given as ``.``, ``~/x`` or ``a/b`` made absolute; a bare name kept (a
+    folder's or a repository's)."""
+    if value is None or not (value.startswith((".", "~", "/")) or "/" in value):
+        return value
+    return os.path.abspath(os.path.expanduser(value))

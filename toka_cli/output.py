@@ -57,6 +57,28 @@ def err_console() -> Console:
     return _console(stderr=True, soft_wrap=True)
 
 
+# Long streams of lines (a replay) are written without Rich, whose print costs about 2 ms a line:
+# the two styles they use as SGR codes, and control characters of the user's text dropped, as
+# Rich drops them, so that a payload cannot move the cursor or retitle the terminal.
+_SGR = {"dim": "2", "bold": "1"}
+_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)])  # C0, DEL and C1 (0x9B starts a CSI too)
+
+
+@cache
+def _styling() -> bool:
+    return sys.stdout.isatty() and _color_system() is not None and os.environ.get("TERM") != "dumb"
+
+
+def styled(text: str, style: Literal["dim", "bold"]) -> str:
+    """``text`` in ``style`` on a terminal that takes it; as it is in a pipe or with NO_COLOR."""
+    return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if _styling() else text
+
+
+def plain(text: str) -> str:
+    """User text with its control characters dropped, fit to write to a terminal as it is."""
+    return text.translate(_CONTROLS)
+
+
 def print_json(data: Any) -> None:
     """One JSON document on stdout."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -37,9 +37,32 @@ def when(value: str | None) -> str | None:
     return value
 
 
+# Times are shown in the local time zone (the tables name it in their time columns' headers),
+# or in UTC with `toka --utc`.
+_UTC = {"on": False}
+# Table columns that hold times (their header gets the zone) and ids (never cut or wrapped).
+TIME_COLUMNS = ("last", "when", "time", "set", "since", "first")
+ID_COLUMNS = ("session", "agent", "handoff", "trace", "node", "entity")
+
+
+def use_utc(on: bool) -> None:
+    _UTC["on"] = on
+
+
+def zone() -> str:
+    """The zone times are shown in: ``UTC``, or the local zone's name (``CET``, ``+0530``)."""
+    if _UTC["on"]:
+        return "UTC"
+    return datetime.now().astimezone().tzname() or "local"
+
+
 def short_ts(ts: str) -> str:
-    """2026-01-31T12:00:00.123456Z -> 2026-01-31 12:00:00"""
-    return ts[:19].replace("T", " ")
+    """2026-01-31T12:00:00.123456Z -> 2026-01-31 13:00:00 in Paris, 2026-01-31 12:00:00 in UTC."""
+    try:
+        moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return ts[:19].replace("T", " ")
+    return moment.astimezone(UTC if _UTC["on"] else None).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def short_path(path: str | None, width: int = 32) -> str:
@@ -116,11 +139,25 @@ def top(counts: Mapping[str, int], n: int = 3) -> str:
 
 
 def table(*columns: str, title: str | None = None) -> Table:
+    """A table for people: id columns keep their ids whole (a copied id must be right, and two
+    agents must not look alike), other columns give way with an ellipsis; time columns name the
+    zone their times are in."""
     from rich.table import Table
 
-    grid = Table(title=title, header_style="bold", box=None, pad_edge=False)
+    class _Grid(Table):
+        def add_row(self, *cells: Any, **options: Any) -> None:
+            for column, cell in zip(self.columns, cells, strict=False):
+                if column.no_wrap and isinstance(cell, str):
+                    column.min_width = max(column.min_width or 0, len(cell))
+            super().add_row(*cells, **options)
+
+    grid = _Grid(title=title, header_style="bold", box=None, pad_edge=False)
     for column in columns:
-        grid.add_column(column, overflow="fold" if column in ("session", "gist") else "ellipsis")
+        header = f"{column} ({zone()})" if column in TIME_COLUMNS else column
+        if column in ID_COLUMNS:
+            grid.add_column(header, no_wrap=True)
+        else:
+            grid.add_column(header, overflow="fold" if column == "gist" else "ellipsis")
     return grid
 
 

@@ -10,9 +10,9 @@ becomes (``statusline`` op: recorded, and its context window taken in, as
 the model, the context fill and the headroom to the window, what the session cost, and the
 active 5-hour block's cost and time left. Like the hook it runs on the fast path
 (toka_cli/entry.py): the standard library and the client's connection, no Typer, no Rich, one
-request. When the daemon is not running the input is spooled (the daemon ingests it when it
-next starts) and the line shows Claude Code's own figures, marked as such. It always prints a
-line and exits 0.
+request. When the daemon cannot take the input it is spooled, as a hook's payload is
+(docs/hooks.md), and the line shows Claude Code's own figures, marked as such. It always prints
+a line and exits 0.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import os
 import sys
 
 from daemon.client.socket import Connection, DaemonNotRunning
-from daemon.client.spool import append_to_spool
 from daemon.paths import hook_files
 from store.errors import TokaError
-from toka_cli.hook import ANSWER_TIMEOUT_S, BACKLOG_RETRY_S, STATUSLINE, hook_event
+from toka_cli.hook import ANSWER_TIMEOUT_S, BACKLOG_RETRY_S, STATUSLINE, drain_if_spooled, hook_event, spool_event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,23 +103,27 @@ def _ask(event: dict[str, Any], stderr: IO[str]) -> dict[str, Any] | None:
     """Record ``event`` and return the line's figures; spool it when the daemon cannot take it."""
     files = hook_files()
     spooled = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+
+    def note(message: str) -> None:
+        _note(stderr, message)
+
     try:
         connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
     except DaemonNotRunning:
-        append_to_spool(files.spool, spooled)
+        spool_event(files.spool, spooled, None, note)
         return None
     except TokaError as exc:
-        append_to_spool(files.spool, spooled)
-        _note(stderr, f"spooled: {exc.message}")
+        spool_event(files.spool, spooled, exc.message, note)
         return None
     try:
         figures: dict[str, Any] = connection.call("statusline", event=event)
-        return figures
     except TokaError as exc:
         # An older daemon, a full disk, a database down: the input is kept for later all the same.
-        append_to_spool(files.spool, spooled)
-        _note(stderr, f"spooled: {exc.message}")
+        spool_event(files.spool, spooled, exc.message, note)
         return None
+    else:
+        drain_if_spooled(connection, files.spool)
+        return figures
     finally:
         connection.close()
 

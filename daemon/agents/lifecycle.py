@@ -22,6 +22,7 @@ from daemon.agents.model import (
     FILL_STATES,
     HANDOFF,
     LIFECYCLE,
+    SESSION_END,
     SPAWN,
     Agent,
     Agents,
@@ -44,6 +45,11 @@ log = logging.getLogger("toka.daemon")
 
 # The states `status` reports agents in, the worst first.
 AT_RISK = ("ERROR", "CRITICAL", "HANDOFF_PENDING", "WARNING")
+# A session whose agents reported no usage and changed no state for this long has ended: its
+# agents are not at risk (their states stand, and it is live again with its next call).
+ENDED_AFTER_S = 24 * 3600
+# The kinds the agents' projection is built from (daemon/agents/model.py).
+PROJECTED = (SPAWN, LIFECYCLE, HANDOFF, SESSION_END)
 # Largest token count one call may report: far above any model's window.
 MAX_TOKENS = 100_000_000
 
@@ -68,14 +74,14 @@ class Lifecycle:
 
     async def load(self) -> None:
         """Rebuild the projection from the log's spawns, lifecycle changes and handoffs."""
-        async for event in self.core.store.scan(EventQuery(kinds=(SPAWN, LIFECYCLE, HANDOFF))):
+        async for event in self.core.store.scan(EventQuery(kinds=PROJECTED)):
             self.agents.apply(event)
 
     def committed(self, events: list[Event], evaluate: bool = True) -> None:
         """Project committed events; queue usage for evaluation when ``evaluate`` (the events
         were committed by this daemon: on a shared log, the daemon that recorded usage acts on it)."""
         for event in events:
-            if event.kind in (SPAWN, LIFECYCLE, HANDOFF):
+            if event.kind in PROJECTED:
                 self.agents.apply(event)
             elif evaluate and (event.kind in FIGURE_KINDS or event.kind == COMPRESSION):
                 self._queue.append(event)
@@ -166,9 +172,19 @@ class Lifecycle:
         return result.event
 
     def at_risk(self) -> list[dict[str, Any]]:
-        """Agents in trouble or close to it, worst first, with their fill when known."""
+        """Agents in trouble or close to it, worst first, with their fill when known. The agents
+        of a session that ended (its SessionEnd recorded after their last call, or no call for
+        ``ENDED_AFTER_S``) are not: nothing runs there to run out of room."""
+        active: dict[str, int] = {}  # session -> its agents' latest call or change of state
+        for agent in self.agents:
+            last = max(agent.changed_ts or 0, (agent.figures.last_ts if agent.figures else None) or 0)
+            active[agent.session] = max(last, active.get(agent.session, 0))
+        quiet_since = round((self.core.clock() - ENDED_AFTER_S) * 1_000_000)
         found = []
         for agent in self.agents:
+            last = active[agent.session]
+            if last < quiet_since or self.agents.ended.get(agent.session, -1) >= last:
+                continue
             if agent.state in AT_RISK:
                 window, _ = self.directory.window(agent)
                 fill = None if agent.figures is None else agent.figures.fill_pct(window)
@@ -223,10 +239,9 @@ class Lifecycle:
         assert agent is not None  # applied at commit
         return agent
 
-    async def move(self, ref: str, to: str, reason: str | None = None, detail: str | None = None) -> Agent:
+    async def move(self, agent: Agent, to: str, reason: str | None = None, detail: str | None = None) -> Agent:
         """pause (to PAUSED), resume (to None: the state its fill calls for), terminate."""
         async with self._lock:
-            agent = self.agents.find(ref)
             if to == "RESUME":
                 if agent.state != "PAUSED":
                     raise Conflict(f"{agent.id} is {agent.state}, not PAUSED", "only a paused agent resumes")
@@ -240,9 +255,8 @@ class Lifecycle:
         window, _ = self.directory.window(agent)
         return fill_state(100 * agent.figures.context_tokens / window, agent.thresholds)
 
-    async def record_usage(self, ref: str, report: UsageReport) -> Agent:
+    async def record_usage(self, agent: Agent, report: UsageReport) -> Agent:
         """Append a usage event for the agent and wait until its lifecycle has been evaluated."""
-        agent = self.agents.find(ref)
         payload = _usage_payload(report)
         event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])

@@ -9,7 +9,8 @@ are written ``<session>/<name>``.
 
 States and reasons are those of DESIGN.md. Every change of state is a ``lifecycle`` event
 (``{agent, from, to, reason, detail, ...}``); :class:`Agents` applies ``agent.spawn``,
-``lifecycle`` and ``handoff`` events in log order, so replaying the log rebuilds every state.
+``lifecycle`` and ``handoff`` events (and the SessionEnd hook's) in log order, so replaying the
+log rebuilds every state.
 :func:`check_transition` is the one place that says which changes are allowed.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.agents.usage import MAIN_AGENT, Thresholds, UsageFigures
-from store.errors import Ambiguous, Conflict, NotFound, UsageError
+from store.errors import Conflict, UsageError
 from store.events import Event
 
 STATES = (
@@ -59,6 +60,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 SPAWN = "agent.spawn"
 LIFECYCLE = "lifecycle"
 HANDOFF = "handoff"
+# Claude Code's SessionEnd hook (`toka hook claude-code`): the session's agents stopped there.
+SESSION_END = "hook.session_end"
 
 
 def check_transition(agent: Agent, to: str, reason: str | None = None) -> None:
@@ -146,6 +149,16 @@ class Agent:
     def id(self) -> str:
         return self.name if self.spawned else f"{self.session}/{self.name}"
 
+    @property
+    def is_main(self) -> bool:
+        """Whether it is its session's main agent: ``main``, or a spawned agent in a session of
+        its own name. Events recorded without an agent are the main agent's."""
+        return is_main(self.session, self.name)
+
+    def owns(self, event: Event) -> bool:
+        """Whether ``event`` is this agent's (see :func:`belongs`)."""
+        return belongs(event, self.session, self.name)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -175,6 +188,8 @@ class Agents:
         self.policy = policy
         self._agents: dict[tuple[str, str], Agent] = {}
         self.handoffs: dict[str, int] = {}  # trace -> handoffs made
+        self.ended: dict[str, int] = {}  # session -> when its latest SessionEnd was recorded
+        self._spawned: dict[str, Agent] = {}  # spawned agents by name (their id)
 
     def __iter__(self) -> Any:
         return iter(list(self._agents.values()))
@@ -196,6 +211,7 @@ class Agents:
         if event.kind == SPAWN:
             agent = _spawned(event.session, payload, self.thresholds)
             self._agents[(agent.session, agent.name)] = agent
+            self._spawned[agent.name] = agent
             agent.changed_ts = event.ts
         elif event.kind == LIFECYCLE and isinstance(payload.get("to"), str):
             agent = self.implicit(event.session, event.agent)
@@ -203,29 +219,42 @@ class Agents:
             agent.reason = payload.get("reason")
             agent.detail = payload.get("detail")
             agent.changed_ts = event.ts
+        elif event.kind == SESSION_END:
+            self.ended[event.session] = max(event.ts, self.ended.get(event.session, event.ts))
         elif event.kind == HANDOFF and isinstance(payload.get("trace"), str):
             self.handoffs[payload["trace"]] = self.handoffs.get(payload["trace"], 0) + 1
             agent = self.implicit(event.session, event.agent)
             agent.successor = payload.get("successor")
 
-    def find(self, ref: str) -> Agent:
-        """An agent by id (``name`` of a spawned agent, ``session/name``), or by a unique prefix
-        of one, or a session name or prefix (its main agent)."""
-        agents = list(self._agents.values())
-        exact = [a for a in agents if a.id == ref] or [a for a in agents if a.session == ref and a.name == MAIN_AGENT]
-        if exact:
-            return exact[0]
-        found = {a.id: a for a in agents if a.id.startswith(ref)}
-        if not found:
-            raise NotFound(f"no agent matches {ref!r}", "list them with `toka agent list`")
-        if len(found) > 1:
-            names = ", ".join(sorted(found)[:5])
-            raise Ambiguous(f"{ref!r} matches {len(found)} agents: {names}", "give more of the id")
-        return next(iter(found.values()))
+    def by_id(self, ref: str) -> Agent | None:
+        """The agent whose id is exactly ``ref``: a spawned agent's name, or ``session/name``.
+        Prefixes and session names are read by daemon/agents/refs.py."""
+        session, _, name = ref.rpartition("/")
+        if session:
+            agent = self._agents.get((session, name))
+            if agent is not None and not agent.spawned:
+                return agent
+        return self._spawned.get(ref)
 
     def next_version(self, trace: str, agent_type: str) -> int:
         versions = [a.version or 0 for a in self._agents.values() if a.trace == trace and a.type == agent_type]
         return max(versions, default=0) + 1
+
+
+def is_main(session: str, name: str) -> bool:
+    """Whether agent ``name`` is the main agent of ``session``: ``main``, or a spawned agent whose
+    session is its own."""
+    return name in (MAIN_AGENT, session)
+
+
+def belongs(event: Event, session: str, name: str) -> bool:
+    """Whether ``event`` (of ``session``) is agent ``name``'s: recorded by it, or, for the
+    session's main agent, recorded without an agent. A handoff, a working context, a compression
+    and the usage of an agent are folded from its own events only: a subagent's prompt is not its
+    parent's latest request."""
+    if event.agent is None or event.agent == MAIN_AGENT:
+        return is_main(session, name)
+    return event.agent == name
 
 
 def _spawned(session: str, payload: dict[str, Any], defaults: Thresholds) -> Agent:

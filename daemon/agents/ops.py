@@ -11,7 +11,6 @@ from typing import Any
 from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.model import Agent, Spawn, UsageReport
 from daemon.agents.usage import MAIN_AGENT, latest_context, session_usage
-from daemon.log.service import session_name
 from daemon.server.registry import Call, Ops
 from store.base import EventQuery
 from store.errors import UsageError
@@ -72,9 +71,9 @@ class AgentRef:
 
 @OPS.op("agents.get", AgentRef)
 async def agents_get(lifecycle: Lifecycle, request: AgentRef, call: Call) -> dict[str, Any]:
-    agent = await lifecycle.directory.find(request.agent)
+    agent = await lifecycle.directory.refs.agent(request.agent, "agent")
     query = EventQuery(session=agent.session, kinds=("lifecycle",), order="desc", limit=HISTORY * 4)
-    changes = [e for e in await lifecycle.core.store.query(query) if (e.agent or MAIN_AGENT) == agent.name]
+    changes = [e for e in await lifecycle.core.store.query(query) if agent.owns(e)]
     history = [{"seq": e.seq, "id": e.id, "ts": format_ts(e.ts), **e.payload} for e in reversed(changes[:HISTORY])]
     return await agent_json(lifecycle, agent) | {"history": history}
 
@@ -126,9 +125,8 @@ class Terminate:
 
 
 async def _move(lifecycle: Lifecycle, request: Move | Terminate, to: str, reason: str | None = None) -> dict[str, Any]:
-    found = await lifecycle.directory.find(request.agent)
-    agent = await lifecycle.move(found.id, to, reason, request.detail)
-    return await agent_json(lifecycle, agent)
+    agent = await lifecycle.directory.refs.agent(request.agent, "agent")
+    return await agent_json(lifecycle, await lifecycle.move(agent, to, reason, request.detail))
 
 
 @OPS.op("agents.pause", Move)
@@ -168,37 +166,30 @@ async def agents_usage(lifecycle: Lifecycle, request: ReportUsage, call: Call) -
     )
     if not any(report.counts().values()):
         raise UsageError("a usage report needs at least one token count", "e.g. --input 1200 --output 300")
-    found = await lifecycle.directory.find(request.agent)
-    return await agent_json(lifecycle, await lifecycle.record_usage(found.id, report))
+    agent = await lifecycle.directory.refs.agent(request.agent, "agent")
+    return await agent_json(lifecycle, await lifecycle.record_usage(agent, report))
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    target: str | None = None  # a session or an agent, as `toka usage` takes it
-    agent: str | None = None
+    target: str | None = None  # a session (its main agent) or an agent, as `toka usage` takes it
+    agent: str | None = None  # the same, under the names older clients send
     session: str | None = None
 
 
 @OPS.op("usage", Usage)
 async def usage(lifecycle: Lifecycle, request: Usage, call: Call) -> dict[str, Any]:
-    """The headroom document of a session (its main chain) or of one agent."""
-    agent_ref, session_ref = request.agent, request.session
-    target = request.target
-    if target is not None and ("/" in target or any(a.spawned and a.name.startswith(target) for a in lifecycle.agents)):
-        agent_ref, session_ref = target, None
-    elif target is not None:
-        agent_ref, session_ref = None, target
-    store = lifecycle.core.store
-    if agent_ref is not None:
-        agent = await lifecycle.directory.find(agent_ref)
-        figures = await session_usage(store, agent.session, agent.name)
-        figures.model = figures.model or agent.model
-        window = lifecycle.directory.window_of(figures, agent)
-        return figures.to_json(window, agent.thresholds) | {"agent": agent.id, "state": agent.state}
-    if session_ref is None:
-        raise UsageError("argument 'session' is required")
-    session = await session_name(store, session_ref)
-    figures = await session_usage(store, session)
-    main = lifecycle.agents.get(session, MAIN_AGENT)
-    document = figures.to_json(lifecycle.directory.window_of(figures), lifecycle.defaults)
-    return document | {"state": main.state if main is not None else None}
+    """The headroom document of an agent (a session names its main agent). A session's main
+    agent (``main``) is charged with the calls of the subagents it ran: its totals are the
+    session's, its context fill its own. Any other agent's figures are its own calls'."""
+    ref = request.target or request.agent or request.session
+    if ref is None:
+        raise UsageError("argument 'target' is required", "give a session or an agent")
+    agent = await lifecycle.directory.refs.agent(ref)
+    whole_session = agent.name == MAIN_AGENT
+    figures = await session_usage(lifecycle.core.store, agent.session, None if whole_session else agent.name)
+    figures.model = figures.model or agent.model
+    document = figures.to_json(lifecycle.directory.window_of(figures, agent), agent.thresholds)
+    document.pop("agent", None)
+    del document["session"]
+    return {"session": agent.session, "agent": agent.id, **document, "state": agent.state}

@@ -237,8 +237,9 @@ async def latest_context(
     hook named and the latest compaction are looked up only where there are some (a query each).
     """
     figures = UsageFigures(session, agent)
-    # The latest SessionStart and status line; the latest compaction, whose summary record (kind
-    # compaction too) follows its boundary (the record with the trigger): hence two.
+    # The latest SessionStart and status line; the latest compaction (two: in a log imported
+    # before the summary record had a kind of its own, `compaction.summary`, it followed its
+    # boundary, the record with the trigger, as a `compaction` too).
     for kind, limit in ((SESSION_START, 1), (COMPACTION, 2), (STATUSLINE, 1)):
         if kinds is not None and kind not in kinds:
             continue

@@ -106,7 +106,8 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
         while time.monotonic() < deadline:
             if answers(paths):
                 return
-            if process.poll() is not None:
+            # The reason it left is enough: the process may take a moment more to end.
+            if process.poll() is not None or paths.start_failure.exists():
                 raise _start_failure(paths, log_offset)
             time.sleep(0.01)
         raise DaemonUnavailable(f"the daemon did not answer within {timeout:g}s", f"see {paths.log_file}")

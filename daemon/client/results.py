@@ -13,10 +13,15 @@ from typing import Any, NotRequired, TypedDict
 # own; they are read from here as the others are.
 from daemon.client.results_upkeep import BadLine as BadLine
 from daemon.client.results_upkeep import CopyReport as CopyReport
+from daemon.client.results_upkeep import Damage as Damage
+from daemon.client.results_upkeep import DatabaseCheck as DatabaseCheck
 from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
 from daemon.client.results_upkeep import ImportReport as ImportReport
 from daemon.client.results_upkeep import MissingRights as MissingRights
 from daemon.client.results_upkeep import PostgresHealth as PostgresHealth
+from daemon.client.results_upkeep import Recovery as Recovery
+from daemon.client.results_upkeep import RecoveryLost as RecoveryLost
+from daemon.client.results_upkeep import Tip as Tip
 from daemon.client.results_upkeep import VerifyProblem as VerifyProblem
 from daemon.client.results_upkeep import VerifyReport as VerifyReport
 
@@ -113,6 +118,7 @@ class Status(TypedDict):
     commits: int
     watch: WatchStatus | None
     connection: ConnectionState | None
+    damaged: Damage | None  # the database was found damaged: it takes no writes
     agents_at_risk: list[AgentAtRisk]
 
 
@@ -187,10 +193,10 @@ class TokensUntil(TypedDict):
 
 
 class Usage(TypedDict):
-    """The headroom document: `toka usage SESSION|AGENT` (``agent`` for an agent only)."""
+    """The headroom document: `toka usage SESSION|AGENT`, of the agent named (a session: its main agent)."""
 
     session: str
-    agent: NotRequired[str]
+    agent: str
     model: str | None
     context_tokens: int | None
     context_window: int
@@ -299,10 +305,17 @@ class ContextMessage(TypedDict):
     content: str
 
 
+class ContextRedaction(TypedDict):
+    raw: bool  # true with --raw: nothing redacted
+    kinds: list[str]  # the kinds redacted (redaction.kinds); empty when raw
+    counts: dict[str, int]  # kind -> values replaced in the messages, kinds found only
+
+
 class WorkingContext(TypedDict):
     """`toka context --format json`: the context an agent should see, fitted to a budget."""
 
     session: str
+    agent: str
     budget: int
     policy: str
     estimator: str
@@ -314,6 +327,7 @@ class WorkingContext(TypedDict):
     included: list[dict[str, Any]]
     left_out: list[dict[str, Any]]
     messages: list[ContextMessage]
+    redaction: ContextRedaction
 
 
 class MemoryEntry(TypedDict):

@@ -19,12 +19,37 @@ class VerifyProblem(TypedDict):
     detail: str
 
 
+class Damage(TypedDict):
+    """Why the database was found damaged, and since when: it takes no writes from then on."""
+
+    reason: str
+    since: str
+
+
+class Tip(TypedDict):
+    """The last event committed, as recorded beside the database (``toka.db-tip``)."""
+
+    seq: int
+    id: str
+
+
+class DatabaseCheck(TypedDict):
+    """The database's own check (SQLite's quick_check or integrity_check) and its recorded tip."""
+
+    check: str
+    ok: bool
+    found: list[str]
+    tip: Tip | None
+    damaged: Damage | None
+
+
 class VerifyReport(TypedDict):
     ok: bool
     session: str | None
     events: int
     problem_count: int
     problems: list[VerifyProblem]
+    database: DatabaseCheck | None  # null for a session's verify (without --deep) and off SQLite
     heads: NotRequired[HeadsCheck | None]  # `toka verify` of the whole log; not in admin copy's
 
 
@@ -44,6 +69,7 @@ class ImportReport(TypedDict):
     existing: int
     sessions: list[str]
     unknown_types: dict[str, int]
+    unknown_types_created: dict[str, int]
     bad_lines: list[BadLine]
 
 
@@ -75,6 +101,37 @@ class DatabaseHealth(TypedDict):
     events_table: bool
     newest_ts: int | None
     newest: str | None
+    damaged: Damage | None
+    tip: Tip | None
+    tip_problem: str | None
+
+
+class RecoverySaved(TypedDict):
+    events: int
+    payloads: int
+    tombstones: int
+
+
+class RecoveryLost(TypedDict):
+    events: int
+    seqs: list[list[int]]  # [first, last] of each run of lost seqs, at most 100 runs
+    events_without_payload: int
+    unreadable: int
+
+
+class Recovery(TypedDict):
+    """`toka admin recover --json`: what a damaged database's recovery saved and lost."""
+
+    database: str
+    kept_as: str
+    methods: list[str]
+    saved: RecoverySaved
+    lost: RecoveryLost
+    last_seq: int
+    sessions: int
+    integrity_check: list[str]  # SQLite's, of the new database
+    notes: list[str]
+    stopped: int | None
 
 
 class MissingRights(TypedDict):

@@ -12,7 +12,7 @@ import socket
 import time
 
 from daemon.paths import check_socket_length
-from daemon.protocol import decode, request, result_of
+from daemon.protocol import decode, request, request_of_encoded, result_of
 from store.errors import DaemonUnavailable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms): hooks import this module
@@ -86,8 +86,17 @@ class Connection:
     def send(self, op: str, args: dict[str, Any]) -> int:
         """Send one request; its id."""
         self._next_id += 1
+        return self._send_line(request(self._next_id, op, args))
+
+    def send_encoded(self, op: str, name: str, items: list[bytes]) -> int:
+        """Send one request whose one argument ``name`` is the list of ``items``, each a JSON
+        value encoded already; its id."""
+        self._next_id += 1
+        return self._send_line(request_of_encoded(self._next_id, op, name, items))
+
+    def _send_line(self, line: bytes) -> int:
         try:
-            self.sock.sendall(request(self._next_id, op, args))
+            self.sock.sendall(line)
         except OSError as exc:
             raise DaemonUnavailable(f"lost the connection to the daemon: {exc}", "retry") from None
         return self._next_id

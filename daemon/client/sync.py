@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from daemon.client.results import Event
 
 ProgressFn = Callable[[int, int], None]
+# The line limit of a daemon whose hello does not say it: the default of daemon.max_line_bytes.
+DEFAULT_LINE_BYTES = 4 * 1024 * 1024
 
 
 class Client:
@@ -69,6 +71,17 @@ class Client:
         """Send a request without waiting: its answer is read with :meth:`result`. Answers come
         in request order, so a caller may keep one request in flight while it prepares the next."""
         return self._connection.send(op, args)
+
+    def submit_encoded(self, op: str, name: str, items: list[bytes]) -> int:
+        """As :meth:`submit`, for a request whose one argument ``name`` is a list of JSON values
+        encoded already (daemon/client/appends.py)."""
+        return self._connection.send_encoded(op, name, items)
+
+    @property
+    def line_bytes(self) -> int:
+        """The longest request line the daemon accepts (its ``daemon.max_line_bytes``)."""
+        limit = self.server.get("max_line_bytes")
+        return limit if isinstance(limit, int) and limit > 0 else DEFAULT_LINE_BYTES
 
     def result(self, request_id: int, progress: ProgressFn | None = None) -> Any:
         """The result of a request sent earlier (answers to requests before it are skipped)."""
@@ -139,12 +152,14 @@ class Client:
         return self.append([{"session": session, "kind": kind, "payload": payload, **fields}])[0]
 
     def note(
-        self, session: str, kind: str, text: str, reason: str | None = None, agent: str | None = None
+        self, target: str, kind: str, text: str, reason: str | None = None, agent: str | None = None
     ) -> dict[str, Any]:
-        """A ``note.<kind>`` event (decision, rejected, assumption, constraint, dependency,
-        todo) that handoff documents list."""
-        payload = {"text": text} | ({"reason": reason} if reason else {})
-        return self.record(session, f"note.{kind}", payload, **({"agent": agent} if agent else {}))
+        """A note (decision, rejected, assumption, constraint, dependency, todo, error) that the
+        next handoff document of the agent ``target`` names lists (a session: its main agent;
+        ``agent``: an agent of the target's session, by name)."""
+        args: dict[str, Any] = {"target": target, "kind": kind, "text": text, "reason": reason, "agent": agent}
+        noted: dict[str, Any] = self.call("notes.add", **{k: v for k, v in args.items() if v is not None})
+        return noted
 
     def report_usage(self, agent: str, input_tokens: int = 0, output_tokens: int = 0, **counts: Any) -> dict[str, Any]:
         """Report one call's usage for an agent (cache_read_tokens, cache_creation_tokens, model

@@ -1,10 +1,12 @@
 """Importing files into the log: toka's own export format, Claude Code transcripts, Codex rollouts.
 
 Each file is read by its importer (named, or detected from its first records; see
-``daemon.ingest``), streamed line by line and appended in batches. Every imported event
-carries an idempotency key or its own id, so the store skips what it holds already: importing a
-file twice, or a file that has grown, adds only what is new. Bad lines are skipped and reported
-as file:line with the reason; nothing of a bad line is stored, and a batch is atomic.
+``daemon.ingest``), streamed line by line and appended in requests cut to the daemon's line
+limit (daemon/client/appends.py). Every imported event carries an idempotency key or its own id,
+so the store skips what it holds already: importing a file twice, or a file that has grown,
+adds only what is new. Bad lines are skipped and reported as file:line with the reason; nothing
+of a bad line is stored, and a request is atomic. A record too large for any request is stored
+truncated and reported the same way, as file:line naming its key.
 """
 
 from __future__ import annotations
@@ -15,15 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.client.appends import Appends, Prepared
 from daemon.client.sync import Client
-from daemon.ingest.formats import PARSERS, detect, expand
-from daemon.ingest.lines import BadLine, ParseStats
+from daemon.ingest.formats import FOLLOWERS, detect, expand
+from daemon.ingest.lines import BadLine, ParseStats, unknown_type
+from daemon.ingest.parser import parse_numbered
 
 if TYPE_CHECKING:
     from daemon.client.results import ImportReport
-
-# Events per append request: large enough to amortise the round trip and the commit.
-IMPORT_BATCH = 1000
 
 
 @dataclass
@@ -35,6 +36,7 @@ class ImportSummary:
     sessions: set[str] = field(default_factory=set)
     formats: Counter[str] = field(default_factory=Counter)
     stats: ParseStats = field(default_factory=ParseStats)
+    unknown_created: Counter[str] = field(default_factory=Counter)  # raw events new to the log, by type
 
     @property
     def bad_lines(self) -> list[BadLine]:
@@ -49,8 +51,19 @@ class ImportSummary:
             "existing": self.existing,
             "sessions": sorted(self.sessions),
             "unknown_types": dict(self.stats.unknown_types),
+            "unknown_types_created": dict(self.unknown_created),
             "bad_lines": [{"path": b.path, "line": b.line, "reason": b.reason} for b in self.bad_lines],
         }
+
+    def count(self, events: list[Prepared], results: list[dict[str, Any]]) -> None:
+        """Count the answer to one request."""
+        self.events += len(results)
+        self.created += sum(1 for r in results if r["created"])
+        self.existing += sum(1 for r in results if not r["created"])
+        for prepared, result in zip(events, results, strict=True):
+            if result["created"] and prepared.event["kind"] == "raw":
+                self.unknown_created[unknown_type(prepared.event["payload"].get("record"))] += 1
+        self.sessions.update(p.event["session"] for p in events)
 
 
 def import_files(
@@ -61,14 +74,14 @@ def import_files(
 ) -> ImportSummary:
     """Import every file (folders expanded) through ``client``.
 
-    ``progress(done, total)`` is called in bytes of the files: after each batch sent, so the
+    ``progress(done, total)`` is called in bytes of the files: after each request sent, so the
     bar moves within a large file too, and after each file; the last call has done == total.
     """
     files = expand(paths, fmt)
     sizes = [_size(p) for p in files]
     total = sum(sizes)
     summary = ImportSummary()
-    sender = _Sender(client, summary)
+    appends = Appends(client, summary.count)
     done = 0  # bytes of the files finished
 
     def report_within(start: int, size: int) -> None:
@@ -85,21 +98,22 @@ def import_files(
         else:
             summary.formats[chosen] += 1
             start = summary.stats.bytes_read
-            batch: list[dict[str, Any]] = []
+            appends.source = str(path)
             try:
-                for event in PARSERS[chosen](path, summary.stats):
-                    batch.append(event)
-                    if len(batch) >= IMPORT_BATCH:
-                        sender.send(batch)
-                        batch = []
+                for line, event in parse_numbered(FOLLOWERS[chosen], path, summary.stats):
+                    sent = appends.requests
+                    truncation = appends.add(event).truncation
+                    if truncation is not None:
+                        summary.bad_lines.append(BadLine(str(path), line, truncation.reason()))
+                    if appends.requests != sent:
                         report_within(start, size)
             except OSError as exc:  # the file vanished or became unreadable mid-way
                 summary.bad_lines.append(BadLine(str(path), 0, f"cannot read: {exc.strerror}"))
-            sender.send(batch)
+            appends.flush()  # a request holds one file's events, so that its errors name the file
         done += size
         if progress is not None:
             progress(done, total)
-    sender.settle()
+    appends.settle()
     return summary
 
 
@@ -108,33 +122,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-class _Sender:
-    """Appends batches with one request in flight: the daemon commits a batch while the next is
-    parsed, instead of the two waiting on each other."""
-
-    def __init__(self, client: Client, summary: ImportSummary) -> None:
-        self._client = client
-        self._summary = summary
-        self._in_flight: tuple[int, list[dict[str, Any]]] | None = None
-
-    def send(self, batch: list[dict[str, Any]]) -> None:
-        if not batch:
-            return
-        request_id = self._client.submit("events.append", events=batch)
-        self.settle()
-        self._in_flight = (request_id, batch)
-
-    def settle(self) -> None:
-        """Count the answer of the request in flight, if any (raising its error, if it failed)."""
-        if self._in_flight is None:
-            return
-        request_id, batch = self._in_flight
-        self._in_flight = None
-        results = self._client.result(request_id)["events"]
-        summary = self._summary
-        summary.events += len(results)
-        summary.created += sum(1 for r in results if r["created"])
-        summary.existing += sum(1 for r in results if not r["created"])
-        summary.sessions.update(e["session"] for e in batch)

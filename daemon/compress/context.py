@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from daemon.agents.model import Agents
+from daemon.agents.model import Agent
+from daemon.agents.refs import Refs
 from daemon.compress.service import COMPRESSION, in_context
 from daemon.core import Core
 from daemon.memory.context_store import ContextStore, Entry
@@ -82,7 +83,7 @@ def render(event: Event) -> tuple[str, str] | None:
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         status = " failed" if payload.get("is_error") is True else ""
         return "user", f"[tool result{status}] {text}"
-    if event.kind == "compaction" and isinstance(payload.get("summary"), str):
+    if event.kind in ("compaction", "compaction.summary") and isinstance(payload.get("summary"), str):
         return "user", f"[summary of the earlier conversation] {payload['summary']}"
     if event.kind.startswith("note.") and isinstance(payload.get("text"), str):
         why = f" (because: {payload['reason']})" if isinstance(payload.get("reason"), str) else ""
@@ -95,57 +96,68 @@ def _pinned(event: Event) -> bool:
 
 
 class ContextAssembler:
-    """Answers ``context``: the session's working context for a budget and a policy. The same
-    log, budget, policy and memory give the same context, so an answer is kept in the memory
-    pool for ``CACHE_TTL_S`` and given again."""
+    """Answers ``context``: an agent's working context for a budget and a policy, from its own
+    events (a subagent's are not its parent's). The same log, budget, policy and memory give the
+    same context, so an answer is kept in the memory pool for ``CACHE_TTL_S`` and given again."""
 
-    def __init__(self, core: Core, agents: Agents, memory: ContextStore, pool: PoolService) -> None:
+    def __init__(self, core: Core, refs: Refs, memory: ContextStore, pool: PoolService) -> None:
         self.core = core
-        self.agents = agents
+        self.refs = refs  # reads the session or agent a request names
         self.memory = memory
         self.pool = pool
 
     async def context(
-        self, session: str, budget: int, policy: str | None, progress: Progress | None = None
+        self, agent: Agent, budget: int, policy: str | None, progress: Progress | None = None, raw: bool = False
     ) -> dict[str, Any]:
+        """The context; its messages redacted (``redaction.kinds``) unless ``raw``."""
         policy = policy or self.core.settings.compression.policy
+        kinds = () if raw else self.core.settings.redaction.kinds
         # The first seq tells a session that was pruned since (its last seq is the same).
-        info = await self.core.store.session(session)
-        key = f"context/{session}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{self.memory.changes}"
+        info = await self.core.store.session(agent.session)
+        shown = "raw" if raw else "redacted"
+        key = f"context/{agent.id}/{info.first_seq}-{info.last_seq}/{budget}/{policy}/{self.memory.changes}/{shown}"
         try:
             cached: dict[str, Any] = json.loads((await self.pool.get(key)).value)
             return cached
         except NotFound:
             pass
-        result = await self.assemble(session, budget, policy, progress)
+        result = await self.assemble(agent, budget, policy, progress, kinds)
         with contextlib.suppress(TokaError):  # larger than the pool holds: nothing to keep
             await self.pool.put(key, json.dumps(result, separators=(",", ":")).encode(), ttl=CACHE_TTL_S)
         return result
 
     async def assemble(
-        self, session: str, budget: int, policy: str, progress: Progress | None = None
+        self,
+        agent: Agent,
+        budget: int,
+        policy: str,
+        progress: Progress | None = None,
+        kinds: tuple[str, ...] | None = None,
     ) -> dict[str, Any]:
+        """The context, assembled now; ``kinds`` redacted from its texts (``redaction.kinds`` when None)."""
         from daemon.compress.tokens import estimator
 
         if not MIN_BUDGET <= budget <= MAX_BUDGET:
             raise UsageError(f"the budget must be from {MIN_BUDGET:,} to {MAX_BUDGET:,} tokens, got {budget:,}")
         store = self.core.store
+        session = agent.session
         info = await store.session(session)
         events: list[Event] = []
         async for event in store.replay(session):
             if progress is not None and event.seq % 500 == 0:
                 progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
-            events.append(event)
+            if agent.owns(event):
+                events.append(event)
         count = estimator()
-        kinds = self.core.settings.redaction.kinds
-        pinned = self._pinned_memory(session)
-        return await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
+        kinds = self.core.settings.redaction.kinds if kinds is None else kinds
+        pinned = self._pinned_memory(agent)
+        result = await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
+        return {"session": session, "agent": agent.id} | result
 
-    def _pinned_memory(self, session: str) -> list[Entry]:
-        """Pinned entries of the scopes this session sees: global, the session, its agents, their traces."""
-        agents = [a for a in self.agents if a.session == session]
-        scopes = {"global", f"session:{session}"} | {f"agent:{a.id}" for a in agents}
-        scopes |= {f"trace:{a.trace}" for a in agents if a.trace}
+    def _pinned_memory(self, agent: Agent) -> list[Entry]:
+        """Pinned entries of the scopes the agent sees: global, its session, its own, its trace."""
+        scopes = {"global", f"session:{agent.session}", f"agent:{agent.id}"}
+        scopes |= {f"trace:{agent.trace}"} if agent.trace else set()
         return [e for e in self.memory.entries(pinned=True) if e.scope in scopes]
 
 
@@ -243,8 +255,23 @@ def _assemble(
         "fitted_by": fitted_by,
         "included": [i.cited() for i in included],
         "left_out": left_out,
-        "messages": [{"role": i.role, "content": i.content} for i in included],
+        **_redacted_messages(included, kinds),
     }
+
+
+def _redacted_messages(included: list[Item], kinds: tuple[str, ...]) -> dict[str, Any]:
+    """The messages of the items, ``kinds`` redacted from each, and what was: the context is
+    handed to a model (docs/redaction.md). Summaries come redacted already, by the compression."""
+    from daemon.redact import redact
+
+    counts: dict[str, int] = {}
+    messages = []
+    for found in included:
+        redacted = redact(found.content, kinds)
+        messages.append({"role": found.role, "content": redacted.text})
+        for kind, count in redacted.counts.items():
+            counts[kind] = counts.get(kind, 0) + count
+    return {"messages": messages, "redaction": {"raw": not kinds, "kinds": list(kinds), "counts": counts}}
 
 
 def _last_seq(compression: Event) -> int:

@@ -272,7 +272,7 @@ def scores(events: Sequence[Event]) -> list[int]:
             score = _NOTE_SCORES[kind]
         elif kind == "error":
             score = SCORES["error"]
-        elif kind == "compaction":
+        elif kind in ("compaction", "compaction.summary"):
             score = SCORES["compaction"]
         elif kind == "thinking":
             score = SCORES["thinking"]

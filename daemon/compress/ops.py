@@ -7,7 +7,6 @@ from typing import Any
 
 from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compress, Compressor
-from daemon.log.service import session_name
 from daemon.server.registry import Call, Ops
 from store.errors import UsageError
 
@@ -35,7 +34,7 @@ async def compress_op(compressor: Compressor, request: CompressRequest, call: Ca
     target = request.agent or request.session
     if target is None:
         raise UsageError("argument 'session' is required")
-    agent = await compressor.directory.agent_or_session(target)
+    agent = await compressor.directory.refs.agent(target)
     compress = Compress(
         policy=request.policy or settings.compression.policy,
         target_pct=float(request.target_pct or settings.compression.target_pct),
@@ -49,14 +48,16 @@ async def compress_op(compressor: Compressor, request: CompressRequest, call: Ca
 
 @dataclass(frozen=True, slots=True)
 class ContextRequest:
-    session: str
+    session: str  # a session (its main agent) or an agent
     budget: int = DEFAULT_BUDGET
     policy: str | None = None
+    raw: bool = False  # the texts as recorded, not redacted
 
 
 @CONTEXT.op("context", ContextRequest, progress=True)
 async def context_op(assembler: ContextAssembler, request: ContextRequest, call: Call) -> dict[str, Any]:
-    session = await session_name(assembler.core.store, request.session)
-    result = await assembler.context(session, request.budget, request.policy, call.progress)
+    """The working context of an agent (a session names its main agent), fitted to the budget."""
+    agent = await assembler.refs.agent(request.session)
+    result = await assembler.context(agent, request.budget, request.policy, call.progress, raw=request.raw)
     await call.progress_sent()
     return result

@@ -32,7 +32,7 @@ COMPRESSION = "compression"
 # The kinds an agent's context is made of (with note.*); everything else (usage, lifecycle, raw
 # records, hooks, thinking, which providers do not carry from one turn to the next, ...) is about
 # the session, not in it.
-CONTEXT_KINDS = frozenset({"message", "tool.call", "tool.result", "compaction"})
+CONTEXT_KINDS = frozenset({"message", "tool.call", "tool.result", "compaction", "compaction.summary"})
 
 Progress = Callable[[int, int], None]
 
@@ -52,10 +52,10 @@ class Compress:
     trigger: str = "manual"
 
 
-async def last_compression(store: EventStore, session: str) -> Event | None:
-    query = EventQuery(session=session, kinds=(COMPRESSION,), order="desc", limit=1)
-    found = await store.query(query)
-    return found[0] if found else None
+async def last_compression(store: EventStore, agent: Agent) -> Event | None:
+    """The agent's latest compression (each agent of a session is compressed on its own)."""
+    query = EventQuery(session=agent.session, kinds=(COMPRESSION,), order="desc")
+    return next((event for event in await store.query(query) if agent.owns(event)), None)
 
 
 def compressed_to(compression: Event | None) -> int:
@@ -66,14 +66,14 @@ def compressed_to(compression: Event | None) -> int:
     return last if isinstance(last, int) else 0
 
 
-async def context_events(store: EventStore, session: str, after_seq: int, progress: Progress | None) -> list[Event]:
-    """The session's events after ``after_seq`` that are part of an agent's context."""
-    info = await store.session(session)
+async def context_events(store: EventStore, agent: Agent, after_seq: int, progress: Progress | None) -> list[Event]:
+    """The agent's events after ``after_seq`` that are part of its context (a subagent's are not)."""
+    info = await store.session(agent.session)
     events: list[Event] = []
-    async for event in store.replay(session):
+    async for event in store.replay(agent.session):
         if progress is not None and event.seq % 500 == 0:
             progress(event.seq - info.first_seq, info.last_seq - info.first_seq)
-        if event.seq > after_seq and in_context(event):
+        if event.seq > after_seq and in_context(event) and agent.owns(event):
             events.append(event)
     return events
 
@@ -104,8 +104,8 @@ class Compressor:
         from daemon.redact import redact
 
         store, settings, kinds = self.core.store, self.core.settings.compression, self.core.settings.redaction.kinds
-        previous = await last_compression(store, agent.session)
-        events = await context_events(store, agent.session, compressed_to(previous), progress)
+        previous = await last_compression(store, agent)
+        events = await context_events(store, agent, compressed_to(previous), progress)
         if not request.force:
             self._check_rate(previous, events)
         window, _ = self.directory.window(agent)

@@ -52,7 +52,7 @@ def _transcript_line(
         reason = payload.get("reason")
         why = f" (because: {one_line(reason, MESSAGE_CHARS)})" if isinstance(reason, str) and reason else ""
         return f"[{event.seq}] {kind}: {one_line(payload['text'], TRANSCRIPT_MESSAGE_CHARS)}{why}"
-    if kind == "compaction" and isinstance(payload.get("summary"), str):
+    if kind in ("compaction", "compaction.summary") and isinstance(payload.get("summary"), str):
         return f"[{event.seq}] earlier summary: {one_line(payload['summary'], TRANSCRIPT_MESSAGE_CHARS)}"
     if kind == "error":
         text = payload.get("text", payload.get("message", payload.get("error")))

@@ -9,13 +9,13 @@ time zone and the range it was made with.
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
 from typing import Any
 
 from daemon.cost.periods import PERIODS, Periods, Range
 from daemon.cost.prices import PriceTable
 from daemon.cost.tally import Groups, breakdown_json, tally_json, totals_json
+from daemon.projects import in_project
 from store.errors import UsageError
 from store.events import format_ts
 from store.usage import UsageRow
@@ -73,13 +73,7 @@ class SessionSource:
     def in_project(self, wanted: str) -> bool:
         """``wanted`` is an absolute path the session ran in (or under), or the name of its
         folder or of its repository."""
-        if wanted.startswith("/"):
-            root = posixpath.normpath(wanted)
-            return self.project is not None and (
-                self.project == root or self.project.startswith(root.rstrip("/") + "/")
-            )
-        name = posixpath.basename(self.project.rstrip("/")) if self.project else None
-        return wanted in (name, self.repository)
+        return in_project(self.project, wanted, self.repository)
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "project": self.project}

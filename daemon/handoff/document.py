@@ -13,8 +13,9 @@ from typing import Any
 
 from store.events import canonical_json, digest, format_ts
 
-# Bumped when the JSON shape changes in a way a reader must know about (docs/json.md).
-HANDOFF_FORMAT = 1
+# Bumped when the JSON shape changes in a way a reader must know about (docs/json.md). 2: the
+# document is built from its agent's own events, not every event of the session.
+HANDOFF_FORMAT = 2
 # How much of a text the document keeps: enough to act on, never a whole payload.
 REQUEST_CHARS = 1500
 TEXT_CHARS = 400

@@ -1,4 +1,5 @@
-"""The ``handoffs.*`` operations (docs/protocol.md): create, get, list, chain, stats, verify."""
+"""The ``handoffs.*`` operations (docs/protocol.md): create, get, list, chain, stats, verify; and
+``notes.add``, the notes the next handoff lists."""
 
 from __future__ import annotations
 
@@ -27,9 +28,26 @@ class Create:
 @OPS.op("handoffs.create", Create)
 async def handoffs_create(handoffs: Handoffs, request: Create, call: Call) -> dict[str, Any]:
     """Build and store the handoff document of a session (its main agent) or an agent, now."""
-    agent = await handoffs.directory.agent_or_session(request.target)
+    agent = await handoffs.directory.refs.agent(request.target)
     event = await handoffs.build(agent, reason=request.reason)
     return _full(summary(event, active=True), event.payload)
+
+
+@dataclass(frozen=True, slots=True)
+class AddNote:
+    target: str  # a session (its main agent) or an agent
+    kind: str
+    text: str
+    reason: str | None = None
+    agent: str | None = None  # an agent of the target's session, by name
+
+
+@OPS.op("notes.add", AddNote)
+async def notes_add(handoffs: Handoffs, request: AddNote, call: Call) -> dict[str, Any]:
+    """Record a note for the next handoff document of the agent the target names."""
+    target = request.target if request.agent is None else f"{request.target}/{request.agent}"
+    agent = await handoffs.directory.refs.agent(target)
+    return await handoffs.note(agent, request.kind, request.text, request.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +67,7 @@ async def handoffs_get(handoffs: Handoffs, request: HandoffRef, call: Call) -> d
 class ListHandoffs:
     trace: str | None = None
     active: bool = False
+    agent: str | None = None  # only the handoffs from or to this agent (a session: its main agent)
 
 
 @OPS.op("handoffs.list", ListHandoffs)
@@ -56,6 +75,9 @@ async def handoffs_list(handoffs: Handoffs, request: ListHandoffs, call: Call) -
     rows = summaries(await handoffs.all())
     if request.trace is not None:
         rows = [r for r in rows if r["trace"] == request.trace]
+    if request.agent is not None:
+        agent = (await handoffs.directory.refs.agent(request.agent)).id
+        rows = [r for r in rows if agent in (r["predecessor"], r["successor"])]
     if request.active:
         rows = [r for r in rows if r["active"]]
     return {"handoffs": rows}

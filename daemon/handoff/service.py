@@ -22,20 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from daemon.agents.directory import Directory
-from daemon.agents.model import HANDOFF, Agent
-from daemon.agents.usage import session_usage
+from daemon.agents.model import HANDOFF, Agent, belongs
+from daemon.agents.usage import MAIN_AGENT, session_usage
 from daemon.core import Core
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
 from daemon.redact import redact
 from store.base import EventQuery
-from store.errors import NotFound
+from store.errors import NotFound, UsageError
 from store.events import Event, format_ts, parse_new_event, parse_ts
 
 log = logging.getLogger("toka.daemon")
 
 # Events of a trace's first session read to find its original request.
 _FIRST_EVENTS = 500
+# What `toka note` records: ``note.<kind>`` events, or an ``error`` event.
+NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
 
 
 class Handoffs:
@@ -48,13 +50,15 @@ class Handoffs:
         self.markdown_dir = core.paths.handoffs if core.settings.handoff.save_markdown else None
 
     async def build(self, agent: Agent, successor: str | None = None, reason: str | None = None) -> Event:
-        """Build the handoff document of ``agent`` from its session's log and store it."""
+        """Build the handoff document of ``agent`` from its own events in its session's log
+        (a subagent's are not its parent's) and store it."""
         store = self.core.store
         builder = HandoffBuilder(original_request=await self._original_request(agent))
         async for event in store.replay(agent.session):
-            if event.kind != HANDOFF:
+            if event.kind != HANDOFF and agent.owns(event):
                 builder.add(event)
-        figures = await session_usage(store, agent.session, agent.name if agent.spawned else None)
+        # The main agent is charged with the calls of the subagents it ran (``toka usage``).
+        figures = await session_usage(store, agent.session, None if agent.name == MAIN_AGENT else agent.name)
         figures.model = figures.model or agent.model
         window = self.directory.window_of(figures, agent)
         subject = Subject(
@@ -94,6 +98,27 @@ class Handoffs:
             _write_markdown(self.markdown_dir, result.event)
         return result.event
 
+    async def note(self, agent: Agent, kind: str, text: str, reason: str | None = None) -> dict[str, Any]:
+        """Record a note of ``agent``'s that its next handoff document lists: ``note.<kind>``, or
+        an ``error`` event for kind ``error``."""
+        if kind not in NOTE_KINDS:
+            raise UsageError(f"unknown note kind {kind!r}", f"use one of: {', '.join(NOTE_KINDS)}")
+        if not text.strip():
+            raise UsageError("the note is empty", "say what was decided, assumed, rejected, ...")
+        event_kind = "error" if kind == "error" else f"note.{kind}"
+        payload = {"text": text} | ({"reason": reason} if reason else {})
+        event = {"session": agent.session, "agent": agent.name, "kind": event_kind, "payload": payload}
+        [result] = await self.core.append([parse_new_event(event)])
+        stored = result.event
+        return {
+            "session": stored.session,
+            "agent": agent.id,
+            "kind": event_kind,
+            "seq": stored.seq,
+            "id": stored.id,
+            "created": result.created,
+        }
+
     async def _original_request(self, agent: Agent) -> Request | None:
         """The first request of the trace's first session (None: the session's own first one)."""
         if agent.trace is None:
@@ -106,7 +131,7 @@ class Handoffs:
         if first is None or first.session == agent.session:
             return None
         events = await self.core.store.query(EventQuery(session=first.session, limit=_FIRST_EVENTS))
-        return first_request(events)
+        return first_request([event for event in events if first.owns(event)])
 
     async def all(self) -> list[Event]:
         return [event async for event in self.core.store.scan(EventQuery(kinds=(HANDOFF,)))]
@@ -155,8 +180,10 @@ class Handoffs:
         original = document.get("original_request")
         request = None if original is None else Request(original["text"], original["event"], parse_ts(original["ts"]))
         builder = HandoffBuilder(original_request=request)
+        # Documents before format 2 were built from every event of the session.
+        whole_session = document.get("format", 1) < 2 or event.agent is None
         async for item in self.core.store.replay(event.session, to_seq=head_seq):
-            if item.kind != HANDOFF:
+            if item.kind != HANDOFF and (whole_session or belongs(item, event.session, str(event.agent))):
                 builder.add(item)
         kinds = event.payload.get("redacted") or ()
         return redacted(builder.finish(subject, document.get("usage")), kinds).digest

@@ -16,9 +16,14 @@ Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the li
   ``<session>`` folder for ``<session>/subagents/agent-*.jsonl``). Subagent files carry the
   parent's ``sessionId``, so their events land in the parent session under their own agent.
 - agent: ``"main"`` for the main chain; for ``isSidechain`` records and for records in
-  ``agent-*.jsonl`` files, the ``agentId`` (else the id in the file name, else ``"sidechain"``
-  for inline 1.0.x sidechains).
-- ts: the record's ``timestamp`` when it is a valid ISO-8601 time, else None (the store's clock).
+  ``agent-*.jsonl`` files, the ``agentId`` (else the id in the file name). Inline 1.0.x
+  sidechains have neither: each Task call's sidechain starts with a record whose
+  ``parentUuid`` is null and goes on by ``parentUuid``, so each becomes an agent of its own,
+  ``sidechain-<first 8 of its first record's uuid>``, and a record joins its parent's.
+- ts: the record's ``timestamp`` when it is a valid ISO-8601 time, else the one it holds
+  (``snapshot.timestamp`` of a file-history snapshot), else the previous record's; records
+  before the file's first time take that first time (the next record's). Only a file with no
+  time at all falls back to its modification time.
 - ``user`` / ``assistant`` records, per content block ``i`` (key ``{rid}:{i}``):
   ``text`` → ``message`` {role, text}; a plain-string user content → ``message`` {role, text};
   ``thinking`` → ``thinking`` {text, signature?, hidden: true when the text was withheld};
@@ -27,8 +32,11 @@ Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the li
   ``tool_result`` → ``tool.result`` {tool_use_id, output (text blocks joined), is_error};
   any other block (images, ...) → ``block`` {role, type, block}.
   User messages flagged ``isMeta`` carry ``meta: true``.
-- a user record with ``isCompactSummary`` → ``compaction`` {summary, boundary (the boundary
-  record's uuid, null in 1.0.x)}, key ``{rid}:0``.
+- a user record with ``isCompactSummary`` → ``compaction.summary`` {summary, boundary (the
+  boundary record's uuid)}, key ``{rid}:0``: the summary the compaction left, which follows the
+  compaction's boundary. In 1.0.x, which writes no boundary record, the summary is the only
+  record of the compaction: ``compaction`` {summary, boundary: null}. One compaction is one
+  ``compaction`` event either way.
 - ``system`` with subtype ``compact_boundary`` → ``compaction`` {trigger, pre_tokens,
   logical_parent}; other ``system`` records → ``system`` {subtype, content, level, detail (the
   record's other, non-envelope fields)}; key ``{rid}:0``.
@@ -59,6 +67,7 @@ keys, and the store answers with the events it already has (keys are unique per 
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,8 +81,8 @@ from daemon.ingest.claude_code_payloads import (
     has_meta,
     message_payload,
     meta_payload,
+    record_time,
     system_payload,
-    timestamp,
     token_count,
     usage_payload,
 )
@@ -90,6 +99,9 @@ RECENT_RESPONSES = 4096
 SNAPSHOT_RESPONSES = 64
 # Agents with a response in flight at once (parallel inline sidechains in 1.0.x).
 OPEN_RESPONSES = 64
+# Inline sidechain records remembered by uuid, so that each record finds its parent's agent.
+SIDECHAIN_RECORDS = 4096
+SNAPSHOT_SIDECHAIN_RECORDS = 256
 # Ids and names longer than this are not ids: the record is treated as having none.
 MAX_ID_CHARS = 200
 SYNTHETIC_MODEL = "<synthetic>"
@@ -128,61 +140,79 @@ class ClaudeCodeParser:
         self.meta_sessions: set[str] = set()
         self.open: OrderedDict[str, _Response] = OrderedDict()
         self.emitted: OrderedDict[tuple[str, str], int] = OrderedDict()  # response -> output counted
-        # Records without a timestamp (summaries, snapshots, modes) take the one before them;
-        # those before any take the file's modification time: an upper bound, never "now".
-        self.last_ts = _mtime(path)
+        # Records without a timestamp (summaries, modes, titles) take the one before them; those
+        # before the file's first time take that first time, so they wait for it in `pending`.
+        self.first_ts: str | None = None
+        self.last_ts: str | None = None
+        # Inline sidechain records' agents by uuid, and the agent of the latest one.
+        self.sidechains: OrderedDict[str, str] = OrderedDict()
+        self.last_sidechain: str | None = None
         if state is not None:
             self.session = state.get("session")
             self.meta_sessions = set(state.get("meta_sessions", ()))
-            self.last_ts = state.get("last_ts", self.last_ts)
+            self.first_ts = state.get("first_ts", state.get("last_ts"))
+            self.last_ts = state.get("last_ts")
             self.emitted.update(((mid, rid), output) for mid, rid, output in state.get("emitted", ()))
             self.pending = list(state.get("pending", ()))
+            self.sidechains.update(state.get("sidechains", ()))
+            self.last_sidechain = state.get("last_sidechain")
 
     def feed(self, number: int, raw: bytes, record: dict[str, Any]) -> Iterator[NewEventDict]:
         session = fit_name(record.get("sessionId"), MAX_ID_CHARS)
         if session is not None:
-            if self.session is None:
-                yield from self._release(session)
             self.session = session
         yield from self._settle(self._record(number, raw, record, session or self.session))
 
     def flush(self, end: bool = True) -> Iterator[NewEventDict]:
-        """The responses held open; at the ``end``, the events of a file that has not named its
-        session, in the fallback session (a later ``sessionId`` is still taken up)."""
+        """The responses held open; at the ``end``, the events still waiting for the file to
+        name their session (they take the fallback session) or to give a time (a file with no
+        time at all: its modification time). A later ``sessionId`` is still taken up."""
         yield from self._settle(self._close_responses())
-        if end:
-            yield from self._release(self.session or self.fallback_session)
+        if end and self.pending:
+            self.session = self.session or self.fallback_session
+            self.first_ts = self.first_ts or _mtime(self.path)
+            yield from self._release()
 
     def snapshot(self) -> State:
         recent = list(self.emitted.items())[-SNAPSHOT_RESPONSES:]
         return {
             "session": self.session,
             "meta_sessions": sorted(self.meta_sessions),
+            "first_ts": self.first_ts,
             "last_ts": self.last_ts,
             "emitted": [[mid, rid, output] for (mid, rid), output in recent],
             "pending": self.pending,
+            "sidechains": list(self.sidechains.items())[-SNAPSHOT_SIDECHAIN_RECORDS:],
+            "last_sidechain": self.last_sidechain,
         }
 
     def _settle(self, events: list[NewEventDict]) -> Iterator[NewEventDict]:
-        """Yield the events whose session is known; hold the others until the file names it."""
-        for event in events:
-            if event["session"] is None and self.session is not None:
-                event["session"] = self.session  # a held response that ended after the session was named
-            if event["session"] is not None:
+        """Yield events once the file has named its session and given its first time, in file
+        order; hold them until then (at most PENDING_LIMIT, then the fallbacks are taken)."""
+        if not self.pending and self.session is not None and self.first_ts is not None:
+            for event in events:
+                if event["session"] is None:
+                    event["session"] = self.session  # a held response that ended after the session was named
                 yield self._counted(event)
-                continue
-            self.pending.append(event)
-            if len(self.pending) >= PENDING_LIMIT:
-                self.session = self.fallback_session
-                yield from self._release(self.fallback_session)
+            return
+        self.pending.extend(events)
+        if self.session is None or self.first_ts is None:
+            if len(self.pending) < PENDING_LIMIT:
+                return
+            self.session = self.session or self.fallback_session
+            self.first_ts = self.first_ts or _mtime(self.path)
+        yield from self._release()
 
     def _counted(self, event: NewEventDict) -> NewEventDict:
         self.stats.events += 1
         return event
 
-    def _release(self, session: str) -> Iterator[NewEventDict]:
+    def _release(self) -> Iterator[NewEventDict]:
         for event in self.pending:
-            event["session"] = session
+            if event["session"] is None:
+                event["session"] = self.session
+            if event["ts"] is None:
+                event["ts"] = self.first_ts
             yield self._counted(event)
         self.pending.clear()
 
@@ -190,12 +220,13 @@ class ClaudeCodeParser:
         kind = record.get("type")
         agent = self._agent(record)
         rid = fit_name(record.get("uuid"), MAX_ID_CHARS) or f"{agent}@{number}#{digest(raw)[:16]}"
-        ts = timestamp(record.get("timestamp"))
+        ts = record_time(record)
         if ts is None:
-            ts = self.last_ts
+            ts = self.last_ts  # None before the file's first time: it is given when known
             self.stats.borrowed_timestamps += 1
         else:
             self.last_ts = ts
+            self.first_ts = self.first_ts or ts
         events: list[NewEventDict] = []
 
         def add(kind: str, key: str, payload: dict[str, Any]) -> None:
@@ -209,7 +240,9 @@ class ClaudeCodeParser:
         if kind in ("user", "assistant") and isinstance(content, (str, list)):
             if kind == "user" and record.get("isCompactSummary") is True:
                 events[:0] = self._close_responses()
-                add("compaction", f"{rid}:0", {"summary": content_text(content), "boundary": record.get("parentUuid")})
+                boundary = record.get("parentUuid")
+                summary = {"summary": content_text(content), "boundary": boundary}
+                add("compaction" if boundary is None else "compaction.summary", f"{rid}:0", summary)
             elif isinstance(content, str):
                 add("message", f"{rid}:0", message_payload(kind, content, record))
             else:
@@ -237,9 +270,27 @@ class ClaudeCodeParser:
         return events
 
     def _agent(self, record: dict[str, Any]) -> str:
-        if record.get("isSidechain") is True or self.file_agent is not None:
-            return fit_name(record.get("agentId"), MAX_ID_CHARS) or self.file_agent or "sidechain"
-        return "main"
+        if record.get("isSidechain") is not True and self.file_agent is None:
+            return "main"
+        return fit_name(record.get("agentId"), MAX_ID_CHARS) or self.file_agent or self._inline_sidechain(record)
+
+    def _inline_sidechain(self, record: dict[str, Any]) -> str:
+        """The agent of a 1.0.x inline sidechain record: its parent's; a new one for the first
+        record of a Task call's sidechain (no parent); the latest one's when the parent is unknown."""
+        uuid = fit_name(record.get("uuid"), MAX_ID_CHARS)
+        parent = fit_name(record.get("parentUuid"), MAX_ID_CHARS)
+        agent = self.sidechains.get(parent) if parent is not None else None
+        if agent is None:
+            if parent is None or self.last_sidechain is None:
+                agent = f"sidechain-{(uuid or digest(json.dumps(record, sort_keys=True).encode()))[:8]}"
+            else:
+                agent = self.last_sidechain
+        if uuid is not None:
+            self.sidechains[uuid] = agent
+            if len(self.sidechains) > SIDECHAIN_RECORDS:
+                self.sidechains.popitem(last=False)
+        self.last_sidechain = agent
+        return agent
 
     def _usage(
         self,

@@ -52,6 +52,16 @@ def timestamp(value: Any) -> str | None:
     return value
 
 
+def record_time(record: dict[str, Any]) -> str | None:
+    """The time a record holds: its ``timestamp``, else its snapshot's (file-history snapshots
+    carry theirs inside), else None."""
+    found = timestamp(record.get("timestamp"))
+    snapshot = record.get("snapshot")
+    if found is None and isinstance(snapshot, dict):
+        found = timestamp(snapshot.get("timestamp"))
+    return found
+
+
 def token_count(usage: dict[str, Any], name: str) -> int:
     """A count of ``usage``; 0 when it is missing or not a count."""
     value = usage.get(name)

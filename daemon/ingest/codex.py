@@ -90,7 +90,7 @@ from daemon.ingest.codex_payloads import (
     tool_call_payload,
     tool_result_payload,
 )
-from daemon.ingest.lines import ParseStats
+from daemon.ingest.lines import ParseStats, unknown_type
 from daemon.ingest.parser import State, parse_whole
 from store.errors import InvalidEvent
 from store.events import MAX_KEY_CHARS, digest, fit_name, format_ts, parse_ts
@@ -227,7 +227,7 @@ def _map(state: _State, record: dict[str, Any], stats: ParseStats) -> tuple[str,
     if record_type in _RESPONSE_ITEM_TYPES and "payload" not in record:
         record_type, payload = "response_item", record  # the older format: bare response items
     if not isinstance(payload, dict):
-        return _raw(record, stats, _type_name(record))
+        return _raw(record, stats, unknown_type(record))
     if record_type == "session_meta":
         return "session.meta", session_meta_payload(payload), None
     if record_type == "turn_context":
@@ -249,14 +249,7 @@ def _map(state: _State, record: dict[str, Any], stats: ParseStats) -> tuple[str,
         if item_type == "task_started":
             state.context_window = context_window(payload.get("model_context_window")) or state.context_window
         return "event", payload, None
-    return _raw(record, stats, _type_name(record))
-
-
-def _type_name(record: dict[str, Any]) -> str:
-    """How an unknown record is counted: its type, or the older format's record_type."""
-    if "type" in record or "record_type" not in record:
-        return str(record.get("type"))
-    return f"record_type/{record['record_type']}"
+    return _raw(record, stats, unknown_type(record))
 
 
 def _raw(record: dict[str, Any], stats: ParseStats, type_name: str) -> tuple[str, dict[str, Any], None]:

@@ -50,6 +50,17 @@ class ParseStats:
     """Bytes of the files read so far, bad and blank lines included: how far an import is."""
 
 
+def unknown_type(record: Any) -> str:
+    """The name a record of a type toka does not know is counted under (``ParseStats.unknown_types``)
+    and told by, in the ``raw`` event that keeps it: its ``type``, or the older Codex format's
+    ``record_type``."""
+    if not isinstance(record, dict):
+        return "None"
+    if "type" in record or "record_type" not in record:
+        return str(record.get("type"))
+    return f"record_type/{record['record_type']}"
+
+
 @dataclass
 class Position:
     """Where reading a file stopped: the byte offset just past the last line read, and its number."""

@@ -37,7 +37,18 @@ ParserFactory = Callable[[Path, ParseStats, State | None], Parser]
 
 def parse_whole(factory: ParserFactory, path: Path, stats: ParseStats) -> Iterator[NewEventDict]:
     """The events of a whole file, in file order; ``stats`` is updated."""
+    for _, event in parse_numbered(factory, path, stats):
+        yield event
+
+
+def parse_numbered(factory: ParserFactory, path: Path, stats: ParseStats) -> Iterator[tuple[int, NewEventDict]]:
+    """As :func:`parse_whole`, each event with the number of the line it came from (of the line
+    that released it, for an event held back; of the last line, for those the end released),
+    for reports that name a record."""
     parser = factory(path, stats, None)
+    number = 0
     for number, raw, record in read_records(path, stats):
-        yield from parser.feed(number, raw, record)
-    yield from parser.flush()
+        for event in parser.feed(number, raw, record):
+            yield number, event
+    for event in parser.flush():
+        yield number, event

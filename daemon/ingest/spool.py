@@ -1,28 +1,49 @@
-"""The hook spool's ingestion: events that agent hooks recorded while the daemon was down
-(written by daemon/client/spool.py).
+"""The hook spool's ingestion: events that agent hooks could not hand to the daemon (it was down,
+hung or busy, its store failed, the payload was longer than a request line), written by
+daemon/client/spool.py.
 
-The daemon ingests the spool once at start-up. It claims the file by renaming it (under the same
-lock, so no hook writes to the claimed file afterwards: a hook that opened it before the rename
-sees the path changed and writes to a new spool), appends its events with their keys, and
-deletes the claimed file only after the append committed. A crash in between leaves the claimed
-file behind; the next start appends it again and the keys turn that into a no-op, so each line
-lands exactly once. Lines that are not events are moved to ``<spool>.rejected``, not dropped.
+The daemon drains the spool at start-up, before its socket answers, and then while it runs:
+every CHECK_S seconds when the spool holds anything, and at once when a hook that got through
+finds a spool (op ``spool.drain``). While the store fails (read-only, full, unreachable) the
+spool stays and the tries space out, up to MAX_BACKOFF_S apart, until one succeeds or a hook
+gets through again.
+
+Hooks append to the spool at any moment, so a drain never reads the file they write: it claims
+it by renaming it to ``<spool>.ingesting`` under the hooks' lock. A hook holding the lock
+finishes its line first; a hook that opened the file before the rename finds, once it has the
+lock, that the path names another file or none, and writes to a new spool. Every line written
+is therefore in the claimed file or in the spool, none in both. Renaming, not holding the lock
+through the ingestion, keeps hooks waiting for a rename, never for a commit.
+
+The claimed file is read line by line and appended in batches bounded by count and bytes
+(daemon/batching.py), each event with its key, and deleted only once every batch committed. A
+crash or a failed append in between leaves it behind; the next drain appends it again and the
+keys turn that into no-ops, so each line lands exactly once. A line that is not an event, or an
+event the log refuses on its own (a batch that fails is retried event by event), is moved to
+``<spool>.rejected``, not dropped, and the rest lands.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import fcntl
+import json
+import logging
 import os
 from typing import TYPE_CHECKING
+
+from daemon.batching import MAX_BATCH_BYTES, Batcher
+from store.errors import Busy, InvalidEvent, StoreError, TokaError
+from store.events import NewEvent, parse_new_event
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
-    from typing import Protocol
+    from typing import Any, Protocol
 
     from daemon.paths import Paths
     from store.base import AppendResult
-    from store.events import NewEvent
 
     class Appender(Protocol):
         """The group committer, or the store itself: both append a batch and answer when committed."""
@@ -30,8 +51,12 @@ if TYPE_CHECKING:
         async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]: ...
 
 
-# Events per append call while ingesting: one transaction each, well under the committer's bound.
-INGEST_BATCH = 1000
+log = logging.getLogger("toka.daemon")
+
+# How often a running daemon looks for a spool: two stats, when it holds nothing.
+CHECK_S = 2.0
+# The longest wait between two drains while the store keeps failing them.
+MAX_BACKOFF_S = 60.0
 
 
 def claimed_path(paths: Paths) -> Path:
@@ -57,55 +82,40 @@ def _claim(paths: Paths) -> bool:
 
 
 async def ingest_spool(paths: Paths, appender: Appender) -> int:
-    """Append every spooled event (a claimed file left by a crash first); the events created.
-
-    Never raises for a bad spool or a failed append: the daemon starts regardless, and what was
-    not committed stays on disk for the next start.
-    """
-    import logging
-
-    from store.errors import TokaError
-
-    log = logging.getLogger("toka.daemon")
+    """Append every spooled event (a claimed file left by a crash or a failed drain first); the
+    events created. Raises the store's error (or an OSError) when an append fails: what was not
+    committed stays on disk for the next drain."""
     created = 0
-    try:
-        for claimed_now in (False, True):
-            if claimed_now and not _claim(paths):
-                break
-            claimed = claimed_path(paths)
-            if not claimed.exists():
-                continue
-            created += await _ingest_file(paths, claimed, appender)
-            claimed.unlink()
-    except (OSError, TokaError) as exc:
-        log.error("hook spool not ingested, kept for the next start: %s", exc)
-    if created:
-        log.info("ingested %d hook events from %s", created, paths.spool)
+    for claimed_now in (False, True):
+        if claimed_now and not _claim(paths):
+            break
+        claimed = claimed_path(paths)
+        if not claimed.exists():
+            continue
+        created += await _ingest_file(paths, claimed, appender)
+        claimed.unlink()
     return created
 
 
 async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
-    import json
-    import logging
-
-    from store.errors import InvalidEvent
-    from store.events import parse_new_event
-
-    log = logging.getLogger("toka.daemon")
-    events: list[NewEvent] = []
     rejected: list[bytes] = []
-    for line in path.read_bytes().splitlines():
-        if not line.strip():
-            continue
-        try:
-            events.append(parse_new_event(json.loads(line)))
-        except (ValueError, RecursionError, InvalidEvent) as exc:
-            log.warning("spooled line is not an event (%s); kept in %s", exc, rejected_path(paths))
-            rejected.append(line)
+    batcher: Batcher[tuple[bytes, NewEvent]] = Batcher(MAX_BATCH_BYTES)
     created = 0
-    for start in range(0, len(events), INGEST_BATCH):
-        results = await appender.append(events[start : start + INGEST_BATCH])
-        created += sum(r.created for r in results)
+    with path.open("rb") as spooled:
+        for raw in spooled:
+            line = raw.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            try:
+                event = parse_new_event(json.loads(line, parse_constant=_no_constant))
+            except (ValueError, RecursionError, InvalidEvent) as exc:
+                log.warning("spooled line is not an event (%s); kept in %s", exc, rejected_path(paths))
+                rejected.append(line)
+                continue
+            if full := batcher.add((line, event), len(line)):
+                created += await _append(full, appender, rejected, paths)
+    if batch := batcher.take():
+        created += await _append(batch, appender, rejected, paths)
     if rejected:
         with open(rejected_path(paths), "ab") as out:
             out.write(b"".join(line + b"\n" for line in rejected))
@@ -114,21 +124,100 @@ async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
     return created
 
 
+async def _append(batch: list[tuple[bytes, NewEvent]], appender: Appender, rejected: list[bytes], paths: Paths) -> int:
+    """Append a batch; when the log refuses it (not when the store fails), each event alone, the
+    refused ones going to ``rejected``."""
+    try:
+        results = await appender.append([event for _, event in batch])
+    except (StoreError, Busy):
+        raise  # the store, not the events: all of them wait for the next drain
+    except TokaError as exc:
+        if len(batch) > 1:
+            return sum([await _append([item], appender, rejected, paths) for item in batch])
+        log.warning("spooled event refused (%s); kept in %s", exc.message, rejected_path(paths))
+        rejected.append(batch[0][0])
+        return 0
+    return sum(result.created for result in results)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")  # the store could not hash it
+
+
 class SpoolDrain:
-    """The spool of a running daemon: whether hooks left events in it, and ingesting it, one
-    ingestion at a time (two would both take the claimed file)."""
+    """The spool of a running daemon: whether hooks left events in it, and draining it, one
+    drain at a time (two would both take the claimed file). A daemon whose log is thrown away
+    at exit (``durable`` false: the memory backend) leaves the spool to a durable one."""
 
-    def __init__(self, paths: Paths, appender: Appender) -> None:
-        import asyncio
-
+    def __init__(self, paths: Paths, appender: Appender, durable: bool = True) -> None:
         self._paths = paths
         self._appender = appender
+        self._durable = durable
         self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._last_error: str | None = None
 
     def waiting(self) -> bool:
-        """Whether hooks left events in the spool (or an ingestion left its claimed file)."""
+        """Whether hooks left events in the spool (or a drain left its claimed file)."""
         return self._paths.spool.exists() or claimed_path(self._paths).exists()
 
     async def drain(self) -> None:
+        """Ingest the spool now; when the store fails, what it held stays for the next drain."""
+        await self._drain()
+
+    async def _drain(self) -> bool:
+        """:meth:`drain`; False when the store failed."""
+        if not self._durable:
+            return True
         async with self._lock:
-            await ingest_spool(self._paths, self._appender)
+            try:
+                created = await ingest_spool(self._paths, self._appender)
+            except (OSError, TokaError) as exc:
+                message = exc.message if isinstance(exc, TokaError) else str(exc)
+                if message != self._last_error:  # said once, not at every try
+                    log.error("hook spool not ingested, kept and tried again: %s", message)
+                self._last_error = message
+                return False
+        if created:
+            log.info("ingested %d hook events from %s", created, self._paths.spool)
+        if self._last_error is not None:
+            log.info("hook spool ingested again")
+            self._last_error = None
+        return True
+
+    def kick(self) -> bool:
+        """Drain soon, off the caller's path (a hook got through and found a spool); whether
+        there is anything to drain."""
+        wanted = self._durable and self.waiting()
+        if wanted:
+            self._wake.set()
+        return wanted
+
+    def start(self) -> None:
+        """Drain on a timer and when kicked, until :meth:`stop`."""
+        if self._durable:
+            self._task = asyncio.create_task(self._run(), name="spool-drain")
+
+    async def stop(self) -> None:
+        """Stop draining; a drain cut short leaves its claimed file for the next start."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        delay = CHECK_S
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+            self._wake.clear()
+            if not self.waiting():
+                delay = CHECK_S
+                continue
+            try:
+                ok = await self._drain()
+            except Exception:  # a bug must not end draining for the daemon's lifetime
+                log.exception("draining the hook spool failed")
+                ok = False
+            delay = CHECK_S if ok else min(delay * 2, MAX_BACKOFF_S)

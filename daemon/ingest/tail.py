@@ -5,7 +5,10 @@ A :class:`Tail` keeps, per file, a parser and how far it has read (``Position``)
 :meth:`Tail.read` reads the complete lines added since then (a last line still being written
 waits for its newline), feeds them to the parser and flushes it, so what a line says is out at
 once; what waits for a later line (events of a file that has not named its session yet) goes
-out when the file has not grown for ``SETTLE_S``, as at the end of an import.
+out when the file has not grown for ``SETTLE_S``, as at the end of an import. The events come
+in batches bounded by count and by the bytes of the lines they came from (daemon/batching.py),
+each event with the number of its line, so that a file of large records is stored a few
+megabytes at a time.
 
 Once the caller has stored what a read gave, :meth:`Tail.commit` writes the file's
 :class:`Cursor` (position, parser snapshot, the file's identity) to its own small JSON file under
@@ -30,14 +33,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.batching import MAX_BATCH_BYTES, Batcher
 from daemon.ingest.formats import FOLLOWERS, detect
 from daemon.ingest.lines import BadLine, ParseStats, Position, read_records
 from daemon.ingest.parser import NewEventDict, Parser
 
 log = logging.getLogger("toka.watch")
 
-# Events per batch a read yields: the same as one import request.
-BATCH = 1000
+# An event with the number of the line it came from (see Tail.read).
+Numbered = tuple[int, NewEventDict]
 # Bytes at the start of a file and before a cursor's offset whose digest tells that the file
 # still holds what was read.
 CHECK_BYTES = 256
@@ -115,8 +119,9 @@ class Tail:
     def __contains__(self, path: Path) -> bool:
         return path in self._files
 
-    def read(self, path: Path, stats: ParseStats) -> Iterator[list[NewEventDict]]:
-        """The events of the lines added to ``path`` since the last read, in batches; bad lines
+    def read(self, path: Path, stats: ParseStats) -> Iterator[list[Numbered]]:
+        """The events of the lines added to ``path`` since the last read, in batches, each with
+        the number of its line (the line that released it, for an event held back); bad lines
         and a file of no known format go to ``stats.bad_lines``. Nothing for a file that is
         gone, or has no complete record yet."""
         try:
@@ -135,18 +140,21 @@ class Tail:
         if size == followed.size:
             if not followed.settled and now - followed.grew_at >= SETTLE_S:
                 followed.settled = True
-                if settled := list(followed.parser.flush(end=True)):
+                if settled := [(followed.position.line, e) for e in followed.parser.flush(end=True)]:
                     yield settled
             return
         followed.size, followed.grew_at, followed.settled = size, now, False
-        batch: list[NewEventDict] = []
+        batcher: Batcher[Numbered] = Batcher(MAX_BATCH_BYTES)
         for number, raw, record in read_records(path, stats, followed.position, follow=True):
-            batch.extend(followed.parser.feed(number, raw, record))
-            if len(batch) >= BATCH:
-                yield batch
-                batch = []
-        batch.extend(followed.parser.flush(end=False))
-        if batch:
+            weight = len(raw)  # a line's bytes weigh on its first event
+            for event in followed.parser.feed(number, raw, record):
+                if full := batcher.add((number, event), weight):
+                    yield full
+                weight = 0
+        for event in followed.parser.flush(end=False):
+            if full := batcher.add((followed.position.line, event), 0):
+                yield full
+        if batch := batcher.take():
             yield batch
 
     def commit(self, path: Path) -> None:

@@ -110,13 +110,18 @@ class Watching:
 def ingest(tail: Tail, path: Path, append: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> Ingested:
     """Read what ``path`` gained and store it with ``append`` (events -> results), then save the
     file's cursor. When an append fails the Tail forgets the file, so the next call reads the
-    same lines again; the error is raised."""
+    same lines again; the error is raised. A result may carry what was stored of its event
+    (``payload``) and why it was cut (``truncated``): the event is reported as a bad line."""
     stats = ParseStats()
     done = Ingested(path, bad_lines=stats.bad_lines)
     try:
         for batch in tail.read(path, stats):
-            for event, result in zip(batch, append(batch), strict=True):
-                done.events.append({**event, **result})
+            results = append([event for _, event in batch])
+            for (line, event), result in zip(batch, results, strict=True):
+                stored = {**event, **result}
+                if (reason := stored.pop("truncated", None)) is not None:
+                    done.bad_lines.append(BadLine(str(path), line, reason))
+                done.events.append(stored)
     except BaseException:
         tail.forget(path)
         raise
@@ -135,8 +140,11 @@ def follow(
 ) -> None:
     """Ingest the files under ``roots`` through a client from ``connect`` until ``stop`` is set,
     calling ``report`` after each read that added or skipped something. A daemon that goes
-    away is started again (``connect`` autostarts it) and the read is repeated."""
+    away is started again (``connect`` autostarts it) and the read is repeated; a file the
+    daemon refuses is reported as a bad line 0 and read again on its next change."""
     from watchfiles import watch
+
+    from daemon.client.appends import append_all
 
     for root in roots:
         if not root.exists():
@@ -146,18 +154,29 @@ def follow(
     client = connect()
 
     def append(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        results: list[dict[str, Any]] = client.call("events.append", events=batch)["events"]
+        results = []
+        for prepared, result in append_all(client, batch):
+            if prepared.truncation is not None:
+                result = {**result, "payload": prepared.event["payload"], "truncated": prepared.truncation.reason()}
+            results.append(result)
         return results
 
     def ingest_all(paths: Iterable[Path]) -> None:
         nonlocal client
         for path in paths:
             try:
-                done = ingest(tail, path, append)
+                try:
+                    done = ingest(tail, path, append)
+                except DaemonUnavailable:
+                    client.close()
+                    client = connect()
+                    done = ingest(tail, path, append)
             except DaemonUnavailable:
-                client.close()
-                client = connect()
-                done = ingest(tail, path, append)
+                raise
+            except TokaError as exc:
+                done = Ingested(
+                    path, bad_lines=[BadLine(str(path), 0, f"not stored, read again when it changes: {exc.message}")]
+                )
             if done.events or done.bad_lines:
                 report(done)
 

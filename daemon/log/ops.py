@@ -11,6 +11,7 @@ from typing import Any
 from daemon.agents.usage import latest_context
 from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
+from daemon.projects import in_project
 from daemon.protocol import error_message
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NoArgs, NonEmpty, Seq, Timestamp
@@ -212,10 +213,30 @@ async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str,
     return session_json(info, meta, fill)
 
 
-@OPS.op("sessions.list", NoArgs)
-async def sessions_list(log: EventLog, request: NoArgs, call: Call) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SessionFilter:
+    """The sessions to list: active at or after ``since`` and before ``until`` (their span
+    overlaps the window), of ``source``, run in ``project`` (a path, or a folder's or
+    repository's name: daemon/projects.py)."""
+
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    source: str | None = None
+    project: str | None = None
+
+    def in_time(self, info: SessionInfo) -> bool:
+        return (self.since is None or info.last_ts >= self.since) and (self.until is None or info.first_ts < self.until)
+
+    def chooses(self, session: dict[str, Any]) -> bool:
+        source = self.source is None or (session["source"] or "").lower() == self.source.lower()
+        return source and (self.project is None or in_project(session["project"], self.project))
+
+
+@OPS.op("sessions.list", SessionFilter)
+async def sessions_list(log: EventLog, request: SessionFilter, call: Call) -> dict[str, Any]:
     store, windows = log.core.store, log.core.settings.models.windows
-    return {"sessions": [await _session_json(store, s, windows) for s in await store.sessions()]}
+    listed = [await _session_json(store, s, windows) for s in await store.sessions() if request.in_time(s)]
+    return {"sessions": [s for s in listed if request.chooses(s)]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,22 +246,27 @@ class Session:
 
 @OPS.op("sessions.get", Session)
 async def sessions_get(log: EventLog, request: Session, call: Call) -> dict[str, Any]:
-    info = await log.core.store.session(request.session)
+    info = await log.core.store.session(await log.session_name(request.session))
     return await _session_json(log.core.store, info, log.core.settings.models.windows)
 
 
 @dataclass(frozen=True, slots=True)
 class Verify:
     session: str | None = None
+    deep: bool = False  # SQLite's integrity_check rather than quick_check
 
 
 @OPS.op("verify", Verify, progress=True)
 async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
     report = await log.core.store.verify(await _session(log, request.session), call.progress)
+    # The database's own check and its recorded tip are of the whole file: for the whole log, or when asked.
+    checked = request.session is None or request.deep
+    database = await log.core.store.check_database(request.deep) if checked else None
     # The whole log is also checked against its signed tree heads (daemon/heads/check.py).
     heads = await check_heads(log.core) if request.session is None else None
     await call.progress_sent()
-    return {**verify_json(merged(report, heads)), "heads": None if heads is None else heads.to_json()}
+    answer = verify_json(merged(report, heads), database)
+    return {**answer, "heads": None if heads is None else heads.to_json()}
 
 
 @OPS.op("stats", NoArgs)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.agents.model import Agent, Agents
+from daemon.agents.refs import Refs
 from daemon.compress.service import COMPRESSION
-from daemon.log.service import session_name
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import Timestamp
 from store.base import EventQuery, EventStore
@@ -31,10 +31,12 @@ SYSTEM_PREFIX = "toka."
 
 @dataclass(frozen=True, slots=True)
 class Retention:
-    """What retention is handed: the store, and the agents (a live one's session is kept)."""
+    """What retention is handed: the store, the agents (a live one's session is kept) and the
+    reader of session names."""
 
     store: EventStore
     agents: Agents
+    refs: Refs
 
 
 OPS = Ops(Retention)
@@ -62,7 +64,7 @@ async def log_prune(retention: Retention, request: Prune, call: Call) -> dict[st
     if before is None:
         raise UsageError("argument 'before' is required", "give a time, e.g. 2026-01-31T00:00:00Z")
     store = retention.store
-    named = None if request.session is None else await session_name(store, request.session)
+    named = None if request.session is None else await retention.refs.session(request.session)
     sessions = [named] if named is not None else [info.session for info in await store.sessions()]
     live = {a.session: a for a in retention.agents if a.spawned and a.state != "TERMINATED"}
     pruned, skipped = [], []

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.log.service import session_name
+from daemon.agents.refs import Refs
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NoArgs, Timestamp
 from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import Event, format_ts
 from store.search import MAX_LIMIT, SearchHit, SearchQuery, indexed_text
+from store.search_syntax import literal_query
 
 # Items a recall answers with unless asked otherwise, and at most.
 RECALL_LIMIT = 10
@@ -28,9 +29,18 @@ RECENT_WINDOW = 200
 # Characters of an event's text shown for a recent event, and of a summary.
 RECENT_CHARS = 240
 SUMMARY_CHARS = 1200
-SUMMARY_KINDS = ("compression", "compaction")
+SUMMARY_KINDS = ("compression", "compaction", "compaction.summary")
 
-OPS = Ops(EventStore)
+
+@dataclass(frozen=True, slots=True)
+class LogSearch:
+    """What the search ops are handed: the store, and the reader of session and agent names."""
+
+    store: EventStore
+    refs: Refs
+
+
+OPS = Ops(LogSearch)
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
@@ -50,31 +60,45 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class Search:
     query: str
-    session: str | None = None
-    agent: str | None = None
+    session: str | None = None  # a session (or prefix); SESSION/NAME narrows to one of its agents
+    agent: str | None = None  # an agent's name, in every session
     kinds: list[str] | None = None
     since: Timestamp | None = None
     until: Timestamp | None = None
     limit: int = 20
+    fts: bool = False  # the query is in FTS5 syntax; else its words are looked for as written
 
 
 @OPS.op("search", Search)
-async def search(store: EventStore, request: Search, call: Call) -> dict[str, Any]:
+async def search(searcher: LogSearch, request: Search, call: Call) -> dict[str, Any]:
+    session, agent = (None, None) if request.session is None else await searcher.refs.session_and_agent(request.session)
     query = SearchQuery(
-        text=request.query,
-        session=None if request.session is None else await session_name(store, request.session),
-        agent=request.agent,
+        text=request.query if request.fts else literal_query(request.query),
+        session=session,
+        agent=request.agent or (None if agent is None else agent.name),
         kinds=tuple(request.kinds or ()),
         since=request.since,
         until=request.until,
         limit=request.limit,
     )
-    return {"hits": [hit_json(hit) for hit in await store.search(query)]}
+    return {"hits": [hit_json(hit) for hit in await _searched(searcher.store, query, request.fts)]}
+
+
+async def _searched(store: EventStore, query: SearchQuery, fts: bool) -> list[SearchHit]:
+    """The hits of ``query``; a query in FTS5 syntax that does not parse says how to search for
+    it as written instead."""
+    try:
+        return await store.search(query)
+    except UsageError as exc:
+        if not fts:
+            raise
+        hint = f"{exc.hint}; or search without FTS syntax (leave out --fts) to find the text as written"
+        raise UsageError(exc.message, hint) from None
 
 
 @OPS.op("search.rebuild", NoArgs)
-async def search_rebuild(store: EventStore, request: NoArgs, call: Call) -> dict[str, Any]:
-    return {"events": await store.rebuild_search_index()}
+async def search_rebuild(searcher: LogSearch, request: NoArgs, call: Call) -> dict[str, Any]:
+    return {"events": await searcher.store.rebuild_search_index()}
 
 
 def _head(text: str, width: int) -> str:
@@ -114,7 +138,7 @@ class Recall:
 
 
 @OPS.op("recall", Recall)
-async def recall(store: EventStore, request: Recall, call: Call) -> dict[str, Any]:
+async def recall(searcher: LogSearch, request: Recall, call: Call) -> dict[str, Any]:
     """Recent events, matches and summaries for ``query`` in ``session``, at most ``limit``.
 
     A quarter of the places (at least one) is kept for recent events and a fifth (at least one)
@@ -122,14 +146,16 @@ async def recall(store: EventStore, request: Recall, call: Call) -> dict[str, An
     event id, then by payload digest (the same tool output recorded twice is shown once).
     """
     text, limit = request.query, request.limit
-    session = await session_name(store, request.session)
+    store = searcher.store
+    session = await searcher.refs.session(request.session)
     if not 1 <= limit <= MAX_RECALL:
         raise UsageError(f"argument 'limit' must be between 1 and {MAX_RECALL}, got {limit}")
     recent_quota, summary_quota = max(1, limit // 4), max(1, limit // 5)
 
     want = min(MAX_LIMIT, limit)
-    in_session = await store.search(SearchQuery(text, session=session, limit=want))
-    elsewhere = [h for h in await store.search(SearchQuery(text, limit=MAX_LIMIT)) if h.session != session]
+    words = literal_query(text)  # the words of the topic, as written
+    in_session = await store.search(SearchQuery(words, session=session, limit=want))
+    elsewhere = [h for h in await store.search(SearchQuery(words, limit=MAX_LIMIT)) if h.session != session]
     matched = {hit.id: hit for hit in in_session}
     latest = EventQuery(session=session, order="desc", limit=RECENT_WINDOW)
     recent = await _with_text(store, latest, recent_quota, leave_out=SUMMARY_KINDS)

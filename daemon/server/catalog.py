@@ -9,6 +9,7 @@ from daemon.cost import ops as cost
 from daemon.deps import ops as deps
 from daemon.handoff import ops as handoff
 from daemon.heads import ops as heads
+from daemon.ingest import ops as ingest
 from daemon.log import ops as log
 from daemon.memory import ops as memory
 from daemon.memory import pool_ops as pool
@@ -41,5 +42,6 @@ REGISTRY = Registry(
         cost.LIVE,
         alerts.OPS,
         heads.OPS,
+        ingest.OPS,
     ]
 )

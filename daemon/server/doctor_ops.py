@@ -24,11 +24,17 @@ async def doctor_clock(core: Core, request: NoArgs, call: Call) -> dict[str, Any
 
 @OPS.op("doctor.database", NoArgs)
 async def doctor_database(core: Core, request: NoArgs, call: Call) -> dict[str, Any]:
-    """SQLite's quick_check, the schema version and the newest event's time of the database
-    file, read-only on a connection of its own (in a thread: quick_check reads every page); on
+    """SQLite's quick_check, the schema version, the newest event's time, the damage recorded and
+    the log against its recorded tip, of the database file, read-only on a connection of its own
+    (in a thread: quick_check reads every page); a failed check marks the store damaged. On
     PostgreSQL the server's version, the schema steps and the role's rights, read the same way."""
     if core.settings.store.backend == "postgres":
         from store.postgres_health import inspect_postgres
 
         return (await asyncio.to_thread(inspect_postgres, core.settings.store.url)).to_json()
-    return (await asyncio.to_thread(inspect_database, core.paths.database)).to_json()
+    health = await asyncio.to_thread(inspect_database, core.paths.database)
+    if health.quick_check != ("ok",):  # a failed check: the daemon takes no more writes
+        core.store.mark_damaged(f"SQLite's quick_check failed: {'; '.join(health.quick_check[:3])}")
+    elif health.tip_problem is not None:
+        core.store.mark_damaged(health.tip_problem)
+    return health.to_json()

@@ -12,13 +12,15 @@ import logging
 import os
 import signal
 import sys
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 from daemon.config import Settings, load_settings
 from daemon.paths import Paths, resolve_paths
 from daemon.server.pidlock import PidLock
 from daemon.server.process import Daemon
-from daemon.states.machines import read_machines
+from daemon.states.machines import Machine, read_machines
 from store.base import EventStore
 from store.errors import ConfigError, StoreError, TokaError
 
@@ -67,28 +69,33 @@ async def run(paths: Paths, settings: Settings) -> None:
         machines = read_machines(paths.config_file)  # a malformed machine stops start-up before the store opens
         store = await open_store(paths, settings)
         try:
-            daemon = Daemon(paths, settings, store, machines)
-        except BaseException:
-            await store.close()  # else its connection threads keep the process from exiting
-            raise
-        loop = asyncio.get_running_loop()
-        signals = (signal.SIGTERM, signal.SIGINT)
-
-        def on_signal(signum: int) -> None:
-            if daemon.stop_requested:
-                log.warning("second signal: exiting at once")
-                os._exit(128 + signum)
-            daemon.request_stop(signal.Signals(signum).name)
-
-        for signum in signals:
-            loop.add_signal_handler(signum, on_signal, signum)
-        try:
-            await daemon.serve()
+            await _serve(paths, settings, store, machines)
         finally:
-            for signum in signals:
-                loop.remove_signal_handler(signum)
+            # Whatever stopped the daemon, and however far start-up got: an open store's connection
+            # threads would keep the process alive, holding the database and the pidfile lock.
+            await store.close()
     finally:
         lock.release()
+
+
+async def _serve(paths: Paths, settings: Settings, store: EventStore, machines: Mapping[str, Machine]) -> None:
+    daemon = Daemon(paths, settings, store, machines)
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+
+    def on_signal(signum: int) -> None:
+        if daemon.stop_requested:
+            log.warning("second signal: exiting at once")
+            os._exit(128 + signum)
+        daemon.request_stop(signal.Signals(signum).name)
+
+    for signum in signals:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        await daemon.serve()
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
 
 
 def run_foreground(flags: dict[str, Any] | None = None) -> None:
@@ -100,22 +107,47 @@ def run_foreground(flags: dict[str, Any] | None = None) -> None:
     try:
         asyncio.run(run(paths, settings))
     except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM, errno.ENOTDIR):
-            raise StoreError(
-                f"{exc.strerror}: {exc.filename}", "check the permissions of the data dir, or set TOKA_HOME"
-            ) from None
-        raise
+        raise _os_failure(exc) from None
+
+
+def _os_failure(exc: OSError) -> TokaError:
+    """A file or directory the daemon needs and cannot have, named, with what to do about it."""
+    where = f": {exc.filename}" if exc.filename else ""
+    if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+        return StoreError(f"{exc.strerror}{where}", "check the permissions of the data dir, or set TOKA_HOME")
+    if exc.errno in (errno.EISDIR, errno.ENOTDIR, errno.EEXIST, errno.ENOTEMPTY):
+        return StoreError(f"{exc.strerror}{where}", "something else is where toka keeps that file: move it away")
+    if exc.errno == errno.ENOSPC:
+        return StoreError(f"{exc.strerror}{where}", "free some space and retry")
+    return StoreError(f"the daemon cannot start: {exc.strerror or exc}{where}", "see `toka doctor`")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m daemon [--memory]``: errors are one line on stderr and an exit code."""
+    """``python -m daemon [--memory]``: errors are one line on stderr and an exit code, whatever
+    stopped the daemon, and the process ends even if a thread of a library would keep it."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         run_foreground({"backend": "memory"} if "--memory" in argv else {})
     except TokaError as exc:
-        sys.stderr.write(exc.lines())
-        _leave_failure(exc)
-        sys.exit(exc.exit_code)
+        _exit(exc)
+    except Exception as exc:  # a bug: the client that started it still learns why, and no daemon hangs
+        log.exception("the daemon failed")
+        _exit(TokaError(f"internal error: {exc!r}", "see the daemon's log (toka daemon logs)"))
+    _exit(None)
+
+
+def _exit(error: TokaError | None) -> None:
+    if error is not None:
+        sys.stderr.write(error.lines())
+        _leave_failure(error)
+    code = 0 if error is None else error.exit_code
+    sys.stderr.flush()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        # Interpreter shutdown would wait for that thread forever (it may hold the database).
+        log.warning("exiting with a thread still running")
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _leave_failure(error: TokaError) -> None:
@@ -123,4 +155,7 @@ def _leave_failure(error: TokaError) -> None:
     with contextlib.suppress(OSError, TokaError):
         paths = resolve_paths()
         if paths.runtime_dir.is_dir():
-            paths.start_failure.write_text(json.dumps(error.to_wire()), encoding="utf-8")
+            # Whole or not at all: the client may read it while this process is still exiting.
+            partial = paths.start_failure.with_name(paths.start_failure.name + ".tmp")
+            partial.write_text(json.dumps(error.to_wire()), encoding="utf-8")
+            os.replace(partial, paths.start_failure)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
+from daemon.config import Settings
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NoArgs
 from daemon.version import PROTOCOL_VERSION, VERSION
 
 
 class Process(Protocol):
+    settings: Settings
+
     async def status(self) -> dict[str, Any]: ...
 
     def request_stop(self, reason: str) -> None: ...
@@ -22,7 +25,13 @@ OPS = Ops(Process)
 
 @OPS.op("hello", NoArgs)
 async def hello(process: Process, request: NoArgs, call: Call) -> dict[str, Any]:
-    return {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
+    # The line limit too: clients cut their appends to fit it (daemon/client/appends.py).
+    return {
+        "version": VERSION,
+        "protocol": PROTOCOL_VERSION,
+        "pid": os.getpid(),
+        "max_line_bytes": process.settings.daemon.max_line_bytes,
+    }
 
 
 @OPS.op("status", NoArgs)

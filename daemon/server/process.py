@@ -23,30 +23,23 @@ from typing import TYPE_CHECKING, Any
 from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.usage import output_revisions
 from daemon.alerts.service import Alerts
-from daemon.compress.context import ContextAssembler
-from daemon.compress.service import Compressor
 from daemon.config import Settings
 from daemon.core import Core
-from daemon.cost.live import LiveCosts
 from daemon.cost.service import Costs
-from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
-from daemon.handoff.service import Handoffs
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
-from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
 from daemon.paths import Paths
 from daemon.protocol import encode, error_message
-from daemon.retention.ops import Retention
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
+from daemon.server.components import build_components
 from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, peer_uid, read_size
 from daemon.server.follow import Follower
 from daemon.server.hub import Hub
-from daemon.server.ops import Process
 from daemon.server.registry import Call, Op, progress_sender, wants_progress
 from daemon.server.wire import RawJson
 from daemon.states.machines import Machine
@@ -85,7 +78,7 @@ class Daemon:
             partial(output_revisions, store),
             turn=self.follower.turn if self.follower else None,
         )
-        self.spool = SpoolDrain(paths, self.committer)
+        self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
         core = Core(store, self.committer.append, settings, paths)
         self.states = StateStore(store, core.append, machines)
         self.deps = Dependencies(store, core.append)
@@ -95,30 +88,8 @@ class Daemon:
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
         self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
-        self.components: dict[type, Any] = {
-            Process: self,
-            Core: core,
-            EventLog: EventLog(core, self.hub, self.lifecycle.evaluated),
-            EventStore: store,
-            Lifecycle: self.lifecycle,
-            Handoffs: self.lifecycle.handoffs,
-            Compressor: self.lifecycle.compressor,
-            ContextAssembler: ContextAssembler(core, self.lifecycle.agents, self.memory, self.pool),
-            ContextStore: self.memory,
-            PoolService: self.pool,
-            StateStore: self.states,
-            Dependencies: self.deps,
-            Retention: Retention(store, self.lifecycle.agents),
-            Costs: self.costs,
-            Alerts: self.alerts,
-            Heads: self.heads,
-            LiveCosts: LiveCosts(self.costs, self.hub),
-            StatusLine: StatusLine(
-                core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
-            ),
-        }
-        missing = REGISTRY.components() - set(self.components)
-        assert not missing, f"ops declared for components the daemon does not build: {missing}"
+        services = (self.memory, self.pool, self.states, self.deps, self.costs, self.alerts, self.heads, self.spool)
+        self.components = build_components(self, core, self.hub, self.lifecycle, services)
         self.started = time.monotonic()
         # The log's events and sessions as status last read them, with those committed since: what
         # status reports while the database server cannot be read (PostgreSQL).
@@ -176,6 +147,7 @@ class Daemon:
             "commits": self.committer.groups,
             "watch": None if self.watcher is None else self.watcher.status(),
             "connection": self.store.connection_state(),
+            "damaged": None if (damage := self.store.damage()) is None else damage.to_json(),
             "agents_at_risk": self.lifecycle.at_risk(),
         }
 
@@ -207,9 +179,8 @@ class Daemon:
             self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
         self.alerts.start()
-        if self.settings.store.backend != "memory":  # a throw-away store would lose the spooled hooks
-            # Before the socket answers: a client that sees the daemon up sees what hooks spooled.
-            await self.spool.drain()
+        await self.spool.drain()  # before the socket answers: a client that sees the daemon up sees it
+        self.spool.start()
         old_umask = os.umask(0o177)
         try:
             self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
@@ -260,6 +231,7 @@ class Daemon:
         if self._server is not None:
             self._server.close()
         await self._stop_watching()
+        await self.spool.stop()
         for closed in self._streams:
             closed.set()
         try:

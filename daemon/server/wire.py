@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from store.base import SessionInfo, Stats, VerifyReport
+from store.base import DatabaseCheck, SessionInfo, Stats, VerifyReport
 from store.events import format_ts
 
 
@@ -47,7 +47,10 @@ def _text(payload: dict[str, Any] | None, name: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def verify_json(report: VerifyReport) -> dict[str, Any]:
+def verify_json(report: VerifyReport, database: DatabaseCheck | None = None) -> dict[str, Any]:
+    """The chain's report, with the database's own check (its problems first) when it ran."""
+    if database is not None:
+        report = database.merged(report)
     return {
         "ok": report.ok,
         "session": report.session,
@@ -57,6 +60,17 @@ def verify_json(report: VerifyReport) -> dict[str, Any]:
             {"seq": p.seq, "id": p.id, "session": p.session, "what": p.what, "detail": p.detail}
             for p in report.problems
         ],
+        "database": None if database is None else database_check_json(database),
+    }
+
+
+def database_check_json(check: DatabaseCheck) -> dict[str, Any]:
+    return {
+        "check": check.check,
+        "ok": check.ok,
+        "found": list(check.found),
+        "tip": None if check.tip is None else check.tip.to_json(),
+        "damaged": None if check.damaged is None else check.damaged.to_json(),
     }
 
 

@@ -35,11 +35,34 @@ def test_rebuild_repairs_lost_projections(example: str) -> None:
     before = _sessions()
     assert toka("daemon", "stop").returncode == 0
     with sqlite3.connect(home() / "toka.db") as db:
+        # All but the rows of the log's last session, which the daemon compares with the log when
+        # it starts (it rebuilds tables that are empty or behind there by itself).
+        last = db.execute("SELECT session FROM events ORDER BY seq DESC LIMIT 1").fetchone()[0]
         for table in ("sessions", "session_agents", "session_kinds"):
-            db.execute(f"DELETE FROM {table}")
+            db.execute(f"DELETE FROM {table} WHERE session != ?", (last,))
     db.close()
     assert _sessions() != before
     rebuilt = json.loads(invoke("admin", "rebuild", "--json").stdout)
     assert rebuilt["sessions"] == 3 and rebuilt["search_events"] > 0
     assert _sessions() == before
+    assert invoke("verify").exit_code == 0
+
+
+def test_session_tables_left_empty_over_the_log_are_rebuilt_when_the_daemon_starts(example: str) -> None:
+    # As a kill between an upgrade's last step and the rebuild after it left them in older tokas:
+    # `toka sessions` said "no sessions yet" over the whole log, and the next append started a
+    # second chain in its session.
+    _several_sessions(example)
+    before = _sessions()
+    last = json.loads(invoke("events", example, "--json").stdout.splitlines()[-1])
+    assert toka("daemon", "stop").returncode == 0
+    with sqlite3.connect(home() / "toka.db") as db:
+        for table in ("sessions", "session_agents", "session_kinds", "usage_buckets"):
+            db.execute(f"DELETE FROM {table}")
+    db.close()
+
+    assert _sessions() == before
+    assert invoke("record", example, "note.decision", '{"text": "after"}').exit_code == 0
+    added = json.loads(invoke("events", example, "--json").stdout.splitlines()[-1])
+    assert added["parents"] == [last["id"]]
     assert invoke("verify").exit_code == 0

@@ -68,7 +68,14 @@ def test_a_copy_keeps_every_id_count_and_link_and_verifies_on_both_sides(
     report = copy_json(postgres_database)
     assert report["copied"] == report["events"] == len(ids) == BULK + 5
     assert (report["present"], report["mismatched"], report["sessions"]) == (0, 0, len(sessions))
-    assert report["verify"] == {"ok": True, "session": None, "events": len(ids), "problem_count": 0, "problems": []}
+    assert report["verify"] == {
+        "ok": True,
+        "session": None,
+        "events": len(ids),
+        "problem_count": 0,
+        "problems": [],
+        "database": None,  # PostgreSQL looks after its own files
+    }
     assert target_ids(postgres_database) == ids
     assert dict(rows(postgres_database, "SELECT session, events FROM sessions")) == sessions
     merge = built["merge"]["id"]

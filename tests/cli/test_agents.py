@@ -3,10 +3,12 @@ critical point, manual transitions, and the errors that store nothing."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from cli_support import assert_error, invoke, invoke_json
+from transcripts import shared_or_skip
 
 from daemon.client.sync import Client
 
@@ -126,7 +128,7 @@ def test_pause_resume_and_terminate() -> None:
         (("agent", "resume", "AGENT"), 6, "not PAUSED"),
         (("agent", "usage", "AGENT"), 2, "at least one token count"),
         (("agent", "usage", "AGENT", "--input", "200000000"), 2, "input_tokens must be a whole number"),
-        (("agent", "spawn", "--type", "x", "--window", "0"), 2, "Invalid value for '--window'"),
+        (("agent", "spawn", "--type", "x", "--window", "0"), 2, "invalid value for '--window'"),
         (("agent", "spawn", "--type", "x", "--warning", "95"), 2, "must be below the critical one"),
         (("agent", "spawn", "--type", "x", "--policy", "panic"), 2, "unknown policy"),
         (("agent", "spawn", "--type", "no spaces"), 2, "an agent needs a type"),
@@ -162,3 +164,17 @@ def test_agent_list_puts_agents_at_risk_first() -> None:
     status = invoke_json("status")
     assert status["agents_at_risk"][0]["id"] == risky
     assert [a["id"] for a in invoke_json("usage")["agents"]][0] == risky
+
+
+def test_agents_of_sessions_that_ended_are_not_at_risk() -> None:
+    main = shared_or_skip("fixtures", "transcripts", "claude", "marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    assert invoke("config", "set", "lifecycle.warning_pct", "10").exit_code == 0
+    assert invoke("import", str(main), str(main.with_suffix(""))).exit_code == 0  # it ended in February 2026
+    ended = invoke_json("agent", "list")["agents"]
+    assert {a["state"] for a in ended if a["id"].endswith("/main")} == {"WARNING"}  # its state stands
+    live = {"model": "claude-sonnet-4-5", "input_tokens": 100, "cache_read_tokens": 49_900}
+    assert invoke("record", "live", "usage", json.dumps(live), "--agent", "main").exit_code == 0
+    assert [a["id"] for a in invoke_json("status")["agents_at_risk"]] == ["live/main"]
+    assert "8463c716" not in invoke("status").stdout
+    assert invoke("record", "live", "hook.session_end", '{"reason": "exit"}').exit_code == 0
+    assert invoke_json("status")["agents_at_risk"] == []

@@ -202,3 +202,58 @@ def test_a_repeated_context_comes_from_the_pool_until_the_log_moves(largest: str
         client.record(largest, "message", {"role": "user", "text": "one more request"})
         moved = client.call("context", session=largest, budget=30_000)
     assert moved["messages"][-1] == {"role": "user", "content": "one more request"}
+
+
+SECRET_SCRIPT = [
+    ("message", {"role": "user", "text": "Deploy with password=hunter2 and mail bob@example.com when done"}),
+    (
+        "tool.call",
+        {"tool": "Bash", "tool_use_id": "t1", "input": {"command": "REDIS_URL=redis://:s3cr3t@cache:6379 ./deploy"}},
+    ),
+    (
+        "tool.result",
+        {"tool_use_id": "t1", "output": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+    ),
+]
+SECRET_VALUES = ("hunter2", "bob@example.com", "s3cr3t", "wJalrXUtnFEMI")
+
+
+def _record_secrets(session: str) -> None:
+    with Client() as client:
+        for kind, payload in SECRET_SCRIPT:
+            client.record(session, kind, payload)
+
+
+def test_context_is_redacted_by_default_in_every_format() -> None:
+    _record_secrets("deploy")
+    result = invoke("context", "deploy", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    shown = json.dumps(document)
+    assert not [value for value in SECRET_VALUES if value in shown]
+    assert document["redaction"]["raw"] is False
+    assert document["redaction"]["counts"] == {"secret": 1, "email": 1, "url_password": 1, "aws_secret": 1}
+    assert "password=[redacted:secret]" in document["messages"][0]["content"]
+    for format_ in ("messages", "text"):
+        printed = invoke("context", "deploy", "--format", format_)
+        assert not [value for value in SECRET_VALUES if value in printed.stdout], format_
+        assert "4 values redacted" in printed.stderr and "--raw" in printed.stderr
+
+
+def test_context_raw_shows_the_log_as_recorded() -> None:
+    _record_secrets("deploy")
+    redacted = json.loads(invoke("context", "deploy", "--format", "json").stdout)
+    raw = json.loads(invoke("context", "deploy", "--raw", "--format", "json").stdout)  # not the pooled redacted answer
+    assert all(value in json.dumps(raw["messages"]) for value in SECRET_VALUES)
+    assert raw["redaction"] == {"raw": True, "kinds": [], "counts": {}}
+    assert [m["role"] for m in raw["messages"]] == [m["role"] for m in redacted["messages"]]
+    assert raw["included"] == redacted["included"]
+
+
+def test_context_redacts_only_the_configured_kinds() -> None:
+    _config('[redaction]\nkinds = ["email"]\n')
+    assert invoke("daemon", "restart").exit_code == 0
+    _record_secrets("deploy")
+    document = json.loads(invoke("context", "deploy", "--format", "json").stdout)
+    assert document["redaction"]["kinds"] == ["email"] and document["redaction"]["counts"] == {"email": 1}
+    assert "hunter2" in document["messages"][0]["content"]

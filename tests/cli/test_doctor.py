@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,20 @@ from store.health import inspect_database
 from toka_cli.base import make_app
 from toka_cli.commands import doctor
 
-NAMES = ["daemon", "socket", "database", "schema", "clock", "disk", "config", "watch", "hooks", "daemon_clock"]
+NAMES = [
+    "daemon",
+    "socket",
+    "database",
+    "schema",
+    "clock",
+    "disk",
+    "config",
+    "watch",
+    "hooks",
+    "mcp",
+    "codex_notify",
+    "daemon_clock",
+]
 
 
 def _app() -> Any:
@@ -46,6 +60,7 @@ def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads the real ~/.claude or the checkout's .claude."""
     home = tmp_path / "user"
     home.mkdir()
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(tmp_path)
     return home
@@ -173,7 +188,7 @@ def test_a_file_that_is_not_a_database_is_a_problem(toka_home: Path) -> None:
     result = run_doctor("--json")
     assert result.exit_code == 1
     check = checks_of(result)["database"]
-    assert check["status"] == "problem" and ".recover" in check["fix"]
+    assert check["status"] == "problem" and check["fix"] == "toka admin recover"
 
 
 def test_installed_hooks_are_reported(daemon: Spawned, claude_home: Path) -> None:
@@ -190,7 +205,8 @@ def test_installed_hooks_are_reported(daemon: Spawned, claude_home: Path) -> Non
 def test_hooks_on_some_events_only_are_a_warning(claude_home: Path) -> None:
     settings = claude_home / ".claude" / "settings.json"
     settings.parent.mkdir()
-    hook = {"hooks": [{"type": "command", "command": "toka hook claude-code"}]}
+    toka = Path(sys.executable).parent / "toka"
+    hook = {"hooks": [{"type": "command", "command": f"{toka} hook claude-code"}]}
     settings.write_text(json.dumps({"hooks": {"Stop": [hook]}}))
     result = run_doctor("--json")
     assert result.exit_code == 0
@@ -218,4 +234,14 @@ def test_doctor_exits_1_with_an_error_naming_the_failed_checks(toka_home: Path) 
     write_config(toka_home, "[store\n")
     result = run_doctor()
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: 1 of 10 checks found a problem (config)\n")
+    assert result.stderr.startswith("error: 1 of 12 checks found a problem (config)\n")
+
+
+def test_the_database_size_counts_the_wal_as_stats_does(daemon: Spawned) -> None:
+    import_example()
+    with daemon.client() as client:
+        health = client.call("doctor.database")
+        stats = client.call("stats")
+    wal = daemon.paths.database.with_name(daemon.paths.database.name + "-wal")
+    assert wal.stat().st_size > 0  # the daemon runs: the example's events are in the WAL
+    assert health["size_bytes"] == stats["disk_bytes"] > daemon.paths.database.stat().st_size

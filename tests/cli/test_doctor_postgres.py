@@ -30,6 +30,8 @@ NAMES = [
     "config",
     "watch",
     "hooks",
+    "mcp",
+    "codex_notify",
     "daemon_clock",
 ]
 
@@ -39,6 +41,7 @@ def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the real ~/.claude or the checkout's .claude."""
     home = tmp_path / "user"
     home.mkdir()
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(tmp_path)
 

@@ -10,7 +10,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cli_support import TOKA, assert_error, invoke, json_lines, seqs, toka
+from cli_support import TOKA, assert_error, invoke, json_lines, seqs, stderr_lines, toka
 
 
 def _seqs(*args: str) -> list[int]:
@@ -89,8 +89,8 @@ def test_ambiguous_prefix_is_a_usage_error() -> None:
     result = invoke("events", "run")
     assert result.exit_code == 2
     assert result.stdout == ""
-    error = assert_error(result.stderr, contains="ambiguous")
-    assert "run-a" in error and "run-b" in error
+    assert_error(result.stderr, contains="ambiguous")
+    assert stderr_lines(result.stderr)[1] == "hint: it could be run-a or run-b; give more of the name"
     assert _seqs("run-b") == [2]
 
 
@@ -143,3 +143,14 @@ def test_follow_prints_existing_then_new_events() -> None:
     finally:
         follower.terminate()
         follower.wait(10)
+
+
+def test_text_output_drops_the_terminal_controls_a_payload_holds() -> None:
+    """A payload cannot move the cursor or retitle the terminal of someone reading a replay."""
+    hostile = {"role": "user", "text": "hello \x1b]0;pwned\x07 \x1b[2J world \x9b"}
+    assert invoke("record", "hostile", "message", json.dumps(hostile)).exit_code == 0
+    for args in (("replay", "hostile"), ("events", "hostile")):
+        result = toka(*args)
+        assert result.returncode == 0
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout, args
+        assert "hello ]0;pwned [2J world" in result.stdout, args

@@ -12,6 +12,7 @@ from cli_support import EXAMPLE_SESSION, assert_error, import_example, invoke, i
 
 from daemon.client.sync import Client
 from daemon.paths import resolve_paths
+from store.errors import NotFound
 
 
 @pytest.fixture
@@ -144,13 +145,18 @@ def test_the_protocol_refuses_bad_agent_requests_and_stores_nothing(
 
 def test_the_client_writes_notes() -> None:
     with Client() as client:
-        event = client.note("s", "constraint", "Python 3.11 only", reason="the fleet runs it")
-        [stored] = client.iter_events(session="s")
-    assert (stored["id"], stored["kind"], stored["payload"]) == (
+        client.record("session-1", "message", {"role": "user", "text": "port it"})
+        event = client.note("session", "constraint", "Python 3.11 only", reason="the fleet runs it")
+        [_, stored] = client.iter_events(session="session-1")
+        with pytest.raises(NotFound):  # a note goes into a session that is there, never a new one
+            client.note("elsewhere", "decision", "x")
+    assert (stored["id"], stored["kind"], stored["agent"], stored["payload"]) == (
         event["id"],
         "note.constraint",
+        "main",
         {"text": "Python 3.11 only", "reason": "the fleet runs it"},
     )
+    assert (event["session"], event["agent"]) == ("session-1", "session-1/main")
 
 
 def test_personal_data_and_secrets_are_redacted_from_handoffs() -> None:
@@ -162,3 +168,12 @@ def test_personal_data_and_secrets_are_redacted_from_handoffs() -> None:
     assert "[redacted:email]" in created["markdown"] and "[redacted:api_key]" in created["prompt"]
     assert created["document"]["original_request"]["text"].startswith("Mail [redacted:email]")
     assert invoke_json("handoff", "verify", created["id"])["ok"] is True  # the digest is the redacted document's
+
+
+def test_a_cut_text_keeps_its_elision_marker_through_redaction() -> None:
+    with Client() as client:
+        client.record("long", "message", {"role": "user", "text": "Fix the parser. " + "x" * 5_000})
+    created = invoke_json("handoff", "create", "long")
+    request = created["document"]["original_request"]["text"]
+    assert request.endswith(f"… [+{len('Fix the parser. ') + 5_000 - 1500} chars]"), request[-40:]
+    assert "[redacted:" not in json.dumps(created)

@@ -78,3 +78,15 @@ def test_a_named_format_is_used_as_named(fmt: str) -> None:
     report = import_json(str(EXAMPLE), "--format", fmt)
     assert report["formats"] == {fmt: 1}
     assert report["bad_lines"] == []
+
+
+def test_a_second_import_keeps_nothing_new_and_says_nothing_of_unknown_types() -> None:
+    path = shared_or_skip("fixtures", "transcripts", "claude", "marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    first = invoke("import", str(path))
+    assert first.exit_code == 0 and "records of types toka does not know" in first.stderr
+    again = invoke("import", str(path))
+    assert again.exit_code == 0, again.stderr
+    assert again.stdout.startswith("imported 0 new events") and again.stderr == ""
+    report = import_json(str(path))
+    assert report["created"] == 0 and report["unknown_types_created"] == {}
+    assert report["unknown_types"] == {"progress": 1117, "file-history-snapshot": 13, "queue-operation": 1}

@@ -57,6 +57,7 @@ def test_non_json_line_in_the_middle(workdir: Path) -> None:
         "existing": 0,
         "sessions": [EXAMPLE_SESSION],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [
             {"path": "mixed.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"}
         ],
@@ -113,6 +114,7 @@ def test_empty_file(workdir: Path) -> None:
         "existing": 0,
         "sessions": [],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [],
     }
 

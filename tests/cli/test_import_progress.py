@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from daemon.batching import MAX_BATCH_EVENTS
 from daemon.client.sync import Client
-from daemon.client.transfer import IMPORT_BATCH, import_files
+from daemon.client.transfer import import_files
 
 
 def test_progress_moves_within_a_multi_batch_file_and_ends_at_the_total(tmp_path: Path) -> None:
@@ -26,5 +27,5 @@ def test_progress_moves_within_a_multi_batch_file_and_ends_at_the_total(tmp_path
     done = [d for d, _ in calls]
     assert done == sorted(done) and done[-1] == total
     within_big = [d for d in done if 0 < d < big.stat().st_size]
-    assert len(within_big) >= 3500 // IMPORT_BATCH  # one step per batch sent, before the file ends
+    assert len(within_big) >= 3500 // MAX_BATCH_EVENTS  # one step per request sent, before the file ends
     assert len(set(done)) == len(done)  # every call moves the bar

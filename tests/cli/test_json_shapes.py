@@ -164,16 +164,20 @@ def test_status_json(example: str) -> None:
         "commits": "<commits>",
         "watch": None,
         "connection": None,
+        "damaged": None,
         "agents_at_risk": [],
     }
 
 
 def test_verify_json_ok(example: str) -> None:
+    last = json_lines(invoke("events", "fix", "--json").stdout)[-1]
+    tip = {"seq": 23, "id": last["id"]}  # the last event committed, as recorded beside the database
     assert invoke("proof", "--json", "000000000000").exit_code == 3  # nothing signed for a proof that fails
     assert invoke("daemon", "stop").exit_code == 0  # a clean stop signs a head of the whole log
     report = invoke_json("verify")
     signature = report["heads"]["latest"].pop("signature")
     assert len(bytes.fromhex(signature)) == 64
+    assert report.pop("database") == {"check": "quick_check", "ok": True, "found": ["ok"], "tip": tip, "damaged": None}
     assert normalise(report) == {
         "ok": True,
         "session": None,
@@ -196,7 +200,10 @@ def test_verify_json_ok(example: str) -> None:
         "problem_count": 0,
         "problems": [],
         "heads": None,  # the signed heads cover the whole log, not a session
+        "database": None,
     }
+    deep = invoke_json("verify", "fix", "--deep")
+    assert deep["database"] == {"check": "integrity_check", "ok": True, "found": ["ok"], "tip": tip, "damaged": None}
 
 
 def test_stats_json(example: str) -> None:
@@ -257,6 +264,7 @@ def test_import_json(toka_home: Path) -> None:
         "existing": 0,
         "sessions": [EXAMPLE_SESSION],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [],
     }
 
@@ -277,6 +285,7 @@ def test_import_json_with_bad_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "existing": 0,
         "sessions": ["s"],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [
             {"path": "x.jsonl", "line": 2, "reason": "not JSON (Expecting value: line 1 column 1 (char 0))"},
         ],
@@ -294,7 +303,7 @@ def test_daemon_status_json_running() -> None:
     assert _daemon_state(invoke_json("daemon", "status")) == {
         "state": "running",
         "detail": "<detail>",
-        "server": {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": "<pid>"},
+        "server": {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": "<pid>", "max_line_bytes": 4194304},
     }
     assert _daemon_state(invoke_json("daemon", "start")) == _daemon_state(invoke_json("daemon", "status"))
 

@@ -28,6 +28,7 @@ CLI_MAY_IMPORT = {
     "store.errors": "the one exception hierarchy, raised and caught in every layer",
     "daemon.client": "the clients, autostart, imports, doctor's facts and the results' types",
     "daemon.paths": "where the socket, database, config and logs are",
+    "daemon.version": "the version `toka --version` prints",
     "daemon.config": "config.toml and its settings: `toka config`, doctor, the man page",
     "daemon.ingest.formats": "the formats `toka watch` reads",
     "daemon.ingest.tail": "the cursors of `toka watch`",
@@ -41,6 +42,7 @@ CLIENT_MAY_IMPORT = {
     "store.errors": "the exceptions it raises and the daemon's errors it re-raises",
     "store.health": "doctor reads the database file itself when no daemon runs",
     "store.postgres_health": "doctor reads the PostgreSQL database itself when no daemon runs (none starts without it)",
+    "store.sqlite_recover": "`toka admin recover` reads a damaged database no daemon may be able to open",
     "daemon.client": "its own modules",
     "daemon.paths": "where the socket, the spool and the logs are",
     "daemon.protocol": "the wire format",
@@ -48,6 +50,9 @@ CLIENT_MAY_IMPORT = {
     "daemon.config": "the start timeout autostart waits, and the backend doctor looks at",
     "daemon.ingest.formats": "the transcript formats `toka import` parses",
     "daemon.ingest.lines": "the parse statistics of an import",
+    "daemon.ingest.parser": "an import names the line of each record it reports",
+    "daemon.batching": "requests are cut by the bounds the daemon's own batches use",
+    "store.events": "the digest a record cut to fit a request keeps of the whole (loaded only then)",
 }
 CLI_MAY_IMPORT_IN = {"toka_cli/commands/daemon.py": {"daemon.server.main"}}
 

@@ -7,7 +7,9 @@ import os
 import pty
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import EXAMPLE, TOKA, home, invoke, run_shell, toka
@@ -187,3 +189,58 @@ def test_long_work_shows_a_progress_bar_on_a_terminal_only(example: str, command
     in_a_pipe = toka(*args)
     assert in_a_pipe.returncode == 0
     assert label not in in_a_pipe.stderr and "━" not in in_a_pipe.stderr  # pipes stay quiet
+
+
+def _commands(command: Any, path: str) -> Iterator[tuple[str, Any]]:
+    for name, sub in getattr(command, "commands", {}).items():
+        yield f"{path} {name}", sub
+        yield from _commands(sub, f"{path} {name}")
+
+
+def test_no_command_summary_is_cut_at_an_abbreviation() -> None:
+    """A command list shows each command's first sentence; an "e.g." must not end it."""
+    from typer.main import get_command
+
+    from toka_cli.main import app
+
+    for path, command in _commands(get_command(app), "toka"):
+        first = (command.help or "").split("\n\n")[0].replace("\n", " ").strip()
+        shown = command.get_short_help_str(limit=1000)
+        assert first.startswith(shown.removesuffix("...")), path
+        assert not shown.endswith(("e.g.", "i.e.", "etc.", "vs.")), (path, shown)
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["sessions", "--bogus"],
+            "error: no such option: --bogus\nhint: `toka sessions -h` shows its arguments and options\n",
+        ),
+        (["--bogus"], "error: no such option: --bogus\nhint: `toka -h` shows its arguments and options\n"),
+        (["replay"], "error: missing argument 'session'\nhint: `toka replay -h` shows its arguments and options\n"),
+    ],
+)
+def test_a_bad_command_line_is_an_error_and_a_hint_like_any_other(args: list[str], error: str) -> None:
+    result = toka(*args)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", error)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag: str) -> None:
+    from daemon.version import VERSION
+
+    result = toka(flag)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"toka {VERSION}\n", "")
+    assert invoke(flag).stdout == f"toka {VERSION}\n"  # the Typer app answers it too
+
+
+def test_dash_f_means_follow_wherever_it_is_taken() -> None:
+    from typer.main import get_command
+
+    from toka_cli.main import app
+
+    for path, command in _commands(get_command(app), "toka"):
+        for param in getattr(command, "params", []):
+            if "-f" in param.opts:
+                assert "--follow" in param.opts, path

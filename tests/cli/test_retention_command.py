@@ -110,7 +110,7 @@ def test_gc_keeps_payloads_a_compression_summary_cites() -> None:
         ((), "give one of --before DATE or --keep-days N"),
         (("--before", CUT, "--keep-days", "3"), "give one of --before DATE or --keep-days N"),
         (("--before", "last tuesday"), "cannot read 'last tuesday' as a time"),
-        (("--keep-days", "-1"), "Invalid value"),
+        (("--keep-days", "-1"), "invalid value"),
     ],
 )
 def test_prune_without_one_cut_off_is_a_usage_error(args: tuple[str, ...], message: str) -> None:

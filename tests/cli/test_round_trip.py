@@ -56,6 +56,7 @@ def test_export_then_import_into_a_fresh_home(
         "existing": 0,
         "sessions": ["S"],
         "unknown_types": {},
+        "unknown_types_created": {},
         "bad_lines": [],
     }
     assert (other_home / "toka.db").exists()

@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import invoke
-from transcripts import shared_or_skip
+from transcripts import raw_records, shared_or_skip
 
 CLAUDE = "d-kimuson__1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 CODEX = "madshn__rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl"
@@ -117,3 +118,18 @@ def test_the_figures_agree_with_toka_usage_on_a_transcript_with_subagents() -> N
         usage = json.loads(invoke("usage", name, "--json").stdout)
         assert session["source"] == "claude-code"
         assert {n: usage[n] for n in OVERVIEW[2:]} == {n: session[n] for n in OVERVIEW[2:]}
+
+
+@pytest.mark.parametrize(
+    "name", ["marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", "codemie-ai__session-624a4a58.jsonl"]
+)
+def test_show_counts_each_compaction_once(name: str) -> None:
+    path = shared_or_skip("fixtures", "transcripts", "claude", name)
+    boundaries = sum(1 for r in raw_records(path) if r.get("subtype") == "compact_boundary")
+    summaries = sum(1 for r in raw_records(path) if r.get("isCompactSummary") is True)
+    result = invoke("import", str(path), "--json")
+    assert result.exit_code == 0, result.stderr
+    [session] = json.loads(result.stdout)["sessions"]
+    kinds = json.loads(invoke("show", session, "--json").stdout)["kinds"]
+    assert (kinds.get("compaction"), kinds.get("compaction.summary")) == (boundaries, summaries) == (1, 1)
+    assert "compaction 1" in invoke("show", session).stdout

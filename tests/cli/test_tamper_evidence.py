@@ -86,12 +86,25 @@ def test_the_end_of_the_log_cut_off_is_named() -> None:
     write_log()
     with database() as db:
         db.execute("DELETE FROM events WHERE seq > 9")
+    (home() / "toka.db-tip").unlink()  # the last commit recorded beside the file goes with it
     assert invoke("admin", "rebuild").exit_code == 0
 
     problems = tampered()
 
     assert named(problems) == [(10, "", "truncated")]
     assert "seqs 10 to 12 are gone" in problems[0]["detail"]
+
+
+def test_the_end_of_the_log_cut_off_is_named_by_the_tip_and_the_heads() -> None:
+    write_log()
+    with database() as db:
+        db.execute("DELETE FROM events WHERE seq > 9")
+
+    report = invoke_json("verify", exit_code=5)
+
+    assert not report["database"]["ok"]  # the recorded tip names it first, and the file is marked damaged
+    assert named(report["problems"]) == [(12, "", "truncated"), (10, "", "truncated")]
+    assert report["heads"]["covered"] < 3 * ROUNDS
 
 
 def test_a_whole_session_deleted_with_its_row_is_named() -> None:

@@ -39,6 +39,7 @@ def test_fill_is_the_latest_main_prompt_and_totals_are_every_call() -> None:
     context = 5 + 200 + 1000
     assert usage_json("s") == {
         "session": "s",
+        "agent": "s/main",  # whose fill it is; the main agent is charged with its subagents' calls
         "model": "claude-sonnet-4-5",
         "context_tokens": context,
         "context_window": 200_000,

@@ -4,48 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
-import subprocess
-import threading
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 import watch_support
-from cli_support import TOKA, assert_error, invoke
+from cli_support import assert_error, invoke
+from watch_support import Watching
 
 from daemon.paths import resolve_paths
-
-PATIENCE = 15.0
-
-
-class Watching:
-    """`toka watch ARGS` in a child process; its stdout lines gathered as they come."""
-
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [str(TOKA), "watch", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=os.environ.copy(),
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        assert self.process.stdout is not None
-        threading.Thread(target=self._gather, args=(self.process.stdout,), daemon=True).start()
-
-    def _gather(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
-
-    def next_lines(self, count: int) -> list[str]:
-        return [self.lines.get(timeout=PATIENCE) for _ in range(count)]
-
-    def stop(self) -> tuple[int, str]:
-        self.process.send_signal(signal.SIGINT)
-        _, stderr = self.process.communicate(timeout=PATIENCE)
-        return self.process.returncode, stderr
 
 
 def _transcript(tmp_path: Path) -> Path:
@@ -74,7 +42,7 @@ def test_each_new_event_is_printed_as_json_once_as_lines_are_written(tmp_path: P
     assert event["created"] is True
     assert event["path"] == str(target) and event["session"] == watch_support.SESSION
     assert event["payload"] == {"role": "assistant", "text": "Let me look at the session code."}
-    assert watching.lines.empty()  # nothing printed twice
+    assert watching.rest() == []  # nothing printed twice
     assert code == 0
     assert "stopped: 4 new events from 1 files" in stderr
 

@@ -14,7 +14,17 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "phone": (
         ["call +44 20 7946 0958", "call (415) 555-0132", "call 415-555-0132", "call +1-415-555-0132"],
-        ["2026-11-22", "12:30:45", "port 8080", "1234567", "3.14159", "ids 415 555"],
+        [
+            "2026-11-22",
+            "12:30:45",
+            "port 8080",
+            "1234567",
+            "3.14159",
+            "ids 415 555",
+            "+4096",  # a signed count, not a number anyone can call
+            "diff +1234 -56",
+            "at 10:00+0100",
+        ],
     ),
     "card": (
         ["pay 4111 1111 1111 1111 now", "5500-0000-0000-0004", "378282246310005", "6011111111111117"],
@@ -41,6 +51,21 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             "xoxb-1234567890-abcdefghij",
         ],
         ["sk-learn", "risk-ant-thing", "ghp_short", "AKIAIOSFODNN7EXAMPL", "xoxo", "task-abcdefghijklmnopqrstuvwxyz"],
+    ),
+    "aws_secret": (
+        [
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ],
+        ["secret access key of commit 4f65f1980c0c47a2b6ab5f2e30ae5cbe12345678", "aws_secret_access_key = short"],
+    ),
+    "url_password": (
+        ["redis://:pw@cache:6379", "https://user:pass@host.example.com/x"],
+        ["https://host.example.com:8443/x", "ssh://git@host:22/repo", "postgresql://u:***@db/app"],
+    ),
+    "secret": (
+        ["password=hunter2", '"password": "hunter2"', "api_key: secret123", "?token=abc&page=2"],
+        ["password=", "password: null", "password = password;", "max_tokens: 4096", "Enter your password: "],
     ),
     "bearer": (
         ["Authorization: Bearer abc.def-ghi_jkl~123", "authorization=token 0123456789abcdef", "bearer Zm9vYmFyYmF6"],
@@ -77,6 +102,10 @@ def test_kinds_are_all_covered_and_ordered_specific_first() -> None:
     assert KINDS.index("private_key") < KINDS.index("jwt") < KINDS.index("bearer")
     assert KINDS.index("ipv4") < KINDS.index("card") < KINDS.index("phone")
     assert KINDS.index("email") < KINDS.index("phone")
+    # A key with a prefix before the assignment holding it; a URL's password before the email
+    # pattern takes "pass@host" for an address.
+    assert KINDS.index("api_key") < KINDS.index("aws_secret") < KINDS.index("secret")
+    assert KINDS.index("url_password") < KINDS.index("email") and KINDS.index("secret") < KINDS.index("email")
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
@@ -96,6 +125,19 @@ def test_near_misses_are_left_alone(kind: str) -> None:
 
 @pytest.mark.parametrize("text", ORDINARY)
 def test_dates_shas_uuids_ports_and_numbers_are_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the output… [+4096 chars]",  # the handoff's own marker for a text it cut
+        "a request… [+12 chars] and an output… [+1048576 chars]",
+        "[blob 9c36e1 10806]",
+        "a summary quoting a result… [2731 chars]",
+    ],
+)
+def test_toka_elision_markers_are_not_phone_numbers(text: str) -> None:
     assert redact(text).text == text
 
 

@@ -8,27 +8,15 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemons import PATIENCE, Spawner
+from daemons import Spawner, wait_for
 
 from daemon.client.sync import Client
 
 TOKA = Path(sys.executable).parent / "toka"
-
-
-def wait_for(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + PATIENCE
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"waited {PATIENCE}s for {what}")
 
 
 def configure(home: Path, command: str = "", **alerts: Any) -> None:

@@ -1,4 +1,5 @@
-"""Helpers for the daemon suite: real daemons in child processes, raw connections, a fake peer.
+"""Helpers for the daemon suite: real daemons in child processes, raw connections, a fake peer
+(tests/daemons.py).
 
 Nothing here stands in for toka's own code. A daemon is ``python -m daemon`` in a child process
 on a real socket; a raw connection is a plain AF_UNIX socket, for the bytes no client would send;
@@ -11,14 +12,19 @@ import json
 import os
 import socket
 import subprocess
-import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
-from daemons import PATIENCE, Spawned, Spawner, daemon_command, spawn_daemon  # noqa: F401 - re-exported
+from daemons import (  # noqa: F401 - re-exported
+    PATIENCE,
+    FakePeer,
+    Spawned,
+    Spawner,
+    daemon_command,
+    spawn_daemon,
+    wait_for,
+)
 
 from daemon.client.sync import Client
 from daemon.paths import Paths
@@ -40,14 +46,6 @@ def run_daemon_to_exit(*args: str, env: dict[str, str] | None = None) -> subproc
 def write_config(paths: Paths, text: str) -> None:
     paths.config_file.parent.mkdir(parents=True, exist_ok=True)
     paths.config_file.write_text(text, encoding="utf-8")
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = PATIENCE) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting until {what}")
-        time.sleep(0.01)
 
 
 def refuses_connections(paths: Paths) -> bool:
@@ -107,49 +105,6 @@ def bind_stale_socket(path: Path) -> None:
     sock.bind(str(path))
     sock.listen(1)
     sock.close()  # closing does not unlink: the file stays, and connecting to it is refused
-
-
-@dataclass
-class FakePeer:
-    """Another program on toka's socket that answers every request with ``result``.
-
-    ``result`` None makes it answer with bytes that are not JSON at all.
-    """
-
-    paths: Paths
-    result: dict[str, Any] | None
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.paths.ensure_runtime_dir()
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(self.paths.socket))
-        self._listener.listen(16)
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn: socket.socket) -> None:
-        with conn, conn.makefile("rb") as reader:
-            for line in reader:
-                request = json.loads(line)
-                self.requests.append(request)
-                if self.result is None:
-                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-                    continue
-                answer = {"id": request.get("id"), "ok": True, "result": self.result}
-                conn.sendall(json.dumps(answer).encode() + b"\n")
-
-    def close(self) -> None:
-        self._listener.close()
-        self.paths.socket.unlink(missing_ok=True)
 
 
 def events_of(client: Client, **query: Any) -> list[dict[str, Any]]:

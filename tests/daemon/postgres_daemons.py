@@ -296,7 +296,7 @@ class Subscriber:
 
 def hook_payloads() -> list[bytes]:
     """The distinct Claude Code hook payloads of ../shared/fixtures/transcripts/hooks, as the bytes a hook reads."""
-    raws: dict[bytes, None] = {}  # each once: the same payload is the same event (its key is its hash)
+    raws: dict[bytes, None] = {}  # each once, so that what a test fires names its events
     for path in sorted(shared_or_skip("fixtures", "transcripts", "hooks").glob("*.json")):
         for payload in json.loads(path.read_text(encoding="utf-8")):
             raws[json.dumps(payload).encode()] = None

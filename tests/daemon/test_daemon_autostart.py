@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from daemon_support import FakePeer, Spawned, bind_stale_socket, wait_for, write_config
+from damage import corrupt_table
 
 from daemon.client.aio import AsyncClient
 from daemon.client.sync import Client, probe
@@ -115,7 +116,26 @@ def database_is_a_directory(paths: Paths) -> str:
     return "cannot write the database"
 
 
-@pytest.mark.parametrize("break_it", [garbage_database, database_is_a_directory])
+def socket_is_a_directory(paths: Paths) -> str:
+    # Fails after the store opened, when the daemon clears the way for its socket.
+    paths.socket.mkdir(parents=True)
+    return str(paths.socket)
+
+
+def damaged_events_page(paths: Paths) -> str:
+    # The schema reads, so the store opens; the log's own page does not.
+    with Client() as client:
+        client.append([{"kind": "message", "payload": {"n": n}} for n in range(20)], session="s")
+        client.call("shutdown")
+    wait_for(lambda: not paths.pidfile.exists(), "the daemon stopped")
+    corrupt_table(paths.database, "events")
+    return "malformed"
+
+
+@pytest.mark.parametrize(
+    "break_it",
+    [garbage_database, database_is_a_directory, socket_is_a_directory, damaged_events_page],
+)
 def test_autostart_failure_quotes_the_daemons_error_quickly(paths: Paths, break_it: Any) -> None:
     write_config(paths, "[daemon]\nstart_timeout = 60\n")
     quoted = break_it(paths)
@@ -127,7 +147,7 @@ def test_autostart_failure_quotes_the_daemons_error_quickly(paths: Paths, break_
     assert "exited at start-up" in raised.value.message
     assert quoted in raised.value.message, raised.value.message
     assert raised.value.hint is not None and str(paths.log_file) in raised.value.hint
-    assert not paths.socket.exists() and not paths.pidfile.exists()
+    assert not paths.socket.is_socket() and not paths.pidfile.exists()
     assert not paths.start_failure.exists(), "the client takes the failure the daemon left"
 
 
@@ -152,7 +172,12 @@ def test_probe_says_unreachable_without_starting_anything(paths: Paths) -> None:
 def test_probe_says_running_for_this_tokas_daemon(daemon: Spawned) -> None:
     result = probe(daemon.paths)
     assert result.state == "running"
-    assert result.server == {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": daemon.process.pid}
+    assert result.server == {
+        "version": VERSION,
+        "protocol": PROTOCOL_VERSION,
+        "pid": daemon.process.pid,
+        "max_line_bytes": 4 * 1024 * 1024,
+    }
 
 
 def test_probe_says_needs_restart_for_another_version(paths: Paths) -> None:

@@ -108,12 +108,11 @@ def test_unicode_edge_cases_round_trip_through_an_event(daemon: Spawned, text: s
     connection = Connection(daemon.paths.socket)
     try:
         event = {"session": "fuzz-unicode", "kind": "message", "payload": {"text": text}}
-        answer = connection.ask(json.dumps({"id": 1, "op": "events.append", "events": [event]}).encode())
-        _clean(answer)
-        if answer["ok"]:
-            seq = answer["result"]["events"][0]["seq"]
-            stored = connection.ask(json.dumps({"id": 2, "op": "events.get", "args": {"seq": seq}}).encode())
-            assert stored["result"]["payload"] == {"text": text}
+        answer = connection.ask(json.dumps({"id": 1, "op": "events.append", "args": {"events": [event]}}).encode())
+        assert answer["ok"] is True, answer  # any text of valid UTF-8 is a payload
+        seq = answer["result"]["events"][0]["seq"]
+        stored = connection.ask(json.dumps({"id": 2, "op": "events.get", "args": {"seq": seq}}).encode())
+        assert stored["result"]["payload"] == {"text": text}
     finally:
         connection.close()
 
@@ -155,6 +154,7 @@ REPORT = os.environ.get("TOKA_FUZZ_REPORT")  # where to write the figures, when 
 # Resident memory the daemon may gain after the warm-up: the log's projections grow with what
 # the fuzzing appends for real (agents, memory keys, pool entries), a leak grows without bound.
 RSS_BOUND_BYTES = 64 * 1024 * 1024
+SOAK_SESSION = "fuzz-soak"  # where the soak's odd texts are appended, each one for real
 _ODD_TEXT = ["", "\x00", "\u202e", "\ud7ff", "\ufeff", "e\u0301", "🧪" * 50, "\U0010ffff", "a" * 10_000, "\\u0000"]
 
 
@@ -182,19 +182,20 @@ def _random_value(rng: random.Random, depth: int = 0) -> Any:
     return {rng.choice(FIELDS): _random_value(rng, depth + 1) for _ in range(rng.randrange(4))}
 
 
-def _random_line(rng: random.Random, ops: list[str]) -> bytes:
-    """One request line: bytes, a known op with fields of any type, or an odd event."""
+def _random_line(rng: random.Random, ops: list[str]) -> tuple[bytes, bool]:
+    """One request line: bytes, a known op with fields of any type, or an odd event (then True:
+    a line the daemon must take)."""
     kind = rng.randrange(4)
     if kind == 0:  # a line of whitespace alone is skipped unanswered (docs/protocol.md): a 1 keeps it a request
-        return b"1" + bytes(rng.randrange(1, 256) for _ in range(rng.randrange(200))).replace(b"\n", b" ")
+        return b"1" + bytes(rng.randrange(1, 256) for _ in range(rng.randrange(200))).replace(b"\n", b" "), False
     if kind == 1:
         args = {rng.choice(FIELDS): _random_value(rng) for _ in range(rng.randrange(5))}
-        return json.dumps({"id": 1, "op": rng.choice(ops), "args": args}).encode()
+        return json.dumps({"id": 1, "op": rng.choice(ops), "args": args}).encode(), False
     if kind == 2:
-        event = {"session": "fuzz-soak", "kind": "message", "payload": {"text": rng.choice(_ODD_TEXT)}}
-        return json.dumps({"id": 1, "op": "events.append", "events": [event]}).encode()
+        event = {"session": SOAK_SESSION, "kind": "message", "payload": {"text": rng.choice(_ODD_TEXT)}}
+        return json.dumps({"id": 1, "op": "events.append", "args": {"events": [event]}}).encode(), True
     nested = rng.randrange(100, 3000)
-    return b'{"id": 1, "op": "status", "args": ' + b"[" * nested + b"]" * nested + b"}"
+    return b'{"id": 1, "op": "status", "args": ' + b"[" * nested + b"]" * nested + b"}", False
 
 
 def _vanish(daemon: Spawned, rng: random.Random) -> None:
@@ -211,7 +212,7 @@ def test_a_long_fuzz_leaks_no_descriptors_and_no_memory_beyond_a_bound(daemon: S
     rng = random.Random(SEED)
     ops = sorted(set(REGISTRY.ops) - SKIPPED)
     connection = Connection(daemon.paths.socket)
-    answered = 0
+    answered = appended = 0
     warm_up = max(ROUNDS // 4, 1)
     try:
         for round_ in range(ROUNDS):
@@ -220,15 +221,24 @@ def test_a_long_fuzz_leaks_no_descriptors_and_no_memory_beyond_a_bound(daemon: S
             if rng.random() < 0.1:
                 _vanish(daemon, rng)
                 continue
-            _clean(connection.ask(_random_line(rng, ops)))
+            line, an_event = _random_line(rng, ops)
+            answer = connection.ask(line)
+            _clean(answer)
             answered += 1
+            if an_event:
+                assert answer["ok"] is True, answer  # the odd texts are all payloads the log takes
+                appended += 1
     finally:
         connection.close()
     _alive(daemon)
+    assert appended > 0, "no round appended an odd text"
+    with daemon.client() as client:
+        assert client.call("sessions.get", session=SOAK_SESSION)["events"] == appended
     fds, rss = _fds(daemon), _rss(daemon)
     figures = {
         "rounds": ROUNDS,
         "answered": answered,
+        "appended": appended,
         "fds_after_warm_up": fds_after_warm_up,
         "fds_at_end": fds,
         "rss_after_warm_up": rss_after_warm_up,

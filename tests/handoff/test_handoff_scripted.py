@@ -188,7 +188,7 @@ def test_json_shape_is_pinned(document: Handoff) -> None:
         "references",
         "footer",
     ]
-    assert data["format"] == 1
+    assert data["format"] == 2
     assert data["subject"] == {
         "agent": "coder-1",
         "type": "claude-code",

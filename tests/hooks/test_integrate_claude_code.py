@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
-from toka_cli.integrate import EVENTS, is_toka_hook
+from toka_cli.integrate.claude_hooks import EVENTS, is_toka_hook
 from toka_cli.main import app
+
+TOKA = str((Path(sys.executable).parent / "toka").absolute())
 
 OTHER = {
     "model": "opus",
@@ -61,6 +64,7 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
         "action",
         "command",
         "events",
+        "updated",
         "statusline",
         "mcp",
         "changed",
@@ -76,7 +80,9 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
     assert _toka_events(settings) == list(EVENTS)
     assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
     assert "matcher" not in settings["hooks"]["Stop"][0]
-    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook claude-code")
+    # By its absolute path: Claude Code runs hooks without the venv on its PATH.
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] == f"{TOKA} hook claude-code"
+    assert report["command"] == f"{TOKA} hook claude-code" and report["updated"] == []
 
 
 def test_other_settings_and_hooks_are_kept_and_a_backup_made(home: Path) -> None:
@@ -187,3 +193,24 @@ def test_another_status_line_is_left_as_it_is(home: Path) -> None:
     assert _settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
     assert json.loads(integrate("--uninstall", "--json").stdout)["statusline"]["state"] == "other"
     assert _settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
+
+
+def test_a_bare_toka_from_an_older_install_is_updated_to_the_absolute_path(home: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    bare = {"type": "command", "command": "toka hook claude-code"}
+    old = {
+        "hooks": {"Stop": [{"hooks": [bare]}], "PreToolUse": [{"matcher": "*", "hooks": [dict(bare)]}]},
+        "statusLine": {"type": "command", "command": "toka statusline", "padding": 0},
+    }
+    path.write_text(json.dumps(old))
+    result = integrate("--json")
+    report = json.loads(result.stdout)
+    assert report["updated"] == ["PreToolUse", "Stop"]
+    assert report["statusline"]["state"] == "updated"
+    settings = _settings(home)
+    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": f"{TOKA} hook claude-code"}]}]
+    assert settings["statusLine"] == {"type": "command", "command": f"{TOKA} statusline", "padding": 0}
+    assert _toka_events(settings).count("Stop") == 1  # updated in place, not added twice
+    again = json.loads(integrate("--json").stdout)
+    assert again["changed"] is False and again["updated"] == [] and again["statusline"]["state"] == "installed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,13 @@ from typer.testing import CliRunner, Result
 from toka_cli.main import app
 
 TOKA = str((Path(sys.executable).parent / "toka").absolute())
+
+
+def _env_line() -> str:
+    """Where toka's data is, written into Codex's entry: Codex passes its servers no TOKA_HOME."""
+    return f'env = {{TOKA_HOME = "{os.environ["TOKA_HOME"]}"}}\n'
+
+
 CLAUDE_JSON = {
     "numStartups": 12,
     "hasCompletedOnboarding": True,
@@ -106,13 +114,13 @@ def test_codex_config_keeps_comments_other_servers_and_layout(home: Path) -> Non
     path = home / ".codex" / "config.toml"
     path.parent.mkdir()
     path.write_text(CODEX_TOML)
-    assert report(integrate("codex"))["mcp"]["state"] == "added"
+    assert report(integrate("codex", "--no-notify"))["mcp"]["state"] == "added"
     text = path.read_text()
     # Every line of the user's file as it was, comments too; toka's table beside the other server.
     docs_end = CODEX_TOML.index("[model_providers.fake]")
-    block = f'[mcp_servers.toka]\ncommand = "{TOKA}"\nargs = ["mcp"]\n\n'
+    block = f'[mcp_servers.toka]\ncommand = "{TOKA}"\nargs = ["mcp"]\n{_env_line()}\n'
     assert text == CODEX_TOML[:docs_end] + block + CODEX_TOML[docs_end:]
-    assert report(integrate("codex"))["mcp"]["state"] == "installed"
+    assert report(integrate("codex", "--no-notify"))["mcp"]["state"] == "installed"
     assert path.read_text() == text
     assert report(integrate("codex", "--uninstall"))["mcp"]["state"] == "removed"
     assert path.read_text() == CODEX_TOML
@@ -124,7 +132,8 @@ def test_codex_home_is_honoured_and_a_fresh_file_made(
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "ch"))
     integrate("codex")
     written = (tmp_path / "ch" / "config.toml").read_text()
-    assert written == f'[mcp_servers.toka]\ncommand = "{TOKA}"\nargs = ["mcp"]\n\n'
+    notify = f'notify = ["{TOKA}", "hook", "codex"]\n\n'
+    assert written == notify + f'[mcp_servers.toka]\ncommand = "{TOKA}"\nargs = ["mcp"]\n{_env_line()}\n'
 
 
 def test_dry_run_shows_the_diff_and_writes_nothing(home: Path) -> None:
@@ -149,3 +158,15 @@ def test_invalid_toml_is_refused_and_left_alone(home: Path) -> None:
     assert result.exit_code == 2
     assert "is not valid TOML" in result.stderr
     assert path.read_text() == "model = \n"
+
+
+def test_codex_gets_where_toka_keeps_its_data(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex starts MCP servers without the caller's TOKA_HOME or XDG_* variables."""
+    import tomllib
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+    integrate("codex")
+    entry = tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"]["toka"]
+    assert entry["env"] == {"TOKA_HOME": os.environ["TOKA_HOME"], "XDG_RUNTIME_DIR": "/run/user/1000"}
+    monkeypatch.setenv("TOKA_HOME", "/elsewhere")
+    assert report(integrate("codex"))["mcp"]["state"] == "updated"  # another home: the entry follows

@@ -4,6 +4,7 @@ raw JSON with plain code of their own), and against broken files written for the
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,9 +53,15 @@ def expected_figures(path: Path) -> dict[str, Any]:
     agents: set[str] = set()
     responses: dict[tuple[Any, Any], dict[str, Any]] = {}
     in_agent_file = path.name.startswith("agent-")
+    inline: dict[str, str] = {}  # 1.0.x inline sidechains: uuid -> the Task call's agent
     for record in records_of(path):
-        if record.get("isSidechain") or in_agent_file:
-            agents.add(record.get("agentId") or "sidechain")
+        if in_agent_file or (record.get("isSidechain") and record.get("agentId")):
+            agents.add(record.get("agentId"))
+        elif record.get("isSidechain"):
+            parent = record.get("parentUuid")
+            name = inline[parent] if parent else "sidechain-" + record["uuid"][:8]
+            inline[record["uuid"]] = name
+            agents.add(name)
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
             figures["compaction"] += 1
         if record.get("type") not in ("user", "assistant"):
@@ -62,7 +69,8 @@ def expected_figures(path: Path) -> dict[str, Any]:
         message = record.get("message") or {}
         content = message.get("content")
         if record.get("isCompactSummary"):
-            figures["compaction"] += 1
+            # The summary a compaction left, after its boundary; 1.0.x writes no boundary.
+            figures["compaction" if record.get("parentUuid") is None else "compaction.summary"] += 1
         elif isinstance(content, str):
             figures["message"] += 1
         elif isinstance(content, list):
@@ -116,6 +124,7 @@ def test_fixture_counts_and_usage_totals_match_the_raw_records(name: str) -> Non
         "tool.call",
         "tool.result",
         "compaction",
+        "compaction.summary",
         "usage",
         "input_tokens",
         "output_tokens",
@@ -335,7 +344,7 @@ def test_a_file_that_never_names_its_session_uses_its_stem(tmp_path: Path) -> No
     record = {"type": "user", "uuid": "u1", "isSidechain": True, "message": {"role": "user", "content": "go"}}
     main_events, _ = parse(write(tmp_path, line(record), "sess-1.jsonl"))
     agent_events, _ = parse(write(folder, line(record), "agent-x1.jsonl"))
-    assert [(e["session"], e["agent"]) for e in main_events] == [("sess-1", "sidechain")]
+    assert [(e["session"], e["agent"]) for e in main_events] == [("sess-1", "sidechain-u1")]
     assert [(e["session"], e["agent"]) for e in agent_events] == [("sess-1", "x1")]
 
 
@@ -398,3 +407,51 @@ def test_records_without_a_time_take_the_one_before_them(tmp_path: Path) -> None
         "2026-01-02T03:04:05.000Z",
     ]
     assert stats.borrowed_timestamps == 1
+
+
+def test_each_inline_sidechain_is_the_agent_of_its_task_call() -> None:
+    """1.0.x wrote subagents inline: one agent per Task call, not one "sidechain" for all."""
+    path = claude_fixture("kesslerio__logs__chat.816b68a.c7428042-d9a9-4e9e-a71c-4433a8d202c0.jsonl")
+    records = list(records_of(path))
+    tasks = [
+        block["id"]
+        for record in records
+        if record.get("type") == "assistant" and not record.get("isSidechain")
+        for block in record["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Task"
+    ]
+    events, _ = parse(path)
+    sidechains = list(dict.fromkeys(e["agent"] for e in events if e["agent"] != "main"))
+    assert len(tasks) == 7 and len(sidechains) == 7
+    # Each starts with its Task call's prompt, and usage never jumps between two of them.
+    first_message = {}
+    for event in events:
+        if event["agent"] != "main" and event["kind"] == "message":
+            first_message.setdefault(event["agent"], event["payload"]["text"])
+    prompts = [
+        block["input"]["prompt"]
+        for record in records
+        if record.get("type") == "assistant" and not record.get("isSidechain")
+        for block in record["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Task"
+    ]
+    assert sorted(first_message.values()) == sorted(prompts)
+
+
+def test_records_before_the_first_time_take_the_next_records_not_the_files(tmp_path: Path) -> None:
+    """A snapshot holds its own time; a title before any time takes the first record's."""
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "m1",
+        "snapshot": {"messageId": "m1", "trackedFileBackups": {}, "timestamp": "2026-02-03T10:00:00.000Z"},
+    }
+    title = {"type": "summary", "summary": "Fixing the login", "leafUuid": "u9"}
+    first = user("u1", "hello") | {"timestamp": "2026-02-03T10:00:05.000Z"}
+    path = write(tmp_path, line(title) + line(snapshot) + line(first), "timed.jsonl")
+    os.utime(path, (2_000_000_000, 2_000_000_000))  # a copy made in 2033
+    events, _ = parse(path)
+    assert [(e["kind"], e["ts"]) for e in events] == [
+        ("session.title", "2026-02-03T10:00:00.000Z"),  # the next record's time: the snapshot's own
+        ("raw", "2026-02-03T10:00:00.000Z"),
+        ("message", "2026-02-03T10:00:05.000Z"),
+    ]

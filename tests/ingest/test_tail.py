@@ -9,10 +9,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import large_records
 import pytest
 import watch_support
+from large_records import MiB
 from transcripts import TRANSCRIPTS, shared_or_skip
 
+from daemon.batching import MAX_BATCH_BYTES
 from daemon.ingest import tail as tail_module
 from daemon.ingest.formats import PARSERS, detect
 from daemon.ingest.lines import ParseStats
@@ -22,7 +25,7 @@ Event = dict[str, Any]
 
 
 def read(tail: Tail, path: Path, stats: ParseStats | None = None) -> list[Event]:
-    events = [event for batch in tail.read(path, stats or ParseStats()) for event in batch]
+    events = [event for batch in tail.read(path, stats or ParseStats()) for _, event in batch]
     tail.commit(path)
     return events
 
@@ -50,6 +53,17 @@ def test_a_line_without_its_newline_waits_until_it_is_complete(transcript: Path,
     assert events[0]["payload"]["text"] == "Let me look at the session code."
 
 
+def test_a_file_of_large_records_is_read_a_few_megabytes_at_a_time(tmp_path: Path, cursors: CursorStore) -> None:
+    path = large_records.write_reads(tmp_path / "reads.jsonl", [MiB] * 12)
+    batches = list(Tail(cursors).read(path, ParseStats()))
+    assert len(batches) > 1
+    for batch in batches:
+        sizes = [len(event["payload"].get("output", "")) for _, event in batch]
+        assert sum(sizes) <= MAX_BATCH_BYTES + MiB  # the record that closed it is in the next one
+    results = [(line, event["key"]) for batch in batches for line, event in batch if event["kind"] == "tool.result"]
+    assert results == [(2 * n + 2, f"r{n}:0") for n in range(12)]  # each with the number of its line
+
+
 def test_a_new_tail_carries_on_from_the_saved_cursor(transcript: Path, cursors: CursorStore) -> None:
     lines = watch_support.lines()
     watch_support.append(transcript, b"".join(lines[:2]))
@@ -69,7 +83,7 @@ def test_forget_reads_again_from_the_last_commit(transcript: Path, cursors: Curs
     tail = Tail(cursors)
     read(tail, transcript)
     watch_support.append(transcript, lines[1])
-    lost = [e for batch in tail.read(transcript, ParseStats()) for e in batch]  # the caller failed to store it
+    lost = [e for batch in tail.read(transcript, ParseStats()) for _, e in batch]  # the caller failed to store it
     tail.forget(transcript)
     assert read(tail, transcript) == lost
 

@@ -116,6 +116,50 @@ def test_the_current_session_is_the_latest_recorded_in_the_working_directory(dae
     assert (here["session"], named["session"]) == ("here", "elsewhere")
 
 
+def test_the_context_tool_hands_the_model_redacted_text(daemon: Spawned) -> None:
+    seed(daemon)
+    with daemon.client() as client:
+        client.record("s-mcp", "message", {"role": "user", "text": "the db is postgres://app:hunter2@db/app"})
+
+    async def scenario() -> dict[str, Any]:
+        async with mcp_session("--session", "s-mcp") as session:
+            return structured(await session.call_tool("context", {"budget": 5000}))
+
+    context = anyio.run(scenario)
+    assert context["messages"][-1]["content"] == "the db is postgres://app:[redacted:url_password]@db/app"
+    assert context["redaction"]["raw"] is False and context["redaction"]["counts"] == {"url_password": 1}
+
+
+def test_every_tool_takes_a_session_prefix_and_an_agent(daemon: Spawned) -> None:
+    seed(daemon)
+    with daemon.client() as client:
+        client.record("s-mcp", "message", {"role": "user", "text": "explore auth.py"}, agent="explorer")
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with mcp_session() as session:
+            out["usage"] = structured(await session.call_tool("usage", {"session": "s-mc"}))
+            out["explorer"] = structured(await session.call_tool("usage", {"session": "s-mc/explorer"}))
+            out["context"] = structured(await session.call_tool("context", {"session": "s-mc", "budget": 5000}))
+            out["recall"] = structured(await session.call_tool("recall", {"query": "auth.py", "session": "s-mc"}))
+            out["search"] = structured(await session.call_tool("search", {"query": "auth.py", "session": "s-mc"}))
+            await session.call_tool("note", {"kind": "decision", "text": "keep the pool", "session": "s-mc"})
+            out["created"] = structured(await session.call_tool("handoff", {"action": "create", "session": "s-mc"}))
+            out["shown"] = structured(await session.call_tool("handoff", {"session": "s-mc"}))
+        return out
+
+    out = anyio.run(scenario)
+    assert (out["usage"]["session"], out["usage"]["agent"]) == ("s-mcp", "s-mcp/main")
+    assert out["explorer"]["agent"] == "s-mcp/explorer"
+    assert (out["context"]["session"], out["context"]["agent"]) == ("s-mcp", "s-mcp/main")
+    assert out["recall"]["session"] == "s-mcp"
+    assert len(out["search"]["hits"]) == 3  # the path searched as written, in the session's three messages
+    assert out["created"]["session"] == out["shown"]["session"] == "s-mcp"
+    assert out["shown"]["document"]["decisions"][0]["text"] == "keep the pool"
+    with daemon.client() as client:
+        assert [s["session"] for s in client.call("sessions.list")["sessions"]] == ["s-mcp"]
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
@@ -124,7 +168,7 @@ def test_the_current_session_is_the_latest_recorded_in_the_working_directory(dae
         ("memory_set", {"scope": "global", "key": "k", "value": 1, "expect_version": -1}, "expect_version"),
         ("note", {"kind": "gossip", "text": "x"}, "kind"),  # not one of the kinds
         ("note", {"kind": "todo", "text": "   "}, "argument 'text' is empty"),
-        ("search", {"query": '"unclosed'}, "error: "),  # the daemon's own error, with its hint
+        ("search", {"query": '"unclosed', "fts": True}, "error: "),  # the daemon's own error, with its hint
         ("usage", {"session": "no-such-session"}, "error: "),
         ("memory_get", {"scope": "global", "key": "absent"}, "hint: "),
         ("handoff", {"session": "s-mcp"}, "has no handoff yet"),

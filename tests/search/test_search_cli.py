@@ -7,6 +7,7 @@ import json
 import pytest
 from rich.console import Console
 from rich.text import Text
+from transcripts import shared_or_skip
 from typer.testing import CliRunner, Result
 
 from daemon.client.sync import Client
@@ -36,7 +37,7 @@ def test_search_prints_a_table_with_marked_matches_in_a_pipe(recorded: None) -> 
     result = invoke("search", "login")
     assert result.exit_code == 0, result.stderr
     header, *rows = result.stdout.splitlines()
-    assert header.split() == ["seq", "time", "session", "kind", "snippet"]
+    assert header.split() == ["seq", "time", "(UTC)", "session", "kind", "snippet"]  # the zone of the times
     assert len(rows) == 3
     assert all(f"{MARK_START}login{MARK_END}" in row for row in rows)
 
@@ -59,19 +60,39 @@ def test_search_says_when_nothing_matches(recorded: None) -> None:
     assert result.stdout == "no event matches 'zebra'\n"
 
 
-def test_a_malformed_query_is_a_usage_error(recorded: None) -> None:
-    result = invoke("search", '"login')
+def test_a_malformed_fts_query_is_a_usage_error_with_a_hint(recorded: None) -> None:
+    result = invoke("search", "--fts", '"login')
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert lines[0].startswith("error: cannot read the search query")
     assert lines[1].startswith("hint: put words with punctuation in double quotes")
+    assert "leave out --fts" in lines[1]
+
+
+def test_fts_syntax_is_opt_in(recorded: None) -> None:
+    assert invoke("search", "login OR make").stdout == "no event matches 'login OR make'\n"
+    found = json.loads(invoke("search", "--fts", "login OR make", "--json").stdout)
+    assert len(found["hits"]) == 4
+    assert invoke("search", '"login').exit_code == 0  # a stray quote is a character like any other
+
+
+def test_paths_and_hyphenated_names_are_searched_as_written() -> None:
+    path = shared_or_skip("fixtures", "transcripts", "claude", "marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    assert invoke("import", str(path)).exit_code == 0
+    for text in ("tmux-waiting.sh", "lib/spotter/services/tmux.ex"):
+        result = invoke("search", text, "--json")
+        assert result.exit_code == 0, result.stderr
+        hits = json.loads(result.stdout)["hits"]
+        assert hits and all(f"{MARK_START}{text}{MARK_END}" in hit["snippet"] for hit in hits[:5]), text
+    missing = invoke("search", "src/auth/client.py")
+    assert (missing.exit_code, missing.stdout) == (0, "no event matches 'src/auth/client.py'\n")
 
 
 def test_recall_table_and_json(recorded: None) -> None:
     result = invoke("recall", "login", "--session", "auth-1")
     assert result.exit_code == 0, result.stderr
     header, *rows = result.stdout.splitlines()
-    assert header.split() == ["why", "seq", "time", "session", "kind", "snippet"]
+    assert header.split() == ["why", "seq", "time", "(UTC)", "session", "kind", "snippet"]
     assert [row.split()[0] for row in rows] == ["recent", "recent", "summary", "match"]
     document = json.loads(invoke("recall", "login", "--session", "auth-1", "--json", "--limit", "2").stdout)
     assert set(document) == {"query", "session", "items"}

@@ -60,8 +60,16 @@ def test_search_filters(daemon: Spawned) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [{"query": '"open'}, {"query": "login AND"}, {}, {"query": 5}, {"query": "login", "limit": 0}],
-    ids=["quote", "dangling", "missing", "not text", "limit"],
+    [
+        {"query": '"open', "fts": True},
+        {"query": "login AND", "fts": True},
+        {"query": "--"},
+        {},
+        {"query": 5},
+        {"query": "login", "limit": 0},
+        {"query": "login", "fts": "yes"},
+    ],
+    ids=["quote", "dangling", "no word", "missing", "not text", "limit", "fts not a flag"],
 )
 def test_bad_searches_are_usage_errors(daemon: Spawned, args: dict[str, Any]) -> None:
     with daemon.client() as client:
@@ -72,8 +80,21 @@ def test_bad_searches_are_usage_errors(daemon: Spawned, args: dict[str, Any]) ->
 
 def test_a_malformed_query_names_the_fix(daemon: Spawned) -> None:
     with daemon.client() as client, pytest.raises(UsageError) as caught:
-        client.call("search", query="login-timeout")
+        client.call("search", query="login-timeout", fts=True)
     assert caught.value.hint is not None and "double quotes" in caught.value.hint
+    assert "without FTS syntax" in caught.value.hint
+
+
+def test_queries_are_searched_as_written_unless_fts_is_asked_for(daemon: Spawned) -> None:
+    with daemon.client() as client:
+        seed(client)
+        client.record("auth-1", "tool.call", {"tool": "Bash", "input": {"command": "bash hooks/tmux-waiting.sh"}})
+        as_written = client.call("search", query="hooks/tmux-waiting.sh")["hits"]
+        assert [hit["kind"] for hit in as_written] == ["tool.call"]
+        assert f"{MARK_START}hooks/tmux-waiting.sh{MARK_END}" in as_written[0]["snippet"]
+        assert client.call("search", query="login OR pool")["hits"] == []  # OR is a word
+        assert len(client.call("search", query="login OR pool", fts=True)["hits"]) == 6
+        assert client.call("recall", query="tmux-waiting.sh", session="auth-1")["items"]
 
 
 def test_recall_gathers_recent_events_matches_and_summaries(daemon: Spawned) -> None:

@@ -23,7 +23,8 @@ from psycopg import sql
 
 from store.base import EventStore
 from store.ephemeral import EphemeralStore
-from store.sqlite import Durability, SqliteStore
+from store.sqlite import SqliteStore
+from store.sqlite_connect import Durability
 
 BACKENDS = ("sqlite", "memory", "postgres")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations, sqlite_append, sqlite_projections
+from store import migrations, sqlite_append, sqlite_connect, sqlite_projections
 from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
@@ -276,6 +276,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
     with monkeypatch.context() as old_toka:  # a database as a toka of the first two steps left it
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:2])
         old_toka.setattr(sqlite_append, "index_events", lambda db, events: None)  # it had no search index
+        old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor the projections it checks
         async with open_sqlite(db_path) as store:
             await store.append(
                 [
@@ -313,6 +314,7 @@ async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upg
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
         old_toka.setattr(sqlite_projections, "_add_usage", lambda db, rows: None)
+        old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0), NewEvent("s1", "usage", usage, "main", T0)])
     async with open_sqlite(db_path) as store:

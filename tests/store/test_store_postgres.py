@@ -8,6 +8,8 @@ import asyncio
 import gc
 import logging
 import socket
+import subprocess
+import sys
 import time
 import uuid
 import warnings
@@ -397,3 +399,71 @@ async def test_an_upgrade_that_adds_the_usage_table_fills_it_from_the_log(
 
     reopened = await open_store()
     assert await reopened.usage_rows() == expected
+
+
+async def test_session_tables_left_empty_over_the_log_are_rebuilt_when_it_opens(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    """As a kill between an upgrade's last step and its rebuild left them in an older toka."""
+    store = await open_store()
+    await store.append([say("s", "one"), say("s", "two"), NewEvent("s", "usage", {"input_tokens": 3}, "main")])
+    before, usage = await store.sessions(), await store.usage_rows()
+    last = (await store.query(EventQuery(order="desc", limit=1)))[0]
+    await store.close()
+    async with connected(postgres_database) as conn:
+        for table in ("sessions", "session_agents", "session_kinds", "usage_buckets"):
+            await conn.execute(f"DELETE FROM {table}")
+
+    reopened = await open_store()
+    assert await reopened.sessions() == before
+    assert await reopened.usage_rows() == usage
+    [added] = await reopened.append([say("s", "three")])
+    assert added.event.parents == (last.id,)
+    assert (await reopened.verify()).ok
+
+
+async def test_an_append_chains_onto_the_logs_last_event_whatever_the_session_table_says(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    store = await open_store()
+    [first] = await store.append([say("s", "one")])
+    async with connected(postgres_database) as conn:
+        await conn.execute("DELETE FROM sessions")
+    [second] = await store.append([say("s", "two")])
+    assert second.event.parents == (first.event.id,)
+
+
+UPGRADE_KILLED_IN_ITS_REBUILD = """
+import asyncio, os, sys
+from store import postgres_reads
+from store.postgres import PostgresStore
+
+async def killed(conn):
+    os._exit(9)  # SIGKILL in the middle of refilling the projection
+
+postgres_reads.project_usage = killed
+asyncio.run(PostgresStore.open(sys.argv[1]))
+"""
+
+
+async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_of_its_last_step(
+    open_store: OpenStore, postgres_database: str
+) -> None:
+    store = await open_store()
+    usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
+    await store.append([NewEvent("s", "usage", usage, "main"), NewEvent("s", "usage", usage, "main")])
+    await store.close()
+    async with connected(postgres_database) as conn:  # back to the schema before the last step
+        await conn.execute("DROP TABLE usage_buckets")
+        await conn.execute("DELETE FROM toka_migrations WHERE name = 'p005_usage_buckets'")
+
+    killed = subprocess.run(
+        [sys.executable, "-c", UPGRADE_KILLED_IN_ITS_REBUILD, postgres_database], check=False, timeout=60
+    )
+
+    assert killed.returncode == 9
+    async with connected(postgres_database) as conn:
+        steps = [row[0] for row in await rows(conn, "SELECT name FROM toka_migrations ORDER BY seq")]
+    assert steps == [name for name, _ in STEPS[:-1]]
+    reopened = await open_store()
+    assert [row.calls for row in await reopened.usage_rows()] == [2]

@@ -17,6 +17,7 @@ from store.events import NewEvent
 from store.postgres import PostgresStore
 from store.postgres_search import MAX_POSITION, MAX_POSITIONS, MAX_WORD_BYTES
 from store.search import MAX_INDEXED_CHARS, SearchQuery
+from store.search_syntax import literal_query
 from store.sqlite import SqliteStore
 
 T0 = 1_780_000_000_000_000
@@ -143,3 +144,37 @@ async def test_a_malformed_query_is_a_usage_error_on_postgres_as_on_sqlite(
         with pytest.raises(UsageError) as raised:
             await stores[name].search(SearchQuery(text))
         assert (repr(text) in raised.value.message, name) == (True, name)
+
+
+# Searched as written (the default of `toka search`): paths, file names, hyphenated and dotted
+# names, punctuation that FTS5's syntax would read as operators.
+LITERAL = {
+    "login-timeout": {"timeout"},
+    "config.yaml": {"timeout"},
+    "tests/test_auth.py::test_login": {"pytest"},
+    "/usr/local/bin/toka": {"paths"},
+    "dev@example.com": {"paths"},
+    "O'Brien's": {"quotes"},
+    '"quoted phrase"': {"quotes"},
+    "login OR größe": set(),  # OR is a word here
+    "timeout login": {"timeout"},  # every term, anywhere
+    "(30s)": {"timeout"},
+    "__init__": {"underscores"},
+}
+
+
+async def test_literal_queries_find_the_same_on_every_backend(stores: dict[str, EventStore]) -> None:
+    batch = [NewEvent("s", "message", {"text": text}, "main", T0 + n) for n, text in enumerate(TEXTS.values())]
+    labels = dict(zip(await _append_everywhere(stores, batch), TEXTS, strict=True))
+    found = {
+        text: {name: await _found(store, literal_query(text), labels) for name, store in stores.items()}
+        for text in LITERAL
+    }
+    assert found == {text: dict.fromkeys(stores, hits) for text, hits in LITERAL.items()}
+
+
+@pytest.mark.parametrize("text", ["--", "*", '""', "( )"])
+def test_a_literal_query_without_a_word_is_refused(text: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        literal_query(text)
+    assert raised.value.hint is not None

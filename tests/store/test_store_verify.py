@@ -19,6 +19,7 @@ from store.errors import IntegrityError
 from store.events import Event, NewEvent
 from store.rows import CODEC_RAW
 from store.sqlite import SqliteStore
+from store.sqlite_projections import project_sessions
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 
@@ -169,15 +170,39 @@ async def test_verify_names_the_event_after_a_deleted_one(db_path: Path, open_sq
     assert report.events == 8
 
 
-async def test_verify_names_a_deleted_last_event_of_a_session(db_path: Path, open_sqlite: OpenSqlite) -> None:
-    events = await tampered(db_path, open_sqlite, lambda db: db.execute("DELETE FROM events WHERE seq = 9"))
+async def test_verify_names_a_session_whose_table_row_outlived_its_last_event(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    # seq 8 is s1's last event; the log's last (seq 9, of s2) stays, so opening sees nothing amiss.
+    events = await tampered(db_path, open_sqlite, lambda db: db.execute("DELETE FROM events WHERE seq = 8"))
 
     async with open_sqlite(db_path) as store:
         report = await store.verify()
-        other = await store.verify("s1")
+        other = await store.verify("s2")
     [problem] = report.problems
-    assert (problem.id, problem.session, problem.what) == (events[8].id, "s2", "head")
+    assert (problem.id, problem.session, problem.what) == (events[7].id, "s1", "head")
     assert other.ok
+
+
+async def test_a_deleted_last_event_is_named_with_the_session_table_rebuilt_over_what_is_left(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    def change(db: sqlite3.Connection) -> None:
+        db.execute("DELETE FROM events WHERE seq = 9")
+        project_sessions(db)  # the table now agrees with what is left: no head to compare
+
+    events = await tampered(db_path, open_sqlite, change)
+
+    async with open_sqlite(db_path) as store:
+        chain = await store.verify()
+        checked = await store.check_database()
+        damage = store.damage()
+    assert chain.ok  # what is left is a sound chain: only the tip recorded outside the file tells
+    [problem] = checked.problems
+    assert (problem.seq, problem.id, problem.what) == (9, events[8].id, "truncated")
+    assert "the log ends at seq 8" in problem.detail
+    assert checked.merged(chain).problem_count == 1
+    assert damage is not None and "seq 9" in damage.reason
 
 
 async def test_verify_lists_problems_in_log_order_starting_with_the_first(

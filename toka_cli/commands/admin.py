@@ -6,16 +6,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from daemon.paths import resolve_paths
 from store.errors import IntegrityError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console
+from toka_cli.output import console, emit
+from toka_cli.render import key_values
 
 if TYPE_CHECKING:
-    from daemon.client.results import CopyReport
+    from daemon.client.results import CopyReport, Recovery, RecoveryLost
 
-app = make_app("Maintenance: rebuild the query tables from the log, copy the log into PostgreSQL.", name="admin")
+app = make_app(
+    "Maintenance: rebuild the query tables from the log, copy the log into PostgreSQL, recover a damaged database.",
+    name="admin",
+)
 
 
 @app.command()
@@ -85,3 +90,51 @@ def _copied(report: CopyReport) -> None:
         f" (event {first['id'][:12]}, session {first['session']}): {first['what']}: {first['detail']}",
         highlight=False,
     )
+
+
+@app.command()
+def recover(json_: JsonOpt = False) -> None:
+    """Save what can be read of a damaged database into a new one, and keep the damaged one.
+
+    Stops the daemon, reads the database row by row (and through the sqlite3 shell's .recover
+    when it is installed and rows did not read), writes what it read into a new toka.db with
+    the sessions and the search index rebuilt, renames the damaged files to
+    toka.db.damaged-TIME, and reports what was saved and what was lost. The next command starts
+    the daemon on the new database. Exit code 0 when every event was saved, 5 when some were lost.
+    """
+    from daemon.client.recover import recover_database
+
+    report = emit(recover_database(resolve_paths()), json_, _recovered)
+    lost = report["lost"]["events"]
+    if lost:
+        raise IntegrityError(
+            f"{lost} events of the damaged log could not be saved (the rest are in {report['database']})",
+            f"the damaged files are kept as {report['kept_as']}; `toka verify` names the holes left in the log",
+        )
+
+
+def _recovered(report: Recovery) -> None:
+    saved, lost = report["saved"], report["lost"]
+    rows = [
+        ("database", f"{report['database']}, new: {saved['events']:,} events of {report['sessions']:,} sessions"),
+        ("kept", f"the damaged files as {report['kept_as']}"),
+        ("saved", f"{saved['events']:,} events, {saved['payloads']:,} payloads, {saved['tombstones']:,} tombstones"),
+        ("lost", _lost(lost) if lost["events"] else f"nothing of the {report['last_seq']:,} seqs the log had reached"),
+        ("read by", ", ".join(report["methods"])),
+        ("check", f"SQLite's integrity_check of the new database: {'; '.join(report['integrity_check'][:3])}"),
+    ]
+    if report["stopped"] is not None:
+        rows.insert(0, ("daemon", f"stopped (pid {report['stopped']}); the next toka command starts it"))
+    rows += [("note", note) for note in report["notes"]]
+    console().print(key_values(rows), highlight=False)
+
+
+def _lost(lost: RecoveryLost) -> str:
+    runs = ", ".join(f"{first}" if first == last else f"{first}-{last}" for first, last in lost["seqs"])
+    more = ", ..." if len(lost["seqs"]) == 100 else ""
+    without = (
+        f"; {lost['events_without_payload']:,} of them read without their payload"
+        if lost["events_without_payload"]
+        else ""
+    )
+    return f"{lost['events']:,} events: seqs {runs}{more}{without}"

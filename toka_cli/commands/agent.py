@@ -16,7 +16,12 @@ if TYPE_CHECKING:
     from daemon.client.results import Agent, AgentList
 
 app = make_app("Agents: spawn them, follow their context fill and lifecycle, pause, resume, terminate.", name="agent")
-AgentArg = Annotated[str, typer.Argument(help="An agent id (frontend-v2-3f9a, or SESSION/NAME), or a unique prefix.")]
+AgentArg = Annotated[
+    str,
+    typer.Argument(
+        help="An agent: its id (frontend-v2-3f9a, SESSION/NAME) or a unique prefix; a session: its main agent."
+    ),
+]
 
 
 def agent_view(agent: Agent) -> None:

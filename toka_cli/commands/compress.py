@@ -10,7 +10,7 @@ import typer
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
-from toka_cli.options import JsonOpt, SessionArg
+from toka_cli.options import JsonOpt, TargetArg
 from toka_cli.output import console, note, print_json
 from toka_cli.render import key_values
 
@@ -23,7 +23,7 @@ blob_app = make_app("Payloads by digest: what a summary elided as [blob DIGEST S
 
 
 def compress(
-    session: SessionArg,
+    session: TargetArg,
     policy: Annotated[str | None, typer.Option(help=POLICY_HELP)] = None,
     target: Annotated[
         float | None, typer.Option(min=1, max=99, help="Aim at this % of the window (default 37.5).")
@@ -32,9 +32,10 @@ def compress(
     force: Annotated[bool, typer.Option("--force", help="Compress even within the rate limits.")] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Compress a session's older events into a summary, without deleting or changing any.
+    """Compress an agent's older events into a summary, without deleting or changing any.
 
-    Appends a `compression` event for a range of the session: the summary, the range, the
+    A session names its main agent; SESSION/NAME one of its subagents. Appends a `compression`
+    event for a range of the agent's events in its session: the summary, the range, the
     policy, the tokens before and after. Refused (exit 6) when the session was compressed less
     than compression.min_interval_s ago or has fewer than compression.min_messages new
     messages, unless --force.
@@ -54,9 +55,13 @@ def compress(
 
 def _compressed(result: Compression) -> None:
     if result["first_seq"] is None:
-        note(f"nothing to compress: {result['tokens_before']:,} tokens fit the target of {result['target_tokens']:,}")
+        note(
+            f"nothing to compress for {result['agent']}: {result['tokens_before']:,} tokens fit the target of"
+            f" {result['target_tokens']:,}"
+        )
         return
     rows = [
+        ("agent", result["agent"]),
         ("stored", f"yes, event {result['seq']}" if result["stored"] else "no (dry run)"),
         ("policy", result["policy"]),
         ("range", f"seq {result['first_seq']} to {result['last_seq']} ({result['events_in_range']} events)"),
@@ -78,16 +83,30 @@ def _summarizer(used: dict[str, Any] | None) -> str:
 
 
 def context(
-    session: SessionArg,
+    session: TargetArg,
     budget: Annotated[int, typer.Option(min=1000, help="Tokens the context may take in all.")] = 100_000,
     policy: Annotated[str | None, typer.Option(help=POLICY_HELP + " Used when the history does not fit.")] = None,
-    format_: Annotated[str, typer.Option("--format", "-f", help="messages, text or json.")] = "messages",
+    format_: Annotated[str, typer.Option("--format", help="messages, text or json (as --json).")] = "messages",
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Show the texts as recorded: no secrets or personal data redacted.")
+    ] = False,
+    json_: JsonOpt = False,
 ) -> None:
-    """The working context of a session as an agent should see it now, fitted to a budget."""
+    """The working context of an agent (a session: its main agent) as it should see it now, fitted to a budget.
+
+    Secrets and personal data (redaction.kinds) are redacted from its texts, as it is meant to be
+    handed to a model; --raw shows them as the log holds them.
+    """
+    format_ = "json" if json_ else format_
     if format_ not in CONTEXT_FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(CONTEXT_FORMATS)}")
     result: WorkingContext = call(
-        "context", progress_label="reading the session", session=session, budget=budget, policy=policy or None
+        "context",
+        progress_label="reading the session",
+        session=session,
+        budget=budget,
+        policy=policy or None,
+        raw=raw,
     )
     if format_ == "json":
         print_json(result)
@@ -96,8 +115,14 @@ def context(
     else:
         for message in result["messages"]:
             typer.echo(f"{message['role']}: {message['content']}\n")
+    if format_ != "json":
+        note(f"context of {result['agent']}: {len(result['messages'])} messages, {result['tokens']:,} tokens")
     if format_ != "json" and result["left_out"]:
-        note(f"{len(result['left_out'])} events left out to fit {budget:,} tokens (see --format json)")
+        note(f"{len(result['left_out'])} events left out to fit {budget:,} tokens (see --json)")
+    if format_ != "json" and (counts := result["redaction"]["counts"]):
+        found = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+        total = sum(counts.values())
+        note(f"{total} value{'s' if total != 1 else ''} redacted ({found}); --raw shows them")
 
 
 @blob_app.command()
@@ -105,7 +130,7 @@ def show(
     digest: Annotated[str, typer.Argument(help="A payload's blake3 digest, or a unique prefix of one.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Print a stored payload, e.g. one a summary cites as [blob DIGEST SIZE]."""
+    """Print a stored payload, such as one a summary cites as [blob DIGEST SIZE]."""
     call_and_show("blobs.get", json_, _payload, digest=digest)
 
 

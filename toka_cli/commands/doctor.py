@@ -1,4 +1,4 @@
-"""`toka doctor`: check the daemon, socket, database, disk, config, watched paths, hooks and clocks."""
+"""`toka doctor`: check the daemon, socket, database, disk, config, watched paths, integrations and clocks."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def doctor(json_: JsonOpt = False) -> None:
     Looks at the daemon (running, same version), the socket's permissions, the database
     (SQLite quick_check, schema version, no events from the future; on PostgreSQL the
     connection, server version, schema steps and the rights of the daemons' role), free disk
-    space, the config, the watched paths, Claude Code hooks and the daemon's clock. Never starts the
+    space, the config, the watched paths, what `toka integrate` installed (Claude Code's hooks,
+    toka's MCP server, which must answer, Codex's notify) and the daemon's clock. Never starts the
     daemon or changes anything. Exit code 0 when nothing is wrong (warnings allowed), 1 when
     something is.
     """

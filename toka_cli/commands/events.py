@@ -12,20 +12,18 @@ import typer
 from store.errors import NotFound, UsageError
 from toka_cli.call import connection
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
-from toka_cli.output import console, emit, emit_lines
+from toka_cli.output import console, emit, emit_lines, note, plain, styled
 from toka_cli.render import gist, short_ts, when
 
 if TYPE_CHECKING:
     from daemon.client.results import Event
 
-# Events per request when `record` reads a batch from stdin.
-RECORD_BATCH = 1000
-
 
 def _line(event: Event) -> None:
     agent = event["agent"] or "-"
     line = f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {gist(event['payload'])}"
-    console().print(line, highlight=False, markup=False)
+    sys.stdout.write(plain(line) + "\n")
+    sys.stdout.flush()  # --follow: each event as it commits
 
 
 def events(
@@ -70,41 +68,50 @@ def replay(
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """The session as it stood at a point, in order: a readable transcript, or JSON lines."""
+    """The session as it stood at a point, in order: a readable transcript, or JSON lines.
+
+    Each lifecycle change comes right after the event that caused it (the usage that crossed a
+    threshold), also when it was appended later, as after an import's batch.
+    """
+    from daemon.client.replay import LIFECYCLE, causal_order
+
     with connection() as client:
-        to_seq = None
-        if to is not None:
-            to_seq = int(to) if to.isdigit() else int(client.call("events.get", id=to)["seq"])
         query: dict[str, Any] = {"session": session}
-        if to_seq is not None:
-            query["before_seq"] = to_seq + 1
-        emit_lines(client.iter_events(**query), json_, _transcript_entry)
+        if to is not None:
+            point = client.call("events.get", **({"seq": int(to)} if to.isdigit() else {"id": to}))
+            seq = int(point["seq"])
+            if not any(client.iter_events(session=session, after_seq=seq - 1, before_seq=seq + 1, limit=1)):
+                raise UsageError(
+                    f"event {to} is not in session {session} (it is in {point['session']})",
+                    f"toka events {session} lists the session's events",
+                )
+            query["before_seq"] = seq + 1
+        lifecycle = list(client.iter_events(session=session, kinds=[LIFECYCLE]))
+        emit_lines(causal_order(client.iter_events(**query), lifecycle), json_, _transcript_entry)
 
 
 def _transcript_entry(event: Event) -> None:
-    from rich.markup import escape
-
-    who = f" {escape(event['agent'])}" if event["agent"] else ""
-    console().print(
-        f"[dim]{short_ts(event['ts'])} #{event['seq']}[/dim]{who} [bold]{event['kind']}[/bold]", markup=True
-    )
-    console().print("  " + gist(event["payload"], width=400), highlight=False)
+    who = f" {plain(event['agent'])}" if event["agent"] else ""
+    when = styled(f"{short_ts(event['ts'])} #{event['seq']}", "dim")
+    head = f"{when}{who} {styled(plain(event['kind']), 'bold')}"
+    sys.stdout.write(f"{head}\n  {plain(gist(event['payload'], width=400))}\n")
 
 
-def _read_payloads(payload: str | None) -> list[dict[str, Any]]:
+def _read_payloads(payload: str | None) -> list[tuple[str, Any]]:
+    """Each payload given, with where it was given (``stdin line 3``)."""
     if payload is not None and payload != "-":
         text, source = payload, "the PAYLOAD argument"
     else:
         text, source = sys.stdin.read(), "stdin"
     try:
-        items = [json.loads(text)]  # one JSON value, on one line or pretty-printed over many
+        items = [(source, json.loads(text))]  # one JSON value, on one line or pretty-printed over many
     except ValueError:
         items = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line))
+                items.append((f"{source} line {number}", json.loads(line)))
             except ValueError as exc:
                 raise UsageError(
                     f"{source} line {number} is not JSON ({exc}); nothing was recorded",
@@ -126,19 +133,28 @@ def record(
     ts: Annotated[str | None, typer.Option(help="When it happened (ISO-8601); now by default.")] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Append an event (or a batch, one JSON payload per line on stdin) to a session."""
+    """Append an event (or a batch, one JSON payload per line on stdin) to a session.
+
+    A payload too large for one request (daemon.max_line_bytes) is stored truncated, with the
+    digest of the whole; it is named on stderr and the exit code is then 1.
+    """
+    from daemon.client.appends import append_all
+
     items = _read_payloads(payload)
     if key is not None and len(items) > 1:
         raise UsageError("--key names one event, but stdin holds several", "put a key in each event instead")
     fields = {k: v for k, v in {"agent": agent, "key": key, "ts": when(ts)}.items() if v is not None}
-    results: list[dict[str, Any]] = []
+    events = [{"session": session, "kind": kind, "payload": p, **fields} for _, p in items]
     with connection() as client:
         # Each request is atomic; a batch larger than one request commits request by request.
-        for start in range(0, len(items), RECORD_BATCH):
-            chunk = items[start : start + RECORD_BATCH]
-            events = [{"session": session, "kind": kind, "payload": p, **fields} for p in chunk]
-            results += client.append(events)
-    emit({"events": results}, json_, _recorded)
+        appended = append_all(client, events)
+    emit({"events": [result for _, result in appended]}, json_, _recorded)
+    cut = [(where, prepared.truncation) for (where, _), (prepared, _) in zip(items, appended, strict=True)]
+    for where, truncation in cut:
+        if truncation is not None:
+            note(f"{where}: {truncation.reason()}")
+    if any(truncation is not None for _, truncation in cut):
+        raise typer.Exit(1)
 
 
 def _recorded(answer: dict[str, list[dict[str, Any]]]) -> None:

@@ -10,8 +10,8 @@ import typer
 
 from store.errors import IntegrityError, UsageError
 from toka_cli.base import make_app
-from toka_cli.call import call, call_and_show, connection
-from toka_cli.options import JsonOpt, SessionArg
+from toka_cli.call import call, call_and_show
+from toka_cli.options import JsonOpt, TargetArg
 from toka_cli.output import console, emit, note, print_json
 from toka_cli.render import percent, short_ts, table
 
@@ -26,12 +26,12 @@ NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", 
 
 @app.command()
 def create(
-    target: Annotated[str, typer.Argument(help="A session (its main agent) or an agent id.")],
+    target: TargetArg,
     write: Annotated[Path | None, typer.Option(help="Also write the markdown to this file.")] = None,
     force: Annotated[bool, typer.Option(help="Let --write replace an existing file.")] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Build the handoff document from the log as it stands, store it, and print its markdown."""
+    """Build an agent's handoff document from its events as they stand, store it, and print its markdown."""
     if write is not None and write.exists() and not force:
         raise UsageError(f"{write} exists", "add --force to replace it, or choose another --write path")
     handoff: Handoff = call("handoffs.create", target=target)
@@ -49,9 +49,11 @@ def _created(handoff: Handoff) -> None:
 @app.command()
 def show(
     handoff_id: IdArg,
-    format_: Annotated[str, typer.Option("--format", "-f", help="markdown, prompt or json.")] = "markdown",
+    format_: Annotated[str, typer.Option("--format", help="markdown, prompt or json (as --json).")] = "markdown",
+    json_: JsonOpt = False,
 ) -> None:
     """Print a stored handoff: markdown for people, the continuation prompt, or its JSON."""
+    format_ = "json" if json_ else format_
     if format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(FORMATS)}")
     handoff: Handoff = call("handoffs.get", id=handoff_id)
@@ -131,19 +133,23 @@ def _checked(report: HandoffCheck) -> None:
 
 
 def note_(
-    session: SessionArg,
+    target: TargetArg,
     kind: Annotated[str, typer.Argument(help="decision, rejected, assumption, constraint, dependency or todo.")],
     text: Annotated[str, typer.Argument(help="The note.")],
     reason: Annotated[str | None, typer.Option(help="Why: the reason for a decision, or for rejecting a path.")] = None,
-    agent: Annotated[str | None, typer.Option(help="The agent that notes it (default main).")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="The agent of the session that notes it (default: its main agent).")
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Add a note the next handoff document lists: decisions, rejected paths, assumptions, constraints."""
+    """Add a note the agent's next handoff document lists: decisions, rejected paths, assumptions, constraints."""
     if kind not in NOTE_KINDS:
         raise UsageError(f"unknown note kind {kind!r}", f"use one of: {', '.join(NOTE_KINDS)}")
-    with connection() as client:
-        event = client.note(session, kind, text, reason=reason, agent=agent)
-    emit(event, json_, lambda noted: note(f"noted {kind} as event {noted['seq']}"))
+    call_and_show("notes.add", json_, _noted, target=target, kind=kind, text=text, reason=reason, agent=agent)
+
+
+def _noted(noted: dict[str, Any]) -> None:
+    note(f"noted {noted['kind'].removeprefix('note.')} for {noted['agent']} as event {noted['seq']}")
 
 
 def register(app_: typer.Typer) -> None:

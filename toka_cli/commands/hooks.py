@@ -16,14 +16,15 @@ from typing import Annotated, Any
 
 import typer
 
-from toka_cli import integrate as settings_file
-from toka_cli import integrate_mcp
 from toka_cli.hook import record_hook
+from toka_cli.integrate import claude_hooks, codex_config, mcp_servers
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit
 from toka_cli.statusline import show as show_statusline
 
-AgentArg = Annotated[str, typer.Argument(help="The agent: claude-code.")]
+AgentArg = Annotated[
+    str, typer.Argument(help="The agent: claude-code, or codex (its notify program: the payload as last argument).")
+]
 
 
 def hook(
@@ -43,7 +44,8 @@ def hook(
     """Record one hook payload (JSON on stdin) as an event of its session.
 
     Prints nothing and exits 0 whatever happens, so the agent is never blocked; when the daemon
-    is not running the event waits in a spool that the daemon ingests when it next starts.
+    cannot take the event (not running, not answering, its database failing) it waits in a
+    spool that the daemon ingests when it starts, and within seconds while it runs.
     """
     raw = sys.stdin.buffer.read()
     raise typer.Exit(record_hook(agent, raw, sys.stdout, sys.stderr, headroom=headroom, statusline=statusline))
@@ -78,26 +80,36 @@ def integrate(
     mcp: Annotated[
         bool, typer.Option("--mcp/--no-mcp", help="Install `toka mcp` as the agent's MCP server `toka`.")
     ] = True,
+    notify: Annotated[
+        bool,
+        typer.Option(
+            "--notify/--no-notify",
+            help="Codex: make `toka hook codex` its notify program (unless one is set).",
+        ),
+    ] = True,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would change, as a diff; write nothing.")
     ] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Install toka into an agent: Claude Code's hooks and MCP server, Codex's MCP server; every other setting kept."""
+    """Install toka into an agent: Claude Code's hooks and MCP server, Codex's MCP server and notify.
+
+    Every other setting is kept; installing twice changes nothing; --uninstall removes what toka
+    added and only that. Every entry runs this toka by its absolute path.
+    """
     if agent not in ("claude-code", "codex"):
         raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code, codex)", param_hint="AGENT")
-    server = None
-    if mcp or uninstall:
-        if agent == "codex":
-            server = integrate_mcp.plan_codex(integrate_mcp.codex_path(), uninstall=uninstall)
-        else:
-            server = integrate_mcp.plan_claude(integrate_mcp.claude_path(project), uninstall=uninstall)
+    server: mcp_servers.ServerChange | None = None
+    if agent == "codex":
+        server = codex_config.plan_codex(codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify)
+    elif mcp or uninstall:
+        server = mcp_servers.plan_claude(mcp_servers.claude_path(project), uninstall=uninstall)
     result: dict[str, Any] = {"agent": agent}
     diffs = [server.diff()] if server is not None else []
     changed = server is not None and server.changed
     if agent == "claude-code":
-        change = settings_file.plan(settings_file.settings_path(project), uninstall=uninstall, statusline=statusline_)
-        backup = settings_file.apply(change) if change.changed and not dry_run else None
+        change = claude_hooks.plan(claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_)
+        backup = claude_hooks.apply(change) if change.changed and not dry_run else None
         changed = changed or change.changed
         diffs.insert(0, _settings_diff(change))
         result |= {
@@ -105,15 +117,17 @@ def integrate(
             "action": change.action,
             "command": change.command,
             "events": change.events,
-            "statusline": {"command": settings_file.statusline_command(), "state": change.statusline},
+            "updated": change.updated,
+            "statusline": {"command": claude_hooks.statusline_command(), "state": change.statusline},
             "backup": None if backup is None else str(backup),
         }
     else:
-        result["action"] = "uninstall" if uninstall else "install"
+        assert isinstance(server, codex_config.CodexChange)
+        result |= {"action": "uninstall" if uninstall else "install", "notify": server.notify_json()}
     if server is not None and server.changed and not dry_run:
-        integrate_mcp.apply(server)
+        mcp_servers.apply(server)
     result |= {
-        "mcp": None if server is None else server.to_json(),
+        "mcp": None if server is None or not (mcp or uninstall) else server.to_json(),
         "changed": changed,
         "dry_run": dry_run,
         "diff": "".join(diffs) if dry_run else None,
@@ -121,13 +135,27 @@ def integrate(
     emit(result, json_, _integrated)
 
 
-def _settings_diff(change: settings_file.Change) -> str:
+def _settings_diff(change: claude_hooks.Change) -> str:
     before = change.path.read_text(encoding="utf-8") if change.path.exists() else ""
     after = json.dumps(change.settings, indent=2, ensure_ascii=False) + "\n" if change.changed else before
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), str(change.path), str(change.path)
     )
     return "".join(lines)
+
+
+_VERBS = {"added": "add", "updated": "update", "removed": "remove"}
+
+
+def _notified(result: dict[str, Any], would: str) -> None:
+    notify = result["notify"]
+    if notify is None:
+        return
+    state = notify["state"]
+    if state in _VERBS:
+        console().print(f"{would}{_VERBS[state]} notify: {notify['command']}")
+    elif state == "other":
+        console().print("notify: Codex runs another program after each turn; left as it is (Codex runs one only)")
 
 
 def _integrated(result: dict[str, Any]) -> None:
@@ -139,22 +167,24 @@ def _integrated(result: dict[str, Any]) -> None:
     if result["dry_run"] and result["diff"]:
         out.print(result["diff"], end="")
     if server is not None:
-        verbs = {"added": "add", "updated": "update", "removed": "remove"}
-        if server["state"] in verbs:
-            out.print(f"{would}{verbs[server['state']]} MCP server toka in {server['file']}: {server['command']}")
+        if server["state"] in _VERBS:
+            out.print(f"{would}{_VERBS[server['state']]} MCP server toka in {server['file']}: {server['command']}")
         elif server["state"] == "other":
             out.print(f"{server['file']}: an MCP server named toka runs another command; left as it is")
         else:
             out.print(f"{server['file']}: MCP server toka {'absent' if uninstall else 'in place'}")
     if result["agent"] == "codex":
+        _notified(result, would)
         return
     line = result["statusline"]
     if not result["changed"]:
         out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
     for event in result["events"]:
         out.print(f"{would}{verb} {event}: {result['command']}")
-    if line["state"] in ("added", "removed"):
-        out.print(f"{would}{'add' if line['state'] == 'added' else 'remove'} statusLine: {line['command']}")
+    for event in result["updated"]:
+        out.print(f"{would}update {event}: {result['command']}")
+    if line["state"] in _VERBS:
+        out.print(f"{would}{_VERBS[line['state']]} statusLine: {line['command']}")
     elif line["state"] == "absent" and not uninstall:
         out.print(f"toka can be Claude Code's status line too: rerun with --statusline to add `{line['command']}`")
     elif line["state"] == "other" and not uninstall:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,7 +16,7 @@ from toka_cli.output import console
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import ConnectionState, Stats, Status, VerifyReport
+    from daemon.client.results import ConnectionState, Stats, Status, VerifyProblem, VerifyReport
 
 
 def status(json_: JsonOpt = False) -> None:
@@ -39,6 +39,10 @@ def _status(info: Status) -> None:
     connection = info.get("connection")
     if connection is not None:
         rows.insert(2, ("connection", _connection(connection)))
+    damaged = info.get("damaged")
+    if damaged is not None:
+        line = f"DAMAGED since {damaged['since']}: {damaged['reason']}; takes no writes (toka admin recover)"
+        rows.insert(2, ("integrity", line))
     for agent in info.get("agents_at_risk", []):
         fill = "" if agent["fill_pct"] is None else f" at {agent['fill_pct']}%"
         rows.append((f"agent {agent['state']}", f"{agent['id']}{fill}: {agent['detail'] or '-'}"))
@@ -81,28 +85,68 @@ def _stats(info: Stats) -> None:
     console().print(key_values(rows))
 
 
-def verify(session: OptionalSessionArg = None, since_head: SinceHeadOpt = None, json_: JsonOpt = False) -> None:
-    """Recompute every payload digest and event id, check each chain, and check the whole log
-    against its signed tree heads (docs/tamper-evidence.md).
+DeepOpt = Annotated[
+    bool,
+    typer.Option(
+        "--deep",
+        help="Run SQLite's integrity_check (every index against its table) instead of its quick_check;"
+        " with SESSION, run the database's checks at all.",
+    ),
+]
 
-    Exit code 5 names the first event that does not match: changed, re-sealed, deleted, or cut
-    off the end of the log.
+
+def verify(
+    session: OptionalSessionArg = None, deep: DeepOpt = False, since_head: SinceHeadOpt = None, json_: JsonOpt = False
+) -> None:
+    """Recompute every payload digest and event id and check each chain; for the whole log, also
+    run SQLite's own check of the file, check that the log still holds its last committed event,
+    and check it against its signed tree heads (docs/tamper-evidence.md).
+
+    Exit code 5 names the first problem: an event changed, re-sealed, deleted, or cut off the end
+    of the log. A damaged database takes no more writes: `toka admin recover`.
     """
     if since_head is not None:
         return heads.since_head(since_head, json_)
-    report = call_and_show("verify", json_, _verified, progress_label="verifying", session=session or None)
+    report = call_and_show(
+        "verify", json_, _verified, progress_label="verifying", session=session or None, deep=deep or None
+    )
     if not report["ok"]:
         first = report["problems"][0]
+        found, recover = _found(report)
         raise IntegrityError(
-            f"the log does not match its hashes: {report['problem_count']} problems, the first at seq {first['seq']}",
-            "`toka verify --json` lists every problem",
+            f"the log {found}: {report['problem_count']} problems, the first {_where(first)}",
+            "`toka verify --json` lists every problem"
+            + ("; `toka admin recover` saves what can be read" if recover else ""),
         )
 
 
+# Problems of the chain's hashes; the others are of the database file or its recorded tip
+# (listed first when there are any), or of the check against the signed tree heads.
+HASH_PROBLEMS = ("id", "digest", "payload", "chain", "head")
+
+
+def _found(report: VerifyReport) -> tuple[str, bool]:
+    """What the first problem says of the log, and whether `toka admin recover` is the way out."""
+    database = report.get("database")
+    if database is not None and not database["ok"]:
+        return "is damaged or lost events", True
+    if report["problems"][0]["what"] in HASH_PROBLEMS:
+        return "does not match its hashes", False
+    return "does not match its signed heads", False
+
+
+def _where(problem: VerifyProblem) -> str:
+    if problem["seq"] == 0:  # of the database file, not of an event
+        return "in the database file"
+    return f"at seq {problem['seq']}"
+
+
 def _verified(report: VerifyReport) -> None:
+    database = report.get("database")
+    checked = "" if database is None else f"; the database passes SQLite's {database['check']}"
     if report["ok"]:
         scope = f"session {report['session']}" if report["session"] else "the log"
-        console().print(f"ok: {report['events']} events in {scope} match their hashes")
+        console().print(f"ok: {report['events']} events in {scope} match their hashes{checked}")
         signed = report.get("heads")
         if signed is not None and signed["latest"] is not None:
             console().print(
@@ -113,10 +157,10 @@ def _verified(report: VerifyReport) -> None:
             )
     else:
         first = report["problems"][0]
+        event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] and first["session"] else ""
+        found = first["detail"] if first["seq"] == 0 else f"{first['what']}: {first['detail']}"
         console().print(
-            f"FAILED: {report['problem_count']} problems; first at seq {first['seq']}"
-            f" (event {first['id'][:12]}, session {first['session']}): {first['what']}: {first['detail']}",
-            highlight=False,
+            f"FAILED: {report['problem_count']} problems; first {_where(first)}{event}: {found}", highlight=False
         )
         grid = table("seq", "event", "session", "what", "detail")
         for p in report["problems"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated, Any
 
@@ -13,7 +12,7 @@ from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
 from toka_cli.cost_views import report_view
-from toka_cli.options import JsonOpt
+from toka_cli.options import JsonOpt, project_arg
 from toka_cli.output import console, emit_lines
 
 app = make_app(
@@ -42,15 +41,7 @@ ProjectOpt = Annotated[
     typer.Option("--project", help="Only sessions run in this folder (a path, or under it) or repository (a name)."),
 ]
 BreakdownOpt = Annotated[bool, typer.Option("--breakdown", help="Each model's share under each row.")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or markdown (--json for JSON).")]
-
-
-def _project(value: str | None) -> str | None:
-    """A path given as ``.``, ``~/x`` or ``a/b`` made absolute; a bare name kept (a folder's or a
-    repository's)."""
-    if value is None or not (value.startswith((".", "~", "/")) or "/" in value):
-        return value
-    return os.path.abspath(os.path.expanduser(value))
+FormatOpt = Annotated[str, typer.Option("--format", help="table, csv or markdown (--json for JSON).")]
 
 
 def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:
@@ -83,7 +74,7 @@ def _period_command(kind: str, help: str) -> None:
             until=until,
             timezone=timezone,
             source=source,
-            project=_project(project),
+            project=project_arg(project),
             breakdown=breakdown or None,
         )
 
@@ -136,7 +127,7 @@ def blocks(
         until=until,
         timezone=timezone,
         source=source,
-        project=_project(project),
+        project=project_arg(project),
         breakdown=breakdown or None,
         token_limit=_limit(token_limit),
         cost_limit=_limit(cost_limit),

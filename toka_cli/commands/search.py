@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
     from daemon.client.results import Recall, RecallItem, SearchHit, SearchResult
 
-QueryArg = Annotated[str, typer.Argument(help='Words to find; FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().')]
+QueryArg = Annotated[str, typer.Argument(help="Words, names or paths to find, as written (every one of them).")]
+FtsOpt = Annotated[
+    bool, typer.Option("--fts", help='Read the query as FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().')
+]
 
 
 def highlighted(snippet: str) -> Text | str:
@@ -47,15 +50,24 @@ def _rows(items: Sequence[SearchHit], why: Sequence[str] = ()) -> None:
 
 def search(
     query: QueryArg,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="Only this session (or a prefix).")] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", help="Only this session (or a prefix); SESSION/NAME: only that agent of it."),
+    ] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only events of this agent.")] = None,
     kind: KindOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: LimitOpt = None,
+    fts: FtsOpt = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Find events by their text, best match first (docs/search.md)."""
+    """Find events by their text, best match first (docs/search.md).
+
+    The query is searched for as written: `toka search src/auth/client.py` finds the path,
+    `toka search tmux-waiting.sh` the file name; every word must be found. --fts reads it as
+    FTS5 syntax instead.
+    """
 
     def found(result: SearchResult) -> None:
         if result["hits"]:
@@ -74,6 +86,7 @@ def search(
         since=when(since),
         until=when(until),
         limit=limit,
+        fts=fts or None,
     )
 
 

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toka_cli.call import call, call_and_show
-from toka_cli.options import JsonOpt, LimitOpt, SessionArg
+from toka_cli.options import JsonOpt, LimitOpt, SessionArg, project_arg
 from toka_cli.output import console, emit
-from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top
+from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top, when
 
 if TYPE_CHECKING:
     from daemon.client.results import Session, SessionList
 
 
-def sessions(json_: JsonOpt = False, limit: LimitOpt = None) -> None:
+def sessions(
+    since: Annotated[
+        str | None, typer.Option(help="Only sessions active at or after this time: ISO-8601, or an age such as 2d.")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Only sessions that started before this time.")] = None,
+    source: Annotated[str | None, typer.Option(help="Only sessions of this agent: claude-code, codex, toka.")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(help="Only sessions run in this folder (a path, or under it) or repository (a name)."),
+    ] = None,
+    json_: JsonOpt = False,
+    limit: LimitOpt = None,
+) -> None:
     """List sessions, most recently active first."""
-    found: SessionList = call("sessions.list")
+    chosen = {"since": when(since), "until": when(until), "source": source, "project": project_arg(project)}
+    found: SessionList = call("sessions.list", **{name: value for name, value in chosen.items() if value is not None})
     shown: SessionList = {"sessions": found["sessions"][:limit]}
     emit(shown, json_, _listed)
 

@@ -27,7 +27,7 @@ FORMAT_HELP = "auto (detected per file), toka, claude-code or codex."
 
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files, or folders searched for *.jsonl.")],
-    format_: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "auto",
+    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
     json_: JsonOpt = False,
 ) -> None:
     """Import toka exports, Claude Code transcripts (with subagents) and Codex rollouts.
@@ -52,7 +52,8 @@ def _imported(report: ImportReport) -> None:
         f"imported {report['created']} new events ({report['existing']} already present)"
         f" into {_count(len(report['sessions']), 'session')} from {_count(report['files'], 'file')}"
     )
-    unknown = sorted(report["unknown_types"].items(), key=lambda item: -item[1])
+    # Said of what this import kept: a second import of the same files keeps nothing new.
+    unknown = sorted(report["unknown_types_created"].items(), key=lambda item: -item[1])
     if unknown:
         shown = ", ".join(f"{name} {count}" for name, count in unknown[:5])
         note(f"kept {sum(n for _, n in unknown)} records of types toka does not know as raw events ({shown})")

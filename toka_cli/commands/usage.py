@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 def usage(
     target: Annotated[
         str | None,
-        typer.Argument(help="A session (its main chain) or an agent id; every agent, at risk first, when left out."),
+        typer.Argument(
+            help="A session or a prefix of one (its main agent), or an agent (SESSION/NAME, or its id);"
+            " every agent, at risk first, when left out."
+        ),
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -33,7 +36,7 @@ def usage(
 def _headroom(figures: Usage) -> None:
     until = figures["tokens_until"]
     rows = [
-        ("agent" if "agent" in figures else "session", figures.get("agent") or figures["session"]),
+        ("agent", figures["agent"]),
         ("state", figures.get("state") or "-"),
         ("model", figures["model"] or "-"),
         ("context", fill_line(figures)),

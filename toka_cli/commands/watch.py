@@ -22,7 +22,7 @@ def watch(
         list[Path] | None,
         typer.Argument(help="Files, or folders searched for *.jsonl; [watch] paths from the config when left out."),
     ] = None,
-    format_: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "auto",
+    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
     json_: Annotated[
         bool, typer.Option("--json", help="Print each new event as a JSON object per line (shape in docs/json.md).")
     ] = False,

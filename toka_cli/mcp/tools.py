@@ -18,7 +18,10 @@ from toka_cli.mcp.link import Link, require
 
 SessionParam = Annotated[
     str | None,
-    Field(description="Session id or unique prefix; default: the current session (see toka's docs/mcp.md)."),
+    Field(
+        description="Session id or unique prefix (its main agent), or SESSION/NAME for one agent of it;"
+        " default: the current session (see toka's docs/mcp.md)."
+    ),
 ]
 # Roughly four characters a token: the estimate the daemon's budgets use for text of unknown model.
 CHARS_PER_TOKEN = 4
@@ -37,19 +40,28 @@ def register(server: MCPServer, link: Link) -> None:
 
     @server.tool(annotations=READ_ONLY)
     async def search(
-        query: Annotated[str, Field(description='Full-text query (SQLite FTS5 syntax: words, "phrases", OR, NOT).')],
-        session: Annotated[str | None, Field(description="Only this session (id or prefix); default: all.")] = None,
+        query: Annotated[
+            str, Field(description="Words, names or paths to find, as written (every one of them); see fts.")
+        ],
+        session: Annotated[
+            str | None,
+            Field(description="Only this session (id or prefix; SESSION/NAME: one agent of it); default: all."),
+        ] = None,
         kinds: Annotated[
             list[str] | None, Field(description='Only these event kinds, e.g. ["message", "tool.*", "note.*"].')
         ] = None,
         since: Annotated[str | None, Field(description="Only events at or after this ISO-8601 time.")] = None,
         until: Annotated[str | None, Field(description="Only events before this ISO-8601 time.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many hits.")] = 20,
+        fts: Annotated[
+            bool, Field(description='Read the query as SQLite FTS5 syntax ("phrases", pre*, OR, NOT) instead.')
+        ] = False,
     ) -> dict[str, Any]:
         """Search everything toka recorded: event refs (seq, id, session, kind, ts) with snippets, best first."""
-        return dict(
-            await link.call("search", query=query, session=session, kinds=kinds, since=since, until=until, limit=limit)
+        found = await link.call(
+            "search", query=query, session=session, kinds=kinds, since=since, until=until, limit=limit, fts=fts or None
         )
+        return dict(found)
 
     @server.tool(annotations=READ_ONLY)
     async def recall(
@@ -118,10 +130,8 @@ def register(server: MCPServer, link: Link) -> None:
     ) -> dict[str, Any]:
         """Record a decision, rejected alternative, assumption, constraint, to-do or error for the next handoff."""
         require(bool(text.strip()), "argument 'text' is empty")
-        payload = {"text": text} | ({"reason": reason} if reason else {})
-        event = {"session": await link.session(session), "kind": "error" if kind == "error" else f"note.{kind}"}
-        appended = await link.call("events.append", events=[event | {"payload": payload}])
-        return {"session": event["session"], "kind": event["kind"], **appended["events"][0]}
+        target = await link.session(session)
+        return dict(await link.call("notes.add", target=target, kind=kind, text=text, reason=reason))
 
     @server.tool(annotations=READ_ONLY)
     async def context(
@@ -130,7 +140,7 @@ def register(server: MCPServer, link: Link) -> None:
             int, Field(ge=1000, le=10_000_000, description="Token budget the context must fit in.")
         ] = 100_000,
     ) -> dict[str, Any]:
-        """The session's working context (pinned items, summaries, then the latest events) fitted to a token budget."""
+        """The session's working context (pinned items, summaries, latest events) in a budget, secrets redacted."""
         return dict(await link.call("context", session=await link.session(session), budget=budget))
 
     @server.tool(annotations=WRITES)
@@ -146,8 +156,7 @@ def register(server: MCPServer, link: Link) -> None:
         current = await link.session(session)
         if action == "create":
             return dict(await link.call("handoffs.create", target=current, reason=reason))
-        listed = (await link.call("handoffs.list"))["handoffs"]
-        mine = [h for h in listed if h["session"] == current or h.get("successor") == current]
+        mine = (await link.call("handoffs.list", agent=current))["handoffs"]
         require(bool(mine), f"session {current} has no handoff yet", 'call handoff with action "create"')
         return dict(await link.call("handoffs.get", id=mine[-1]["id"]))
 

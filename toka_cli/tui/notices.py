@@ -34,7 +34,12 @@ def verified(screen: TokaScreen, report: VerifyReport) -> str | None:
     """A clean log is a notification; problems are a modal, since they need reading."""
     if report["ok"]:
         return f"verified {report['events']:,} events: the log is intact"
-    lines = [f"seq {p['seq']} {p['session']}: {p['what']}: {p['detail']}" for p in report["problems"][:10]]
+    lines = [
+        f"the database file: {p['detail']}"
+        if p["seq"] == 0
+        else f"seq {p['seq']} {p['session']}: {p['what']}: {p['detail']}"
+        for p in report["problems"][:10]
+    ]
     screen.app.push_screen(
         ErrorScreen(f"{report['problem_count']} problems\n" + "\n".join(lines), title="verify found problems")
     )

@@ -1,12 +1,11 @@
-"""Installing `toka mcp` as an MCP server of Claude Code and of Codex, and taking it out again.
+"""Installing `toka mcp` as an MCP server of Claude Code, and taking it out again; the file change
+every integration makes (``FileChange``: before, after, the diff, the atomic write).
 
 Claude Code keeps user-scope MCP servers in ``~/.claude.json`` under ``mcpServers`` and
-project-scope ones in ``<project>/.mcp.json`` (docs/real-clients.md); Codex keeps them in
-``$CODEX_HOME/config.toml`` (``~/.codex``) as ``[mcp_servers.NAME]`` tables. Toka adds one server
-named ``toka`` running ``<absolute path of this toka> mcp``: an agent does not start its servers
-with the user's shell PATH, so a bare ``toka`` fails whenever the venv is not on it. Every other
-setting is kept: JSON files are rewritten key for key in their order, and config.toml through
-tomlkit, which keeps its comments and layout. A ``toka`` entry that runs another command is left
+project-scope ones in ``<project>/.mcp.json``. Toka adds one server named ``toka`` running
+``<absolute path of this toka> mcp``: an agent does not start its servers with the user's shell
+PATH, so a bare ``toka`` fails whenever the venv is not on it. Every other setting is kept: the
+file is rewritten key for key in its order. A ``toka`` entry that runs another command is left
 alone; installing twice changes nothing; uninstalling removes only toka's entry.
 """
 
@@ -17,44 +16,29 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from store.errors import ConfigError
+from toka_cli.integrate.executable import is_toka, toka_executable
 
 SERVER_NAME = "toka"
 
 
-def toka_executable() -> str:
-    """The absolute path of this toka's console script (or of the `toka` on PATH)."""
-    here = Path(sys.executable).parent / "toka"
-    if here.exists():
-        return str(here.absolute())
-    on_path = shutil.which("toka")
-    if on_path is None:
-        raise ConfigError("cannot find the `toka` executable", "install toka with pip, then rerun")
-    return str(Path(on_path).absolute())
-
-
-def is_toka_server(entry: Any) -> bool:
+def is_toka_server(entry: Any) -> TypeGuard[dict[str, Any]]:
     """An MCP server entry that runs ``toka mcp`` (by any path)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args") or []
-    return Path(entry["command"]).name == "toka" and list(args)[:1] == ["mcp"]
+    return is_toka(entry["command"]) and list(args)[:1] == ["mcp"]
 
 
 def claude_path(project: Path | None) -> Path:
     if project is not None:
         return project.expanduser().absolute() / ".mcp.json"
     return Path.home() / ".claude.json"
-
-
-def codex_path() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
 
 
 @dataclass
@@ -85,11 +69,11 @@ class ServerChange:
         return {"file": str(self.path), "state": self.state, "command": f"{shlex.quote(self.command)} mcp"}
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
-def _decide(servers: Any, uninstall: bool, entry: dict[str, Any]) -> str:
+def decide(servers: Any, uninstall: bool, entry: dict[str, Any]) -> str:
     current = servers.get(SERVER_NAME) if servers is not None else None
     if current is None:
         return "absent" if uninstall else "added"
@@ -98,11 +82,12 @@ def _decide(servers: Any, uninstall: bool, entry: dict[str, Any]) -> str:
     if uninstall:
         return "removed"
     same = current.get("command") == entry["command"] and list(current.get("args") or []) == entry["args"]
+    same = same and dict(current.get("env") or {}) == dict(entry.get("env") or {})
     return "installed" if same else "updated"
 
 
 def plan_claude(path: Path, *, uninstall: bool = False) -> ServerChange:
-    before = _read(path)
+    before = read_text(path)
     try:
         data = json.loads(before) if before.strip() else {}
     except ValueError as exc:
@@ -112,7 +97,7 @@ def plan_claude(path: Path, *, uninstall: bool = False) -> ServerChange:
     command = toka_executable()
     entry = {"type": "stdio", "command": command, "args": ["mcp"], "env": {}}
     servers = data.get("mcpServers")
-    state = _decide(servers, uninstall, entry)
+    state = decide(servers, uninstall, entry)
     if state in ("added", "updated"):
         data.setdefault("mcpServers", {})[SERVER_NAME] = entry
     elif state == "removed":
@@ -122,36 +107,6 @@ def plan_claude(path: Path, *, uninstall: bool = False) -> ServerChange:
     after = (
         before if state in ("installed", "other", "absent") else json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     )
-    return ServerChange(path, state, command, before, after)
-
-
-def plan_codex(path: Path, *, uninstall: bool = False) -> ServerChange:
-    import tomlkit  # only `toka integrate codex` pays for it
-    from tomlkit.exceptions import TOMLKitError
-
-    before = _read(path)
-    try:
-        document = tomlkit.parse(before)
-    except TOMLKitError as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}); left untouched", "fix the file, then rerun") from None
-    command = toka_executable()
-    entry = {"command": command, "args": ["mcp"]}
-    servers = document.get("mcp_servers")
-    state = _decide(servers, uninstall, entry)
-    if state in ("added", "updated"):
-        if servers is None:
-            servers = tomlkit.table(is_super_table=True)
-            document["mcp_servers"] = servers
-        table = tomlkit.table()
-        table["command"] = command
-        table["args"] = ["mcp"]
-        table.add(tomlkit.nl())  # a blank line before the table that follows, as people write them
-        servers[SERVER_NAME] = table
-    elif state == "removed" and servers is not None:
-        del servers[SERVER_NAME]
-        if not servers:
-            del document["mcp_servers"]
-    after = before if state in ("installed", "other", "absent") else tomlkit.dumps(document)
     return ServerChange(path, state, command, before, after)
 
 

@@ -4,11 +4,14 @@ out again.
 Claude Code reads hooks from ``~/.claude/settings.json`` (user) or ``<project>/.claude/settings.json``
 (docs/agent-formats.md section 2.1): ``{"hooks": {"<Event>": [{"matcher": ..., "hooks": [{"type":
 "command", "command": ...}]}]}}``. Toka adds one group per event running ``toka hook claude-code``
-and leaves every other setting and hook as it was, in the same order. Its own entries are
-recognised by their command (``toka`` or a path ending in ``/toka``, then ``hook claude-code``),
-so installing twice adds nothing and uninstalling removes exactly those. Toka's status line
-(``"statusLine": {"type": "command", "command": "toka statusline"}``) is added when asked for and
-when no other status line is set, and removed by an uninstall.
+by its absolute path (``/venv/bin/toka hook claude-code``: Claude Code runs hooks with the
+environment it was started from, where the venv may not be on PATH), and leaves every other
+setting and hook as it was, in the same order. Its own entries are recognised by their command
+(``toka`` or a path ending in ``/toka``, then ``hook claude-code``), so installing twice adds
+nothing, installing from another toka (or over an older bare ``toka``) updates their command in
+place, and uninstalling removes exactly those. Toka's status line (``"statusLine": {"type":
+"command", "command": "/venv/bin/toka statusline"}``) is added when asked for and when no other
+status line is set, and removed by an uninstall.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from store.errors import ConfigError
+from toka_cli.integrate.executable import is_toka, toka_command
 
 # The events of docs/agent-formats.md's 2025 list, which every Claude Code version since sends.
 EVENTS = (
@@ -52,25 +55,16 @@ def settings_path(project: Path | None) -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def toka_command() -> str:
-    """``toka``, or this toka's full path when `toka` on PATH is another one."""
-    here = Path(sys.executable).parent / "toka"
-    on_path = shutil.which("toka")
-    if here.exists() and not (on_path and os.path.samefile(on_path, here)):
-        return shlex.quote(str(here))
-    return "toka"
-
-
 def hook_command() -> str:
-    """``toka hook claude-code``, with this toka's full path when `toka` on PATH is another one."""
-    return f"{toka_command()} hook claude-code"
+    """``/venv/bin/toka hook claude-code``: this toka, by its absolute path."""
+    return toka_command("hook", "claude-code")
 
 
 def statusline_command() -> str:
-    return f"{toka_command()} statusline"
+    return toka_command("statusline")
 
 
-def is_toka_statusline(setting: Any) -> bool:
+def is_toka_statusline(setting: Any) -> TypeGuard[dict[str, Any]]:
     """``toka statusline``, or the older ``toka hook claude-code --statusline``."""
     if not isinstance(setting, dict) or not isinstance(setting.get("command"), str):
         return False
@@ -78,17 +72,17 @@ def is_toka_statusline(setting: Any) -> bool:
         words = shlex.split(setting["command"])
     except ValueError:
         return False
-    return bool(words) and Path(words[0]).name == "toka" and words[1:] in (["statusline"], HOOK_STATUSLINE)
+    return bool(words) and is_toka(words[0]) and words[1:] in (["statusline"], HOOK_STATUSLINE)
 
 
-def is_toka_hook(handler: Any) -> bool:
+def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
     try:
         words = shlex.split(handler["command"])
     except ValueError:
         return False
-    return len(words) >= 3 and Path(words[0]).name == "toka" and words[1:3] == ["hook", "claude-code"]
+    return len(words) >= 3 and is_toka(words[0]) and words[1:3] == ["hook", "claude-code"]
 
 
 @dataclass
@@ -97,17 +91,19 @@ class Change:
     action: str  # "install" or "uninstall"
     command: str
     events: list[str] = field(default_factory=list)  # events whose toka hook was added / removed
+    updated: list[str] = field(default_factory=list)  # events whose toka hook now runs ``command``
     settings: dict[str, Any] = field(default_factory=dict)  # the settings after the change
-    # Claude Code's statusLine: "added" or "removed" (by this change), "installed" (toka's, as it
-    # was), "other" (another command's, left as it is) or "absent".
+    # Claude Code's statusLine: "added", "updated" (toka's, now by this toka's path) or "removed"
+    # (by this change), "installed" (toka's, as it was), "other" (another command's, left as it
+    # is) or "absent".
     statusline: str = "absent"
 
     @property
     def changed(self) -> bool:
-        return bool(self.events) or self.statusline in ("added", "removed")
+        return bool(self.events or self.updated) or self.statusline in ("added", "updated", "removed")
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     text = path.read_text(encoding="utf-8")
@@ -130,13 +126,16 @@ def _load(path: Path) -> dict[str, Any]:
 def plan(path: Path, *, uninstall: bool = False, statusline: bool = False) -> Change:
     """What installing (or uninstalling) would change, without writing anything; with
     ``statusline``, toka's status line too (it never replaces another command's)."""
-    settings = _load(path)
+    settings = load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
     current = settings.get("statusLine")
     change.statusline = "installed" if is_toka_statusline(current) else "other" if current else "absent"
     if uninstall and change.statusline == "installed":
         del settings["statusLine"]
         change.statusline = "removed"
+    elif not uninstall and is_toka_statusline(current) and current["command"] != statusline_command():
+        settings["statusLine"] = {**current, "command": statusline_command()}
+        change.statusline = "updated"
     elif statusline and change.statusline == "absent":
         settings["statusLine"] = {"type": "command", "command": statusline_command()}
         change.statusline = "added"
@@ -164,12 +163,18 @@ def plan(path: Path, *, uninstall: bool = False, statusline: bool = False) -> Ch
         return change
     for event in EVENTS:
         groups = hooks.get(event, [])
-        if any(is_toka_hook(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []):
+        ours = [h for g in groups if isinstance(g, dict) for h in g.get("hooks") or [] if is_toka_hook(h)]
+        for handler in ours:
+            if handler["command"] != change.command:  # a bare `toka`, or another toka's path
+                handler["command"] = change.command
+                change.updated.append(event)
+        if ours:
             continue
         added: dict[str, Any] = {"matcher": "*"} if event in TOOL_EVENTS else {}
         added["hooks"] = [{"type": "command", "command": change.command}]
         hooks[event] = [*groups, added]
         change.events.append(event)
+    change.updated = list(dict.fromkeys(change.updated))
     if change.events:
         settings["hooks"] = hooks
     return change

@@ -1,0 +1,99 @@
+"""`toka sessions` filters (--since, --until, --source, --project), tables whose ids are never
+cut or wrapped, and times in the local zone (named in the header) or in UTC with --utc."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from cli_support import invoke, toka
+
+from daemon.client.sync import Client
+from toka_cli.commands.sessions import _listed
+from toka_cli.output import console
+
+LONG = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+
+
+def seed() -> None:
+    """Three sessions: two of Claude Code in two projects, one of Codex, a day apart each."""
+    sessions = [
+        ("c-app", "claude-code", "/home/me/src/app", "2026-02-10T10:00:00Z", "2026-02-10T11:00:00Z"),
+        ("c-lib", "claude-code", "/home/me/src/lib", "2026-02-11T10:00:00Z", "2026-02-11T11:00:00Z"),
+        ("x-app", "codex", "/home/me/src/app/api", "2026-02-12T10:00:00Z", "2026-02-12T11:00:00Z"),
+    ]
+    with Client() as client:
+        for name, source, cwd, first, last in sessions:
+            client.append(
+                [
+                    {"session": name, "kind": "session.meta", "ts": first, "payload": {"source": source, "cwd": cwd}},
+                    {"session": name, "kind": "message", "ts": last, "payload": {"role": "user", "text": "hi"}},
+                ]
+            )
+
+
+def listed(*args: str) -> list[str]:
+    result = invoke("sessions", *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return sorted(s["session"] for s in json.loads(result.stdout)["sessions"])
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((), ["c-app", "c-lib", "x-app"]),
+        (("--source", "codex"), ["x-app"]),
+        (("--source", "Claude-Code"), ["c-app", "c-lib"]),
+        (("--project", "/home/me/src/app"), ["c-app", "x-app"]),  # the folder and under it
+        (("--project", "lib"), ["c-lib"]),  # a folder's name
+        (("--since", "2026-02-11T10:30:00Z"), ["c-lib", "x-app"]),  # active since: c-lib ended after
+        (("--until", "2026-02-11T10:00:00Z"), ["c-app"]),  # started before
+        (("--since", "2026-02-11T00:00:00Z", "--until", "2026-02-12T00:00:00Z", "--source", "claude-code"), ["c-lib"]),
+    ],
+)
+def test_the_filters_choose_the_sessions(args: tuple[str, ...], expected: list[str]) -> None:
+    seed()
+    assert listed(*args) == expected
+
+
+def test_a_bad_time_is_a_usage_error() -> None:
+    result = invoke("sessions", "--since", "last tuesday")
+    assert result.exit_code == 2 and "cannot read 'last tuesday' as a time" in result.stderr
+
+
+def _rendered(width: int, sessions: list[dict[str, Any]]) -> str:
+    out = console()
+    out.file, out.width = io.StringIO(), width
+    try:
+        _listed({"sessions": sessions})  # type: ignore[typeddict-item]
+        return out.file.getvalue()
+    finally:
+        console.cache_clear()
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_a_session_id_is_never_cut_or_wrapped(width: int) -> None:
+    session = {
+        "session": LONG,
+        "source": "claude-code",
+        "project": "/home/someone/projects/spotter-worktrees/spotter-a0y",
+        "model": "claude-opus-4-6",
+        "fill_pct": 38.2,
+        "events": 2292,
+        "last_ts": "2026-02-12T16:17:55.000000Z",
+    }
+    text = _rendered(width, [session, {**session, "session": LONG[:-1] + "7"}])
+    rows = [line for line in text.splitlines() if line.startswith(LONG[:8])]
+    assert [row.split()[0] for row in rows] == [LONG, LONG[:-1] + "7"]
+
+
+def test_times_are_local_with_the_zone_named_or_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    seed()
+    kolkata = toka("sessions", env={"TZ": "Asia/Kolkata"}).stdout
+    assert "last (IST)" in kolkata and "2026-02-12 16:30:00" in kolkata  # 11:00 UTC
+    utc = toka("--utc", "sessions", env={"TZ": "Asia/Kolkata"}).stdout
+    assert "last (UTC)" in utc and "2026-02-12 11:00:00" in utc
+    replay = toka("replay", "x-app", env={"TZ": "Asia/Kolkata"}).stdout
+    assert replay.startswith("2026-02-12 15:30:00 #")  # session.meta at 10:00 UTC
