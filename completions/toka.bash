@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff hook import integrate mcp memory note pool prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
+        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff heads hook import integrate mcp memory note pool proof prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
         'admin') echo 'copy rebuild recover' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -65,6 +65,7 @@ _toka_options() {
         'handoff show') echo '--format --json -h --help' ;;
         'handoff stats') echo '--json -h --help' ;;
         'handoff verify') echo '--json -h --help' ;;
+        'heads') echo '-n --limit --json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '--format --json -h --help' ;;
         'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --dry-run --json -h --help' ;;
@@ -84,6 +85,7 @@ _toka_options() {
         'pool put') echo '--ttl --json -h --help' ;;
         'pool rm') echo '--json -h --help' ;;
         'pool stats') echo '--json -h --help' ;;
+        'proof') echo '--json -h --help' ;;
         'prune') echo '--before --keep-days -s --session --dry-run --json -h --help' ;;
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;
@@ -109,7 +111,7 @@ _toka_options() {
         'statusline') echo '-h --help' ;;
         'tui') echo '-h --help' ;;
         'usage') echo '--json -h --help' ;;
-        'verify') echo '--deep --json -h --help' ;;
+        'verify') echo '--deep --since-head --json -h --help' ;;
         'watch') echo '--format --json -h --help' ;;
     esac
 }
@@ -161,6 +163,8 @@ _toka_value() {
         'handoff create|--write') echo '@files' ;;
         'handoff list|--trace') echo '' ;;
         'handoff show|--format') echo '' ;;
+        'heads|-n') echo '' ;;
+        'heads|--limit') echo '' ;;
         'import|--format') echo '' ;;
         'integrate|--project') echo '@files' ;;
         'mcp|--session') echo '' ;;
@@ -239,6 +243,7 @@ _toka_value() {
         'sessions|-n') echo '' ;;
         'sessions|--limit') echo '' ;;
         'state set|--reason') echo '' ;;
+        'verify|--since-head') echo '' ;;
         'watch|--format') echo '' ;;
         *) return 1 ;;
     esac

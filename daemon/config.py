@@ -67,6 +67,10 @@ class StoreSettings:
         env="TOKA_STORE_URL",
         secret=True,
     )
+    signed_heads: bool = _setting(True, "keep a Merkle tree of the log and sign its head (docs/tamper-evidence.md)")
+    head_interval_ms: int = _setting(1000, "milliseconds a signed head may lag behind the commits it covers")
+    witness_path: str = _setting("", "a file (on another disk) each signed head is appended to too; none when empty")
+    witness_command: str = _setting("", "a command each signed head is piped to as JSON (git, a post); none when empty")
 
 
 @dataclass(frozen=True)

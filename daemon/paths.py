@@ -63,6 +63,16 @@ class Paths(_Dirs):
         return self.data_dir / "handoffs"
 
     @property
+    def heads_file(self) -> Path:
+        """The signed tree heads, one JSON line each, beside the database (daemon/heads/)."""
+        return self.data_dir / "heads.jsonl"
+
+    @property
+    def heads_key(self) -> Path:
+        """The Ed25519 key heads are signed with, 0600, outside the database (daemon/heads/keys.py)."""
+        return self.config_dir / "heads.key"
+
+    @property
     def config_file(self) -> Path:
         return self.config_dir / "config.toml"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from store.damage import Damage
 from store.errors import Ambiguous, NotFound, UsageError
@@ -21,6 +21,9 @@ from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.tip import Tip
 from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
+
+if TYPE_CHECKING:
+    from store.merkle import Frontier, LogLeaf, Node
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -68,8 +71,10 @@ class Problem:
     id: str
     session: str
     # id, digest, payload, chain, head: the chain check (store/chain.py); database, truncated,
-    # missing, replaced: the database's own check and the recorded tip (store/sqlite_integrity.py)
-    what: Literal["id", "digest", "payload", "chain", "head", "database", "truncated", "missing", "replaced"]
+    # missing, replaced: the database's own check and the recorded tip (store/sqlite_integrity.py);
+    # missing, replaced, truncated, signed: the check against the signed tree heads
+    # (store/merkle_check.py)
+    what: Literal["id", "digest", "payload", "chain", "head", "database", "truncated", "missing", "replaced", "signed"]
     detail: str
 
 
@@ -273,6 +278,22 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     async def stats(self) -> Stats: ...
+
+    # The log's Merkle tree (store/merkle.py, docs/tamper-evidence.md), kept by the SQLite
+    # backend, which also checks it (store/merkle_check.py's CheckedLog). The memory backend
+    # keeps none: a log gone at exit has nothing to prove.
+
+    async def tree(self) -> Frontier | None:
+        """The committed tree's frontier (its size and root); None when no tree is kept."""
+        return None
+
+    async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        """The stored hashes of complete subtrees, for proofs."""
+        raise UsageError(f"the log at {self.location} keeps no Merkle tree", "run the daemon on a SQLite log")
+
+    async def tree_leaf(self, event_id: str) -> LogLeaf:
+        """The leaf of the event with this id (or unique id prefix), pruned or not."""
+        raise UsageError(f"the log at {self.location} keeps no Merkle tree", "run the daemon on a SQLite log")
 
     @abc.abstractmethod
     async def rebuild_projections(self) -> int:

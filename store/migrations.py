@@ -172,6 +172,15 @@ def m006_usage_buckets(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX usage_buckets_session ON usage_buckets (session)")
 
 
+def m007_merkle(db: sqlite3.Connection) -> None:
+    # The log's Merkle tree (store/merkle.py, store/sqlite_merkle.py): its stored hashes, a run
+    # per append, ``start`` the number of the run's first hash and ``size`` the tree's leaves
+    # after it. Filled from the log when the store opens. The tombstones are read by seq when
+    # the tree is checked: a pruned event's leaf is its tombstone.
+    db.execute("CREATE TABLE merkle (start INTEGER PRIMARY KEY, size INTEGER NOT NULL, hashes BLOB NOT NULL)")
+    db.execute("CREATE INDEX pruned_seq ON pruned (seq)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -179,6 +188,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m004_search_index,
     m005_pruned,
     m006_usage_buckets,
+    m007_merkle,
 ]
 
 

@@ -43,6 +43,8 @@ from store.damage import Damage, is_corruption, record_damage
 from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
 from store.events import Event, NewEvent, now_us
 from store.health import disk_bytes
+from store.merkle import Frontier, LogLeaf, Node, SignedRoot
+from store.merkle_check import TreeReport
 from store.query import where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
@@ -50,6 +52,7 @@ from store.search import SearchHit, SearchQuery
 from store.sqlite_append import append_batch
 from store.sqlite_connect import Durability, describe, prepare_reader, prepare_writer
 from store.sqlite_integrity import Integrity
+from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.sqlite_projections import (
     read_sessions,
     read_usage,
@@ -80,10 +83,12 @@ class SqliteStore(EventStore):
         reader: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
         integrity: Integrity | None = None,
+        tree: Tree | None = None,
     ) -> None:
         self.path = path
         # The damage seen and the tip recorded (store/sqlite_integrity.py).
         self._integrity = integrity or Integrity(path)
+        self._tree = tree  # the log's Merkle tree as the writer keeps it; None: not kept
         self._writer = writer
         self._reader = reader
         self._checkpointer = checkpointer
@@ -97,7 +102,9 @@ class SqliteStore(EventStore):
         return str(self.path)
 
     @classmethod
-    async def open(cls, path: Path | str, durability: Durability = "normal") -> SqliteStore:
+    async def open(cls, path: Path | str, durability: Durability = "normal", merkle: bool = True) -> SqliteStore:
+        """The store at ``path``; ``merkle``: keep the log's Merkle tree (store/sqlite_merkle.py),
+        bringing it up to the log first when it lags."""
         path = Path(path)
         if not path.parent.is_dir():
             raise StoreError(f"the data directory {path.parent} does not exist", "create it or set TOKA_HOME")
@@ -119,7 +126,24 @@ class SqliteStore(EventStore):
         store = cls(path, connections[0], connections[1], connections[2], integrity)
         with contextlib.suppress(DatabaseDamaged):  # it opens damaged: reads go on, writes are refused
             await store._read(integrity.opened)
+        if merkle:
+            try:
+                store._tree = await store._open_tree()
+            except BaseException:
+                await store.close()
+                raise
         return store
+
+    async def _open_tree(self) -> Tree | None:
+        """The tree brought up to the log (read as it stands when the database is damaged); None
+        when the database has none or SQLite reports it damaged."""
+        tree = Tree()
+        fit = self._integrity.damage is None
+        try:
+            kept = await _run(self._writer, self.path, catch_up, tree, fit, seen=self._integrity)
+        except DatabaseDamaged:
+            return None
+        return tree if kept else None
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         self._integrity.refuse_writes()
@@ -130,7 +154,7 @@ class SqliteStore(EventStore):
 
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
-        results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES)
+        results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES, self._tree)
         if created := [r.event for r in results if r.created]:
             self._integrity.committed(Tip(created[-1].seq, created[-1].id))
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
@@ -239,6 +263,33 @@ class SqliteStore(EventStore):
     async def stats(self) -> Stats:
         return await self._read(read_stats, self.path)
 
+    async def tree(self) -> Frontier | None:
+        return None if self._tree is None else self._tree.frontier
+
+    async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        return await self._read(node_hashes, list(nodes))
+
+    async def tree_leaf(self, event_id: str) -> LogLeaf:
+        return await self._read(find_leaf, event_id)
+
+    async def check_tree(
+        self, heads: Sequence[SignedRoot], progress: ProgressCallback | None = None
+    ) -> TreeReport | None:
+        if self._tree is None:
+            return None
+        return await self._read(check_tree, list(heads), self._threadsafe(progress))
+
+    def _threadsafe(self, progress: ProgressCallback | None) -> ProgressCallback | None:
+        """``progress`` called on the event loop from the connection's thread."""
+        if progress is None:
+            return None
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:
+            loop.call_soon_threadsafe(progress, done, total)
+
+        return report
+
     async def disk_bytes(self) -> int:
         return disk_bytes(self.path)
 
@@ -313,8 +364,8 @@ def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
     db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
 
 
-def _append(db: sqlite3.Connection, batch: list[NewEvent], catch_up: bool) -> list[AppendResult]:
+def _append(db: sqlite3.Connection, batch: list[NewEvent], wal_catch_up: bool, tree: Tree | None) -> list[AppendResult]:
     """The batch appended, after a checkpoint of the WAL when the background ones fell behind."""
-    if catch_up:
+    if wal_catch_up:
         _wal_checkpoint(db, "PASSIVE")
-    return append_batch(db, batch)
+    return append_batch(db, batch, tree)

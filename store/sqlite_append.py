@@ -16,6 +16,7 @@ from store.base import AppendResult
 from store.events import Event, NewEvent
 from store.rows import COMPRESS_FROM, JSON_LIST, SELECT, event_of, packed, transaction
 from store.sealer import SealedEvent, Sealer
+from store.sqlite_merkle import Tree, grow
 from store.sqlite_projections import project_batch
 from store.sqlite_search import index_events
 
@@ -23,8 +24,10 @@ from store.sqlite_search import index_events
 HEAD = "SELECT id FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
 
 
-def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
-    """Seal ``batch`` onto the log and write it; what became of each event, in order."""
+def append_batch(db: sqlite3.Connection, batch: list[NewEvent], tree: Tree | None = None) -> list[AppendResult]:
+    """Seal ``batch`` onto the log and write it, and grow ``tree`` (the log's Merkle tree, None
+    when it is not kept) by its events; what became of each event, in order."""
+    grown = None
     with transaction(db):
         next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
 
@@ -54,6 +57,10 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendRe
             )
             index_events(db, [s.event for s in sealer.sealed])
             project_batch(db, [s.event for s in sealer.sealed])
+            if tree is not None:
+                grown = grow(db, tree, next_seq - 1, [(s.event.seq, s.event.id) for s in sealer.sealed])
+    if tree is not None and grown is not None:
+        tree.frontier = grown  # committed: the writer's next append starts from here
     return results
 
 

@@ -19,6 +19,7 @@ from toka_cli.commands import (
     doctor,
     events,
     handoff,
+    heads,
     hooks,
     inspect,
     mcp,
@@ -61,6 +62,7 @@ def _root(
 
 
 inspect.register(app)
+heads.register(app)
 sessions.register(app)
 events.register(app)
 transfer.register(app)

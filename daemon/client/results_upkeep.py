@@ -6,7 +6,9 @@ neither module grows past its size. tests/cli/test_results.py holds them to real
 `from __future__ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 """
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
+
+from daemon.client.results_heads import HeadsCheck
 
 
 class VerifyProblem(TypedDict):
@@ -48,6 +50,7 @@ class VerifyReport(TypedDict):
     problem_count: int
     problems: list[VerifyProblem]
     database: DatabaseCheck | None  # null for a session's verify (without --deep) and off SQLite
+    heads: NotRequired[HeadsCheck | None]  # `toka verify` of the whole log; not in admin copy's
 
 
 class BadLine(TypedDict):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from daemon.agents.usage import latest_context
+from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
 from daemon.projects import in_project
 from daemon.protocol import error_message
@@ -267,8 +268,11 @@ async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
     # The database's own check and its recorded tip are of the whole file: for the whole log, or when asked.
     checked = request.session is None or request.deep
     database = await log.core.store.check_database(request.deep) if checked else None
+    # The whole log is also checked against its signed tree heads (daemon/heads/check.py).
+    heads = await check_heads(log.core) if request.session is None else None
     await call.progress_sent()
-    return verify_json(report, database)
+    answer = verify_json(merged(report, heads), database)
+    return {**answer, "heads": None if heads is None else heads.to_json()}
 
 
 @OPS.op("stats", NoArgs)

@@ -8,6 +8,7 @@ from daemon.compress import ops as compress
 from daemon.cost import ops as cost
 from daemon.deps import ops as deps
 from daemon.handoff import ops as handoff
+from daemon.heads import ops as heads
 from daemon.ingest import ops as ingest
 from daemon.log import ops as log
 from daemon.memory import ops as memory
@@ -40,6 +41,7 @@ REGISTRY = Registry(
         cost.STATUSLINE,
         cost.LIVE,
         alerts.OPS,
+        heads.OPS,
         ingest.OPS,
     ]
 )

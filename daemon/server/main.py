@@ -37,7 +37,11 @@ async def open_store(paths: Paths, settings: Settings) -> EventStore:
     from store.sqlite import SqliteStore
 
     paths.data_dir.mkdir(parents=True, exist_ok=True)
-    return await SqliteStore.open(paths.database, durability=settings.store.durability)  # type: ignore[arg-type]
+    return await SqliteStore.open(
+        paths.database,
+        durability=settings.store.durability,  # type: ignore[arg-type]
+        merkle=settings.store.signed_heads,
+    )
 
 
 async def _open_postgres(url: str, durability: str) -> EventStore:

@@ -23,30 +23,23 @@ from typing import TYPE_CHECKING, Any
 from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.usage import output_revisions
 from daemon.alerts.service import Alerts
-from daemon.compress.context import ContextAssembler
-from daemon.compress.service import Compressor
 from daemon.config import Settings
 from daemon.core import Core
-from daemon.cost.live import LiveCosts
 from daemon.cost.service import Costs
-from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
-from daemon.handoff.service import Handoffs
+from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
-from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
 from daemon.paths import Paths
 from daemon.protocol import encode, error_message
-from daemon.retention.ops import Retention
-from daemon.search.ops import LogSearch
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
+from daemon.server.components import build_components
 from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, peer_uid, read_size
 from daemon.server.follow import Follower
 from daemon.server.hub import Hub
-from daemon.server.ops import Process
 from daemon.server.registry import Call, Op, progress_sender, wants_progress
 from daemon.server.wire import RawJson
 from daemon.states.machines import Machine
@@ -94,31 +87,9 @@ class Daemon:
         self.memory = ContextStore(store, core.append)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
-        self.alerts = Alerts(core, self.costs)
-        self.components: dict[type, Any] = {
-            Process: self,
-            Core: core,
-            EventLog: EventLog(core, self.hub, self.lifecycle.directory.refs, self.lifecycle.evaluated),
-            LogSearch: LogSearch(store, self.lifecycle.directory.refs),
-            Lifecycle: self.lifecycle,
-            Handoffs: self.lifecycle.handoffs,
-            Compressor: self.lifecycle.compressor,
-            ContextAssembler: ContextAssembler(core, self.lifecycle.directory.refs, self.memory, self.pool),
-            ContextStore: self.memory,
-            PoolService: self.pool,
-            StateStore: self.states,
-            Dependencies: self.deps,
-            Retention: Retention(store, self.lifecycle.agents, self.lifecycle.directory.refs),
-            Costs: self.costs,
-            Alerts: self.alerts,
-            SpoolDrain: self.spool,
-            LiveCosts: LiveCosts(self.costs, self.hub),
-            StatusLine: StatusLine(
-                core, self.lifecycle.directory, self.lifecycle.agents, self.lifecycle.evaluated, self.costs
-            ),
-        }
-        missing = REGISTRY.components() - set(self.components)
-        assert not missing, f"ops declared for components the daemon does not build: {missing}"
+        self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
+        services = (self.memory, self.pool, self.states, self.deps, self.costs, self.alerts, self.heads, self.spool)
+        self.components = build_components(self, core, self.hub, self.lifecycle, services)
         self.started = time.monotonic()
         # The log's events and sessions as status last read them, with those committed since: what
         # status reports while the database server cannot be read (PostgreSQL).
@@ -149,6 +120,7 @@ class Daemon:
         self.memory.committed(events)
         self.costs.committed(events)
         self.alerts.committed(events, evaluate=own)
+        self.heads.committed()
 
     async def _count(self) -> None:
         sessions = await self.store.sessions()
@@ -193,6 +165,7 @@ class Daemon:
         sock_path = str(self.paths.socket)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
+        await self.heads.start()  # a key that cannot be read stops start-up, before anything is appended
         self.committer.start()
         self.pool.start()
         if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
@@ -271,6 +244,7 @@ class Daemon:
         await self.alerts.stop(self.settings.daemon.shutdown_deadline)
         await self.pool.stop()
         await self.committer.close()
+        await self.heads.stop(self.settings.daemon.shutdown_deadline)
         if self.follower is not None:
             await self.follower.stop()
         await self.store.close()

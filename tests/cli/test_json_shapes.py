@@ -172,14 +172,26 @@ def test_status_json(example: str) -> None:
 def test_verify_json_ok(example: str) -> None:
     last = json_lines(invoke("events", "fix", "--json").stdout)[-1]
     tip = {"seq": 23, "id": last["id"]}  # the last event committed, as recorded beside the database
-
-    assert invoke_json("verify") == {
+    assert invoke("proof", "--json", "000000000000").exit_code == 3  # nothing signed for a proof that fails
+    assert invoke("daemon", "stop").exit_code == 0  # a clean stop signs a head of the whole log
+    report = invoke_json("verify")
+    signature = report["heads"]["latest"].pop("signature")
+    assert len(bytes.fromhex(signature)) == 64
+    assert report.pop("database") == {"check": "quick_check", "ok": True, "found": ["ok"], "tip": tip, "damaged": None}
+    assert normalise(report) == {
         "ok": True,
         "session": None,
         "events": 23,
         "problem_count": 0,
         "problems": [],
-        "database": {"check": "quick_check", "ok": True, "found": ["ok"], "tip": tip, "damaged": None},
+        "heads": {
+            "heads": 1,
+            "valid": 1,
+            "matched": 1,
+            "covered": 23,
+            "unsigned": 0,
+            "latest": {"size": 23, "root": "<id>", "time": "<ts>", "key": "<id>"},
+        },
     }
     assert invoke_json("verify", "fix") == {
         "ok": True,
@@ -187,6 +199,7 @@ def test_verify_json_ok(example: str) -> None:
         "events": 23,
         "problem_count": 0,
         "problems": [],
+        "heads": None,  # the signed heads cover the whole log, not a session
         "database": None,
     }
     deep = invoke_json("verify", "fix", "--deep")
@@ -320,6 +333,10 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "store.durability", "value": "normal", "source": "default", "help": "<help>"},
             {"key": "store.backend", "value": "sqlite", "source": "default", "help": "<help>"},
             {"key": "store.url", "value": "", "source": "default", "help": "<help>"},
+            {"key": "store.signed_heads", "value": True, "source": "default", "help": "<help>"},
+            {"key": "store.head_interval_ms", "value": 1000, "source": "default", "help": "<help>"},
+            {"key": "store.witness_path", "value": "", "source": "default", "help": "<help>"},
+            {"key": "store.witness_command", "value": "", "source": "default", "help": "<help>"},
             {"key": "daemon.max_line_bytes", "value": 4194304, "source": "default", "help": "<help>"},
             {"key": "daemon.shutdown_deadline", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "daemon.start_timeout", "value": 10.0, "source": "default", "help": "<help>"},

@@ -129,8 +129,8 @@ def sqlite_store(db_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Sql
 
 
 @asynccontextmanager
-async def _opened(path: Path, durability: Durability = "normal") -> AsyncIterator[SqliteStore]:
-    store = await SqliteStore.open(path, durability)
+async def _opened(path: Path, durability: Durability = "normal", merkle: bool = True) -> AsyncIterator[SqliteStore]:
+    store = await SqliteStore.open(path, durability, merkle)
     try:
         yield store
     finally:

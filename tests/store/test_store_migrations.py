@@ -33,6 +33,7 @@ FINAL_SCHEMA = [
     ),
     ("index", "events_session_seq", "events", "CREATE INDEX events_session_seq ON events (session, seq)"),
     ("index", "pruned_checkpoint", "pruned", "CREATE INDEX pruned_checkpoint ON pruned (checkpoint, seq)"),
+    ("index", "pruned_seq", "pruned", "CREATE INDEX pruned_seq ON pruned (seq)"),
     (
         "index",
         "pruned_session_key",
@@ -62,6 +63,12 @@ FINAL_SCHEMA = [
         "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
         " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
         " digest TEXT NOT NULL, key TEXT )",
+    ),
+    (
+        "table",
+        "merkle",
+        "merkle",
+        "CREATE TABLE merkle (start INTEGER PRIMARY KEY, size INTEGER NOT NULL, hashes BLOB NOT NULL)",
     ),
     (
         "table",
@@ -182,6 +189,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m004_search_index",
         "m005_pruned",
         "m006_usage_buckets",
+        "m007_merkle",
     ]
 
 
@@ -291,6 +299,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m004_search_index",
         "m005_pruned",
         "m006_usage_buckets",
+        "m007_merkle",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs

@@ -212,7 +212,8 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     assert killed.returncode == 9
     with closing(sqlite3.connect(db_path)) as db:
         steps = [row[0] for row in db.execute("SELECT name FROM toka_migrations ORDER BY seq")]
-    assert steps == [m.__name__ for m in migrations.MIGRATIONS[:5]]  # the last step went with its rebuild
+    # The steps before the last committed on their own; the last one went with its rebuild.
+    assert steps == [m.__name__ for m in migrations.MIGRATIONS[:-1]]
     async with open_sqlite(db_path) as store:
         [row] = await store.usage_rows()
     assert row.calls == 2

@@ -9,6 +9,8 @@ import typer
 
 from store.errors import IntegrityError
 from toka_cli.call import call_and_show
+from toka_cli.commands import heads
+from toka_cli.commands.heads import SinceHeadOpt
 from toka_cli.options import JsonOpt, OptionalSessionArg
 from toka_cli.output import console
 from toka_cli.render import key_values, size, table
@@ -93,27 +95,44 @@ DeepOpt = Annotated[
 ]
 
 
-def verify(session: OptionalSessionArg = None, deep: DeepOpt = False, json_: JsonOpt = False) -> None:
+def verify(
+    session: OptionalSessionArg = None, deep: DeepOpt = False, since_head: SinceHeadOpt = None, json_: JsonOpt = False
+) -> None:
     """Recompute every payload digest and event id and check each chain; for the whole log, also
-    run SQLite's own check of the file and check that the log still holds its last committed event.
+    run SQLite's own check of the file, check that the log still holds its last committed event,
+    and check it against its signed tree heads (docs/tamper-evidence.md).
 
-    Exit code 5 names the first problem. A damaged database takes no more writes: `toka admin recover`.
+    Exit code 5 names the first problem: an event changed, re-sealed, deleted, or cut off the end
+    of the log. A damaged database takes no more writes: `toka admin recover`.
     """
+    if since_head is not None:
+        return heads.since_head(since_head, json_)
     report = call_and_show(
         "verify", json_, _verified, progress_label="verifying", session=session or None, deep=deep or None
     )
     if not report["ok"]:
         first = report["problems"][0]
-        found = "does not match its hashes" if first["what"] in HASH_PROBLEMS else "is damaged or lost events"
+        found, recover = _found(report)
         raise IntegrityError(
             f"the log {found}: {report['problem_count']} problems, the first {_where(first)}",
             "`toka verify --json` lists every problem"
-            + ("" if first["what"] in HASH_PROBLEMS else "; `toka admin recover` saves what can be read"),
+            + ("; `toka admin recover` saves what can be read" if recover else ""),
         )
 
 
-# Problems of the chain's hashes; the others are of the database file or its recorded tip.
+# Problems of the chain's hashes; the others are of the database file or its recorded tip
+# (listed first when there are any), or of the check against the signed tree heads.
 HASH_PROBLEMS = ("id", "digest", "payload", "chain", "head")
+
+
+def _found(report: VerifyReport) -> tuple[str, bool]:
+    """What the first problem says of the log, and whether `toka admin recover` is the way out."""
+    database = report.get("database")
+    if database is not None and not database["ok"]:
+        return "is damaged or lost events", True
+    if report["problems"][0]["what"] in HASH_PROBLEMS:
+        return "does not match its hashes", False
+    return "does not match its signed heads", False
 
 
 def _where(problem: VerifyProblem) -> str:
@@ -128,6 +147,14 @@ def _verified(report: VerifyReport) -> None:
     if report["ok"]:
         scope = f"session {report['session']}" if report["session"] else "the log"
         console().print(f"ok: {report['events']} events in {scope} match their hashes{checked}")
+        signed = report.get("heads")
+        if signed is not None and signed["latest"] is not None:
+            console().print(
+                f"ok: the log matches its {signed['valid']} signed heads, the latest of"
+                f" {signed['latest']['time']} covering {signed['covered']} events"
+                + (f" ({signed['unsigned']} since)" if signed["unsigned"] else ""),
+                highlight=False,
+            )
     else:
         first = report["problems"][0]
         event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] and first["session"] else ""

@@ -1,0 +1,125 @@
+"""The ``heads.*`` operations (docs/protocol.md): the signed heads, an inclusion proof of an
+event, and a consistency proof between two heads. Each proof is checked here, against the
+signed root, before it is answered: a stored tree that does not hash to what was signed is an
+integrity failure, not a proof."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from daemon.heads.check import gather
+from daemon.heads.keys import signature_holds
+from daemon.heads.record import SignedHead, parse_head
+from daemon.heads.service import Heads
+from daemon.server.registry import Call, Ops
+from daemon.server.requests import NonEmpty
+from store.errors import IntegrityError, NotFound, UsageError
+from store.merkle import (
+    consistency_spans,
+    inclusion_spans,
+    leaf_hash,
+    span_hash,
+    span_nodes,
+    verify_consistency,
+    verify_inclusion,
+)
+
+OPS = Ops(Heads)
+
+
+@dataclass(frozen=True, slots=True)
+class ListHeads:
+    limit: int | None = None
+
+
+@OPS.op("heads.list", ListHeads)
+async def heads_list(heads: Heads, request: ListHeads, call: Call) -> dict[str, Any]:
+    found, _ = gather(heads.core)
+    if request.limit is not None:
+        if request.limit < 1:
+            raise UsageError("argument 'limit' must be at least 1")
+        found = found[-request.limit :]
+    return {"key": None if heads.key is None else heads.key.public.hex(), "heads": [h.to_json() for h in found]}
+
+
+async def _hashes(heads: Heads, spans: list[tuple[int, int]]) -> list[bytes]:
+    """The hash of each span, from the stored tree."""
+    nodes = sorted({node for lo, hi in spans for node in span_nodes(lo, hi)})
+    try:
+        stored = await heads.core.store.tree_nodes(nodes)
+    except LookupError as exc:
+        raise IntegrityError(f"the tree stored with the log is damaged: {exc}", "run `toka verify`") from None
+    return [span_hash(lo, hi, stored.__getitem__) for lo, hi in spans]
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    event: NonEmpty
+
+
+@OPS.op("heads.proof", Proof)
+async def heads_proof(heads: Heads, request: Proof, call: Call) -> dict[str, Any]:
+    leaf = await heads.core.store.tree_leaf(request.event)
+    head = await heads.covering(leaf.seq)
+    index, value = leaf.seq - 1, leaf_hash(leaf.seq, leaf.id)
+    path = await _hashes(heads, inclusion_spans(index, head.size))
+    if not verify_inclusion(index, head.size, value, path, bytes.fromhex(head.root)):
+        raise IntegrityError(
+            f"event {leaf.id[:12]} (seq {leaf.seq}) is not in the tree {head.name} covers",
+            "run `toka verify`: the log or its stored tree changed after the head was signed",
+        )
+    return {
+        "event": {"seq": leaf.seq, "id": leaf.id, "session": leaf.session, "pruned": leaf.tombstone},
+        "leaf_index": index,
+        "leaf_hash": value.hex(),
+        "tree_size": head.size,
+        "path": [p.hex() for p in path],
+        "head": head.to_json(),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Consistency:
+    since: Any  # a size, a root (or its prefix), or a head as JSON
+
+
+def _old_head(known: list[SignedHead], since: Any) -> SignedHead:
+    """The head ``since`` names among the known ones, or the head it is."""
+    if isinstance(since, dict):
+        head = parse_head(since)
+        if head is None:
+            raise UsageError("'since' is not a signed head", "give size, root, time, key and signature")
+        return head
+    if isinstance(since, int) and not isinstance(since, bool):
+        found = [h for h in known if h.size == since]
+    elif isinstance(since, str) and since:
+        found = [h for h in known if h.root.startswith(since.lower())]
+    else:
+        raise UsageError("argument 'since' must be a head's size, its root (or a prefix), or the head as JSON")
+    roots = {h.root for h in found}
+    if not found:
+        raise NotFound(f"no signed head matches {since!r}", "list them with `toka heads`")
+    if len(roots) > 1:
+        raise IntegrityError(
+            f"signed heads disagree about {since!r}: {len(roots)} different roots", "run `toka verify`"
+        )
+    return found[0]
+
+
+@OPS.op("heads.consistency", Consistency)
+async def heads_consistency(heads: Heads, request: Consistency, call: Call) -> dict[str, Any]:
+    known, _ = gather(heads.core)
+    old = _old_head(known, request.since)
+    if not signature_holds(bytes.fromhex(old.key), bytes.fromhex(old.signature), old.message):
+        raise IntegrityError(f"{old.name} does not carry a good signature by its key", "it was altered or forged")
+    new = await heads.covering(0)
+    if old.size > new.size:
+        raise IntegrityError(f"{old.name} covers more events than the latest head ({new.size})", "run `toka verify`")
+    proof = await _hashes(heads, consistency_spans(old.size, new.size))
+    if not verify_consistency(old.size, new.size, bytes.fromhex(old.root), bytes.fromhex(new.root), proof):
+        raise IntegrityError(
+            f"the log of {new.name} does not extend {old.name}: events it covered were changed",
+            "run `toka verify` to name them",
+        )
+    return {"old": old.to_json(), "new": new.to_json(), "proof": [p.hex() for p in proof]}
