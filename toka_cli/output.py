@@ -120,9 +120,7 @@ def _no_progress(done: int, total: int | None = None, label: str | None = None) 
 
 
 @contextmanager
-def progress(
-    description: str, total: int | None = None, *, in_bytes: bool = False
-) -> Iterator[Callable[..., None]]:
+def progress(description: str, total: int | None = None, *, in_bytes: bool = False) -> Iterator[Callable[..., None]]:
     """Yields ``update(done, total, label)``; draws a bar on stderr only when stderr is a
     terminal. ``label`` (a file's name) follows the description; ``in_bytes`` counts in MB."""
     if not sys.stderr.isatty():

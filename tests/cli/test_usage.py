@@ -12,6 +12,7 @@ from transcripts import TRANSCRIPTS, shared_or_skip
 
 from daemon.client.sync import Client
 from daemon.client.transfer import import_files
+from daemon.ingest.transcripts import find_transcripts
 
 
 def record(session: str, payload: dict[str, Any], agent: str = "main", kind: str = "usage") -> None:
@@ -199,6 +200,9 @@ def test_figures_of_each_claude_code_fixture_match_the_raw_file(name: str) -> No
     assert result.exit_code == 0, result.stderr
     sessions = json.loads(result.stdout)["sessions"]
     context, totals = expected_from_raw(path)
+    for subagent in find_transcripts(path)[1:]:  # a session's file brings its subagents' files
+        _, theirs = expected_from_raw(subagent)
+        totals = {name_: totals[name_] + theirs[name_] for name_ in totals}
     figures = [usage_json(s) for s in sessions]
     latest = [f for f in figures if f["context_tokens"] is not None]
     if context is not None:

@@ -37,7 +37,7 @@ TARGET_SHARE = 0.375
 def session_events(name: str) -> list[Event]:
     """The transcript's main session through toka's importer and a store, in log order."""
     path = shared_or_skip("fixtures", "transcripts", "claude", name)
-    (found,) = expand([path], "claude-code")
+    found = expand([path], "claude-code")[0]  # the session's own file (its subagents' follow it)
     fmt = detect(found)
     assert fmt == "claude-code"
     events = stored(list(PARSERS[fmt](found, ParseStats())))
