@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from daemon_support import Spawned
+from daemon_support import Spawned, wait_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,7 +141,9 @@ def test_half_lines_and_vanishing_clients_leak_nothing(daemon: Spawned) -> None:
             sock.sendall(b'{"id": 1, "op": "events.query", "args": {"limit": 5000}}\n')  # gone before the answer
         sock.close()
     _alive(daemon)
-    assert _fds(daemon) <= before + 2  # what the answers in flight still hold, at most
+    # A loaded daemon may still be reading the last vanished clients' sockets: wait for it to close
+    # them; a leak never gets back down (what answers in flight hold is allowed for).
+    wait_for(lambda: _fds(daemon) <= before + 2, "the vanished clients' sockets are closed")
 
 
 # The long form: a seeded mix of everything above, many times over, on one daemon, with its

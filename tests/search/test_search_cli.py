@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -76,8 +78,10 @@ def test_fts_syntax_is_opt_in(recorded: None) -> None:
     assert invoke("search", '"login').exit_code == 0  # a stray quote is a character like any other
 
 
-def test_paths_and_hyphenated_names_are_searched_as_written() -> None:
-    path = shared_or_skip("fixtures", "transcripts", "claude", "marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+def test_paths_and_hyphenated_names_are_searched_as_written(tmp_path: Path) -> None:
+    source = shared_or_skip("fixtures", "transcripts", "claude", "marot__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    path = tmp_path / source.name  # the session alone, without its subagents' files
+    shutil.copyfile(source, path)
     assert invoke("import", str(path)).exit_code == 0
     for text in ("tmux-waiting.sh", "lib/spotter/services/tmux.ex"):
         result = invoke("search", text, "--json")
