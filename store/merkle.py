@@ -22,7 +22,7 @@ hashes. Any proof reads O(log n) stored hashes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
@@ -71,6 +71,16 @@ def frontier_nodes(size: int) -> list[Node]:
     return nodes
 
 
+def frontier_root(hashes: Sequence[bytes]) -> bytes:
+    """The root of a tree from its right edge's hashes, largest subtree first."""
+    if not hashes:
+        return EMPTY_ROOT
+    root = hashes[-1]
+    for left in reversed(hashes[:-1]):
+        root = node_hash(left, root)
+    return root
+
+
 @dataclass(frozen=True, slots=True)
 class Frontier:
     """The tree's right edge: the size and the hashes of :func:`frontier_nodes`, largest first."""
@@ -79,12 +89,7 @@ class Frontier:
     hashes: tuple[bytes, ...]
 
     def root(self) -> bytes:
-        if not self.hashes:
-            return EMPTY_ROOT
-        root = self.hashes[-1]
-        for left in reversed(self.hashes[:-1]):
-            root = node_hash(left, root)
-        return root
+        return frontier_root(self.hashes)
 
     def extended(self, leaves: Iterable[bytes]) -> tuple[Frontier, list[bytes]]:
         """The frontier after ``leaves`` (leaf hashes), and the hashes they add to storage."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from store.base import MAX_PROBLEMS, Problem
-from store.merkle import EMPTY_ROOT, LogLeaf, SignedRoot, node_hash
+from store.merkle import LogLeaf, SignedRoot, frontier_root, node_hash
 from store.merkle import leaf_hash as _leaf_hash
 from store.retention import CHECKPOINT
 
@@ -51,12 +51,7 @@ class _Builder:
         self.size += 1
 
     def root(self) -> bytes:
-        if not self.hashes:
-            return EMPTY_ROOT
-        root = self.hashes[-1]
-        for left in reversed(self.hashes[:-1]):
-            root = node_hash(left, root)
-        return root
+        return frontier_root(self.hashes)
 
     def copy(self) -> _Builder:
         return _Builder(self.size, list(self.hashes))

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from daemon.redact import checks
+from daemon.redact.checks import assignment, aws_secret, card, email, ipv4, ipv6, phone, url_password
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def _compile() -> tuple[Rule, ...]:
             anchors=("secret", "akia", "asia", "[redacted:api_key]"),
             folded=True,
             lines=True,
-            check=checks.aws_secret,
+            check=aws_secret,
         ),
         Rule(
             "bearer",
@@ -153,7 +153,7 @@ def _compile() -> tuple[Rule, ...]:
             re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:@/?#\[\]\"'<>\\]*:(?P<value>[^\s@/?#\[\]\"'<>\\]+)@"),
             anchors=("://",),
             lines=True,
-            check=checks.url_password,
+            check=url_password,
         ),
         Rule(
             "secret",
@@ -167,7 +167,7 @@ def _compile() -> tuple[Rule, ...]:
             anchors=("pass", "secret", "token", "key"),
             folded=True,
             lines=True,
-            check=checks.assignment,
+            check=assignment,
         ),
         Rule(
             "email",
@@ -176,7 +176,7 @@ def _compile() -> tuple[Rule, ...]:
             ),
             anchors=("@",),
             lines=True,
-            check=checks.email,
+            check=email,
         ),
         Rule(
             "ipv6",
@@ -189,15 +189,15 @@ def _compile() -> tuple[Rule, ...]:
             ),
             anchors=(":",),
             lines=True,
-            check=checks.ipv6,
+            check=ipv6,
         ),
         Rule(
             "ipv4",
             re.compile(r"\d(?<![\w.]\d)\d{0,2}(?:\.\d{1,3}){3}(?![\w]|\.\d)"),
             anchors=(".",),
-            check=checks.ipv4,
+            check=ipv4,
         ),
-        Rule("card", re.compile(r"\d(?<![\w.-]\d)(?:[ -]?\d){12,18}(?![\w-]|\.\d)"), check=checks.card),
+        Rule("card", re.compile(r"\d(?<![\w.-]\d)(?:[ -]?\d){12,18}(?![\w-]|\.\d)"), check=card),
         Rule(
             "ssn",
             re.compile(r"\d(?<![\w.-]\d)\d\d(?<!000)(?<!666)(?<!9\d\d)-(?!00)\d{2}-(?!0000)\d{4}(?![\w-]|\.\d)"),
@@ -214,7 +214,7 @@ def _compile() -> tuple[Rule, ...]:
         ),
         Rule(
             "phone",
-            # The shapes of phone numbers; checks.phone counts their digits.
+            # The shapes of phone numbers; phone counts their digits.
             re.compile(
                 r"[+(\d](?<![\w.+-][+(\d])(?:"
                 r"(?<=\+)\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}"  # international
@@ -222,7 +222,7 @@ def _compile() -> tuple[Rule, ...]:
                 r"|(?<=\d)\d\d[-. ]\d{3}[-. ]\d{4}"  # North American, 415-555-0132
                 r")(?![\w-]|\.\d)"
             ),
-            check=checks.phone,
+            check=phone,
         ),
     )
 
