@@ -93,10 +93,11 @@ def test_an_invocation_whose_answer_timed_out_lands_once(daemon: Spawned, tmp_pa
             capture_output=True,
             timeout=ANSWER_TIMEOUT_S + PATIENCE,
         )
+        # Read while the daemon is still stopped: once it runs, it drains the spool itself.
+        [spooled] = [json.loads(line) for line in paths.spool.read_bytes().splitlines()]
     finally:
         os.kill(daemon.process.pid, signal.SIGCONT)
     assert hook.returncode == 0 and b"spooled: the daemon did not answer in time" in hook.stderr
-    [spooled] = [json.loads(line) for line in paths.spool.read_bytes().splitlines()]
     daemon.stop()
     restarted = spawn_daemon(paths, tmp_path / "again.log")  # ingests the spool
     try:
