@@ -19,6 +19,7 @@ from typing import Any
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.cost.overrides import parse_prices
+from daemon.ownership import open_private, private_dir, trusted_config
 from daemon.redact import KINDS as REDACT_KINDS
 from store.errors import ConfigError
 
@@ -314,8 +315,11 @@ def _coerce_windows(name: str, value: Any, source: str) -> dict[str, int]:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """The whole config file as TOML; a missing file is an empty one, a bad one a ConfigError."""
+    """The whole config file as TOML; a missing file is an empty one, a bad one a ConfigError.
+    It is the user's own or refused (daemon/ownership.py): it names commands the daemon runs."""
     try:
+        if not trusted_config(path):
+            return {}
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
@@ -385,8 +389,9 @@ def write_setting(config_file: Path, key: str, value: str) -> Any:
         raise ConfigError(f"{config_file} is not valid TOML: {exc}", "fix it by hand first") from None
     section = SECTION_OF[name]
     data.setdefault(section, {})[name] = list(checked) if isinstance(checked, tuple) else checked
-    config_file.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(config_file.parent)
     tmp = config_file.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    with open(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
+        out.write(tomli_w.dumps(data))
     os.replace(tmp, config_file)
     return checked

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.sync import Client, probe
 from daemon.paths import Paths
-from store.errors import ConfigError, DaemonUnavailable, ProtocolError
+from store.errors import ConfigError, DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
     from daemon.client.results import DatabaseHealth, PostgresHealth
@@ -50,7 +50,7 @@ def _postgres_url(paths: Paths) -> str | None:
 
     try:
         store = load_settings(paths.config_file).settings.store
-    except ConfigError:
+    except (ConfigError, UnsafePath):
         return None
     return store.url if store.backend == "postgres" else None
 
@@ -58,13 +58,15 @@ def _postgres_url(paths: Paths) -> str | None:
 def _ask_daemon(paths: Paths) -> DatabaseHealth | PostgresHealth | None:
     """The daemon's answer, or None when no daemon of this toka answers (then the file is read
     here; a daemon of another version may not know the op)."""
-    if probe(paths).state != "running":
-        return None
     try:
+        if probe(paths).state != "running":
+            return None
         with Client(paths, autostart=False, timeout=DATABASE_CHECK_TIMEOUT_S) as client:
             return cast("DatabaseHealth | PostgresHealth", client.call("doctor.database"))
     except (DaemonUnavailable, ProtocolError):
         return None  # it stopped since the probe
+    except UnsafePath:
+        return None  # not the user's daemon: doctor's files and daemon checks say so
 
 
 def clock_offset_us(paths: Paths) -> int:

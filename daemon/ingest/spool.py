@@ -15,6 +15,8 @@ import fcntl
 import os
 from typing import TYPE_CHECKING
 
+from daemon.ownership import open_private, read_private
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
@@ -45,7 +47,7 @@ def rejected_path(paths: Paths) -> Path:
 def _claim(paths: Paths) -> bool:
     """Rename the spool to the claimed name under the hooks' lock; False when there is none."""
     try:
-        fd = os.open(paths.spool, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_private(paths.spool, os.O_RDONLY)  # a link or another user's file is refused
     except FileNotFoundError:
         return False
     try:
@@ -94,7 +96,7 @@ async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
     log = logging.getLogger("toka.daemon")
     events: list[NewEvent] = []
     rejected: list[bytes] = []
-    for line in path.read_bytes().splitlines():
+    for line in read_private(path).splitlines():
         if not line.strip():
             continue
         try:
@@ -107,7 +109,7 @@ async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
         results = await appender.append(events[start : start + INGEST_BATCH])
         created += sum(r.created for r in results)
     if rejected:
-        with open(rejected_path(paths), "ab") as out:
+        with open(open_private(rejected_path(paths), os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
             out.write(b"".join(line + b"\n" for line in rejected))
             out.flush()
             os.fsync(out.fileno())

@@ -18,7 +18,7 @@ from store.health import inspect_database
 from toka_cli.base import make_app
 from toka_cli.commands import doctor
 
-NAMES = ["daemon", "socket", "database", "schema", "clock", "disk", "config", "watch", "hooks", "daemon_clock"]
+NAMES = ["daemon", "socket", "files", "database", "schema", "clock", "disk", "config", "watch", "hooks", "daemon_clock"]
 
 
 def _app() -> Any:
@@ -218,4 +218,4 @@ def test_doctor_exits_1_with_an_error_naming_the_failed_checks(toka_home: Path) 
     write_config(toka_home, "[store\n")
     result = run_doctor()
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: 1 of 10 checks found a problem (config)\n")
+    assert result.stderr.startswith("error: 1 of 11 checks found a problem (config)\n")
