@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.doctor import clock_offset_us, database_health
 from daemon.client.sync import probe
-from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
+from daemon.config import SETTINGS, Settings, coerce, env_name, key_of
+from daemon.config_file import load_settings, read_file
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError, UnsafePath
 from toka_cli import integrate
@@ -221,6 +222,10 @@ def _config(paths: Paths) -> Check:
                 coerce(name, value, source(name))
             except ConfigError as exc:
                 return Check("config", "problem", exc.message, fix(name))
+    try:
+        load_settings(path)  # the settings together: thresholds in order
+    except ConfigError as exc:
+        return Check("config", "problem", exc.message, exc.hint)
     where = str(path) if path.exists() else f"defaults (no {path})"
     return Check("config", "ok", f"settings parse: {where}")
 

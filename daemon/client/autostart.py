@@ -79,7 +79,7 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
             "check that the data dir is writable, or set TOKA_HOME",
         ) from None
     if timeout is None:
-        from daemon.config import load_settings
+        from daemon.config_file import load_settings
 
         timeout = load_settings(paths.config_file).settings.daemon.start_timeout
     with lock, log:

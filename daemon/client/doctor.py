@@ -46,7 +46,7 @@ def database_health(paths: Paths) -> DatabaseHealth | PostgresHealth:
 def _postgres_url(paths: Paths) -> str | None:
     """``store.url`` when the settings choose the PostgreSQL backend; None otherwise, and when
     they do not parse (the config check says why; the data dir's file is looked at meanwhile)."""
-    from daemon.config import load_settings
+    from daemon.config_file import load_settings
 
     try:
         store = load_settings(paths.config_file).settings.store

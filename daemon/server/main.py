@@ -14,7 +14,8 @@ import signal
 import sys
 from typing import Any
 
-from daemon.config import Settings, load_settings
+from daemon.config import Settings
+from daemon.config_file import load_settings
 from daemon.ownership import open_private, private_dir
 from daemon.paths import Paths, resolve_paths
 from daemon.server.pidlock import PidLock

@@ -6,7 +6,7 @@ import re
 
 from command_docs import HEADER, PROG, CommandDoc, ParamDoc, one_line
 
-from daemon.config import SETTINGS, Settings, env_name, key_of
+from daemon.config import SETTINGS, Settings, allowed, env_name, key_of
 from daemon.version import VERSION
 
 EXIT_STATUS = (
@@ -14,8 +14,8 @@ EXIT_STATUS = (
     ("1", "Failure: the command ran and found a problem (a failed check, an unhealthy pool, ...)."),
     (
         "2",
-        "Usage or configuration error: a bad flag or argument, a config.toml that does not parse, a file or"
-        " directory of toka's that is not yours alone.",
+        "Usage or configuration error: a bad flag or argument, a config.toml that does not parse or holds a key"
+        " or value toka does not accept, a file or directory of toka's that is not yours alone.",
     ),
     ("3", "Not found: no session, event, agent, handoff or key of that name."),
     ("4", "Daemon unavailable: it could not be reached or started; or its PostgreSQL database cannot be reached."),
@@ -137,7 +137,10 @@ def man_page(tree: list[CommandDoc]) -> str:
         lines += [
             ".TP",
             f"\\fB{_roff(env_name(name))}\\fR",
-            _roff(f"{key_of(name)}: {one_line(SETTINGS[name].metadata['help'])}. Default: {shown or 'none'}."),
+            _roff(
+                f"{key_of(name)}: {one_line(SETTINGS[name].metadata['help'])}. Default: {shown or 'none'}."
+                f" Allowed: {allowed(name)}."
+            ),
         ]
     lines += [
         ".SH SEE ALSO",

@@ -30,6 +30,7 @@ CLI_MAY_IMPORT = {
     "daemon.paths": "where the socket, database, config and logs are",
     "daemon.ownership": "toka's own files opened as every process opens them (`toka daemon logs`)",
     "daemon.config": "config.toml and its settings: `toka config`, doctor, the man page",
+    "daemon.config_file": "reading and writing config.toml: `toka config`, `toka watch`, doctor",
     "daemon.ingest.formats": "the formats `toka watch` reads",
     "daemon.ingest.tail": "the cursors of `toka watch`",
     "daemon.ingest.watch": "`toka watch` follows files in the CLI's own process, appending through the client",
@@ -48,6 +49,7 @@ CLIENT_MAY_IMPORT = {
     "daemon.protocol": "the wire format",
     "daemon.version": "the protocol version it checks",
     "daemon.config": "the start timeout autostart waits, and the backend doctor looks at",
+    "daemon.config_file": "reading config.toml for those two",
     "daemon.ingest.formats": "the transcript formats `toka import` parses",
     "daemon.ingest.lines": "the parse statistics of an import",
 }
