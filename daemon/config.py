@@ -83,6 +83,21 @@ class DaemonSettings:
     start_timeout: float = _setting(
         10.0, "seconds a client waits for an autostarted daemon to answer", bounds=(0.5, 600.0)
     )
+    max_connections: int = _setting(
+        512,
+        "client connections the daemon holds at once; one more is answered `busy` and closed",
+        bounds=(8, 65536),
+    )
+    max_buffered_bytes: int = _setting(
+        64 * MIB,
+        "bytes of unfinished request lines the daemon holds over all connections; a line past it is answered `busy`",
+        bounds=(4 * KIB, 64 * GIB),
+    )
+    line_timeout: float = _setting(
+        30.0,
+        "seconds a client may leave a request line unfinished without sending more; then it is closed",
+        bounds=(0.1, 3600.0),
+    )
 
 
 @dataclass(frozen=True)

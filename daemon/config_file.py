@@ -24,7 +24,7 @@ from store.errors import ConfigError
 # Tables of config.toml that are not settings, each read by its own module.
 OTHER_TABLES = ("state",)  # daemon/states/machines.py
 # Settings that must stay in order: the first below the second (or, for sizes, at most it).
-ORDERED = (("warning_pct", "critical_pct"), ("target_pct", "trigger_pct"))
+ORDERED = (("warning_pct", "critical_pct"), ("target_pct", "trigger_pct"), ("max_line_bytes", "max_buffered_bytes"))
 
 
 def read_toml(path: Path) -> dict[str, Any]:

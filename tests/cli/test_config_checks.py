@@ -66,8 +66,9 @@ def test_a_typo_keeps_the_daemon_from_starting_and_doctor_reports_it(toka_home: 
             "shutdown_deadline = nan",
             "daemon.shutdown_deadline from {config} must be a number from 0.1 to 3600, got nan",
         ),
+        ("max_connections = 0", "daemon.max_connections from {config} must be a whole number from 8 to 65536, got 0"),
     ],
-    ids=["tiny_line", "infinite_deadline", "nan_deadline"],
+    ids=["tiny_line", "infinite_deadline", "nan_deadline", "no_connections"],
 )
 def test_a_number_out_of_its_range_keeps_the_daemon_from_starting(toka_home: Path, text: str, said: str) -> None:
     config = write(toka_home, f"[daemon]\n{text}\n")
@@ -102,6 +103,8 @@ def test_thresholds_out_of_order_name_both(toka_home: Path) -> None:
         result.stderr,
         contains=f"lifecycle.warning_pct (95.0, from {config}) must be below lifecycle.critical_pct (90.0, the default",
     )
+    write(toka_home, "[daemon]\nmax_line_bytes = 8388608\nmax_buffered_bytes = 4194304\n")
+    assert_error(toka("config", "show").stderr, contains="daemon.max_line_bytes (8388608, from")
 
 
 def test_every_number_has_a_range_that_coerce_holds() -> None:
