@@ -1,21 +1,20 @@
-"""Settings: one typed model, one precedence order, and where each value came from.
+"""Settings: one typed model, each setting documented and bounded where it is declared.
 
 Precedence, highest first: a command-line flag, the environment (``TOKA_<NAME>``), the
 ``config.toml`` file, the defaults below. The file groups keys in tables (``[store]``,
 ``[daemon]``, ``[watch]``); ``toka config show`` prints each resolved value with its source. A
 list setting is a TOML array in the file, and ``os.pathsep``-separated in the environment and
-on the command line.
+on the command line. Every number has its bounds and every enumeration its choices, and
+:func:`coerce` holds each value to them; daemon/config_file.py reads the sources and resolves them.
 """
 
 from __future__ import annotations
 
-import os
-import tomllib
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields, replace
-from pathlib import Path
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
+from daemon import config_values as values
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.cost.overrides import parse_prices
@@ -35,12 +34,12 @@ def _setting(
     env: str | None = None,
     secret: bool = False,
     parse: Callable[[str, Any, str], Any] | None = None,
-    zero: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Any:
     # secret: a value that may hold a password, shown only with it hidden (store/url.py).
     # parse: checks and converts a value of its own shape, as parse(key, value, source).
-    # zero: a number that may be 0 (which means "none"); numbers are positive otherwise.
-    metadata = {"help": help, "choices": choices, "env": env, "secret": secret, "parse": parse, "zero": zero}
+    # bounds: the smallest and largest a number may be, both included; every number has them.
+    metadata = {"help": help, "choices": choices, "env": env, "secret": secret, "parse": parse, "bounds": bounds}
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -68,29 +67,62 @@ class StoreSettings:
         secret=True,
     )
     signed_heads: bool = _setting(True, "keep a Merkle tree of the log and sign its head (docs/tamper-evidence.md)")
-    head_interval_ms: int = _setting(1000, "milliseconds a signed head may lag behind the commits it covers")
+    head_interval_ms: int = _setting(
+        1000, "milliseconds a signed head may lag behind the commits it covers", bounds=(10, 3_600_000)
+    )
     witness_path: str = _setting("", "a file (on another disk) each signed head is appended to too; none when empty")
     witness_command: str = _setting("", "a command each signed head is piped to as JSON (git, a post); none when empty")
 
 
+# Sizes in bytes, for the bounds below.
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+DAY_S = 86400.0
+
+
 @dataclass(frozen=True)
 class DaemonSettings:
-    max_line_bytes: int = _setting(4 * 1024 * 1024, "largest request line the daemon accepts, in bytes")
-    shutdown_deadline: float = _setting(5.0, "seconds the daemon waits for in-flight requests when it stops")
-    start_timeout: float = _setting(10.0, "seconds a client waits for an autostarted daemon to answer")
+    # At least 4 KiB: below, `status` and `shutdown` still fit, but a hook's payload no longer does.
+    max_line_bytes: int = _setting(4 * MIB, "largest request line the daemon accepts, in bytes", bounds=(4 * KIB, GIB))
+    shutdown_deadline: float = _setting(
+        5.0, "seconds the daemon waits for in-flight requests when it stops", bounds=(0.1, 3600.0)
+    )
+    start_timeout: float = _setting(
+        10.0, "seconds a client waits for an autostarted daemon to answer", bounds=(0.5, 600.0)
+    )
+    max_connections: int = _setting(
+        512,
+        "client connections the daemon holds at once; one more is answered `busy` and closed",
+        bounds=(8, 65536),
+    )
+    max_buffered_bytes: int = _setting(
+        64 * MIB,
+        "bytes of unfinished request lines the daemon holds over all connections; a line past it is answered `busy`",
+        bounds=(4 * KIB, 64 * GIB),
+    )
+    line_timeout: float = _setting(
+        30.0,
+        "seconds a client may leave a request line unfinished without sending more; then it is closed",
+        bounds=(0.1, 3600.0),
+    )
 
 
 @dataclass(frozen=True)
 class LifecycleSettings:
-    warning_pct: float = _setting(75.0, "context fill (% of the window) at which an agent goes WARNING")
-    critical_pct: float = _setting(90.0, "context fill (% of the window) at which an agent goes CRITICAL")
+    warning_pct: float = _setting(
+        75.0, "context fill (% of the window) at which an agent goes WARNING", bounds=(1.0, 100.0)
+    )
+    critical_pct: float = _setting(
+        90.0, "context fill (% of the window) at which an agent goes CRITICAL", bounds=(1.0, 100.0)
+    )
     on_critical: str = _setting(
         "notify",
         "what the daemon does when a spawned agent goes CRITICAL: notify (a lifecycle event only) or handoff"
         " (hand its work to a successor); per agent with `toka agent spawn --policy`",
         ON_CRITICAL,
     )
-    max_handoffs: int = _setting(5, "handoffs allowed per trace; the next one puts the agent in ERROR")
+    max_handoffs: int = _setting(
+        5, "handoffs allowed per trace; the next one puts the agent in ERROR", bounds=(1, 1000)
+    )
 
 
 @dataclass(frozen=True)
@@ -107,10 +139,14 @@ class CompressionSettings:
         "how `toka compress` and automatic compression shrink a session: fifo, window, summarize or importance",
         COMPRESSION_POLICIES,
     )
-    trigger_pct: float = _setting(75.0, "context fill (% of the window) from which compression is considered")
-    target_pct: float = _setting(37.5, "context fill (% of the window) compression aims at")
-    min_messages: int = _setting(20, "new messages a session needs since its last compression")
-    min_interval_s: float = _setting(1800.0, "seconds between two compressions of a session")
+    trigger_pct: float = _setting(
+        75.0, "context fill (% of the window) from which compression is considered", bounds=(1.0, 100.0)
+    )
+    target_pct: float = _setting(37.5, "context fill (% of the window) compression aims at", bounds=(1.0, 99.0))
+    min_messages: int = _setting(20, "new messages a session needs since its last compression", bounds=(1, 1_000_000))
+    min_interval_s: float = _setting(
+        1800.0, "seconds between two compressions of a session", bounds=(0.001, 30 * DAY_S)
+    )
     auto_compress: str = _setting(
         "off",
         "compress a spawned agent's session by itself at the trigger (off, or a policy); per agent with"
@@ -121,7 +157,7 @@ class CompressionSettings:
         "builtin",
         "builtin (extractive, offline), or a command that reads the text on stdin and writes the summary on stdout",
     )
-    summarizer_timeout: float = _setting(30.0, "seconds an external summarizer may take")
+    summarizer_timeout: float = _setting(30.0, "seconds an external summarizer may take", bounds=(0.1, 3600.0))
 
 
 @dataclass(frozen=True)
@@ -156,9 +192,13 @@ class PoolSettings:
         DEFAULT_CAPACITY,
         "bytes the memory pool holds (values only); puts past it evict the least recently used entries",
         env="TOKA_POOL_CAPACITY_BYTES",
+        bounds=(1, 1024 * GIB),
     )
     sweep_s: float = _setting(
-        DEFAULT_SWEEP_S, "seconds between two sweeps of expired pool entries", env="TOKA_POOL_SWEEP_S"
+        DEFAULT_SWEEP_S,
+        "seconds between two sweeps of expired pool entries",
+        env="TOKA_POOL_SWEEP_S",
+        bounds=(0.01, DAY_S),
     )
 
 
@@ -178,10 +218,16 @@ class AlertSettings:
         "a command run with each alert as JSON on stdin (a notification, a webhook script); none when empty",
         env="TOKA_ALERT_COMMAND",
     )
-    command_interval_s: float = _setting(60.0, "seconds before the command runs again for the same alert")
-    command_timeout_s: float = _setting(10.0, "seconds the alert command may run before it is stopped")
-    block_cost_limit: float = _setting(0.0, "dollars a 5-hour block may cost before an alert (0: none)", zero=True)
-    block_token_limit: int = _setting(0, "tokens a 5-hour block may use before an alert (0: none)", zero=True)
+    command_interval_s: float = _setting(
+        60.0, "seconds before the command runs again for the same alert", bounds=(0.001, 7 * DAY_S)
+    )
+    command_timeout_s: float = _setting(
+        10.0, "seconds the alert command may run before it is stopped", bounds=(0.1, 3600.0)
+    )
+    block_cost_limit: float = _setting(
+        0.0, "dollars a 5-hour block may cost before an alert (0: none)", bounds=(0.0, 1e9)
+    )
+    block_token_limit: int = _setting(0, "tokens a 5-hour block may use before an alert (0: none)", bounds=(0, 10**15))
 
 
 # The sections of config.toml, each a table of its settings, in the order `toka config show` lists them.
@@ -224,6 +270,9 @@ class Settings:
 SETTINGS = {f.name: f for section in SECTIONS.values() for f in fields(section)}
 SECTION_OF = {f.name: name for name, section in SECTIONS.items() for f in fields(section)}
 assert len(SETTINGS) == sum(len(fields(section)) for section in SECTIONS.values()), "setting names must be unique"
+assert all(f.metadata["bounds"] for f in SETTINGS.values() if type(f.default) in (int, float)), (
+    "every number needs its bounds"
+)
 
 
 def key_of(name: str) -> str:
@@ -238,114 +287,59 @@ def lookup(key: str) -> str:
     """The setting name for a key given as ``store.durability`` or ``durability``."""
     name = key.rsplit(".", 1)[-1]
     if name not in SETTINGS or key not in (name, key_of(name)):
-        known = ", ".join(key_of(n) for n in SETTINGS)
-        raise ConfigError(f"unknown setting {key!r}", f"known settings: {known}")
+        raise ConfigError(f"unknown setting {key!r}{suggestion(key)}", "`toka config show` lists them all")
     return name
+
+
+def suggestion(key: str) -> str:
+    """`` (did you mean store.durability?)`` for a key that is not one, where one is close."""
+    name = key.rsplit(".", 1)[-1]
+    if name in SETTINGS:  # the right name in the wrong table
+        return f" (did you mean {key_of(name)}?)"
+    keys = [key_of(n) for n in SETTINGS]
+    return values.did_you_mean(key, keys) or values.did_you_mean(name, SETTINGS)
+
+
+def allowed(name: str) -> str:
+    """What setting ``name`` may be, for people: ``4096 to 1073741824``, ``normal, full``."""
+    spec = SETTINGS[name].metadata
+    kind = type(SETTINGS[name].default) if SETTINGS[name].default is not MISSING else dict
+    if spec["bounds"]:
+        low, high = spec["bounds"]
+        return f"{values.shown_number(low)} to {values.shown_number(high)}"
+    if kind is tuple:
+        return "a list" + (f" of {', '.join(spec['choices'])}" if spec["choices"] else " of paths")
+    if spec["choices"]:
+        return ", ".join(spec["choices"])
+    if kind is bool:
+        return "true, false"
+    if kind is dict:
+        low, high = values.WINDOW_BOUNDS
+        return "a table by model" + ("" if spec["parse"] else f" of token counts from {low} to {high}")
+    return "text"
 
 
 def coerce(name: str, value: Any, source: str) -> Any:
     """Check and convert one value for setting ``name``; ``source`` names where it came from."""
     spec = SETTINGS[name]
+    key = key_of(name)
     if spec.metadata["parse"] is not None:
-        return spec.metadata["parse"](key_of(name), value, source)
+        return spec.metadata["parse"](key, value, source)
     kind: type = type(spec.default) if spec.default is not MISSING else dict
     if kind is tuple:
-        items = _coerce_list(name, value, source)
-        unknown = [item for item in items if spec.metadata["choices"] and item not in spec.metadata["choices"]]
-        if unknown:
-            known = ", ".join(spec.metadata["choices"])
-            raise ConfigError(f"{key_of(name)} from {source}: unknown {', '.join(unknown)}", f"known: {known}")
-        return items
+        return values.string_list(key, value, source, spec.metadata["choices"])
     if kind is dict:
-        return _coerce_windows(name, value, source)
+        return values.token_table(key, value, source)
     if kind is bool:
-        return _coerce_bool(name, value, source)
-    try:
-        if isinstance(value, str) and kind is not str:
-            value = kind(value)
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise TypeError
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key_of(name)} from {source} must be {kind.__name__}, got {value!r}") from None
-    choices = spec.metadata["choices"]
-    if choices and value not in choices:
-        raise ConfigError(f"{key_of(name)} from {source} must be one of {', '.join(choices)}, got {value!r}")
-    if isinstance(value, (int, float)) and (value < 0 if spec.metadata["zero"] else value <= 0):
-        wanted = "0 or more" if spec.metadata["zero"] else "positive"
-        raise ConfigError(f"{key_of(name)} from {source} must be {wanted}, got {value!r}")
+        return values.boolean(key, value, source)
+    if kind in (int, float):
+        assert isinstance(spec.default, (int, float))
+        return values.number(key, value, source, kind, spec.metadata["bounds"], spec.default)
+    if spec.metadata["choices"]:
+        return values.choice(key, value, source, spec.metadata["choices"])
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} from {source} must be text, got {value!r}")
     return value
-
-
-_BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
-
-
-def _coerce_bool(name: str, value: Any, source: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _BOOLEANS:
-        return _BOOLEANS[value.strip().lower()]
-    raise ConfigError(f"{key_of(name)} from {source} must be true or false, got {value!r}")
-
-
-def _coerce_list(name: str, value: Any, source: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(part for part in value.split(os.pathsep) if part)
-    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    raise ConfigError(
-        f"{key_of(name)} from {source} must be a list of strings, got {value!r}",
-        f'in config.toml: [{SECTION_OF[name]}] {name} = ["~/.claude/projects"]',
-    )
-
-
-def _coerce_windows(name: str, value: Any, source: str) -> dict[str, int]:
-    """A table of positive ints by name; ``name=N,name=N`` in the environment and on the command line."""
-    if isinstance(value, str):
-        try:
-            value = {k.strip(): int(v) for k, v in (item.split("=", 1) for item in value.split(",") if item.strip())}
-        except ValueError:
-            value = None
-    if isinstance(value, dict) and all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0 for k, v in value.items()
-    ):
-        return dict(value)
-    raise ConfigError(
-        f"{key_of(name)} from {source} must be a table of positive token counts, got {value!r}",
-        'in config.toml: [models] windows = { "my-model" = 32000 }; elsewhere my-model=32000,other=8000',
-    )
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """The whole config file as TOML; a missing file is an empty one, a bad one a ConfigError."""
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}", f"fix or remove {path}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-
-
-def read_file(path: Path) -> dict[str, Any]:
-    """The file's settings by name; a missing file is an empty one."""
-    raw = read_toml(path)
-    found = {}
-    for section, table in raw.items():
-        if not isinstance(table, dict):
-            continue  # top-level keys belong to no toka setting; later versions may use them
-        for name, value in table.items():
-            if name in SETTINGS and SECTION_OF[name] == section:
-                found[name] = value
-    return found
-
-
-@dataclass(frozen=True)
-class Resolved:
-    settings: Settings
-    sources: dict[str, str]  # name -> "default" | "config.toml" | "env TOKA_X" | "flag"
 
 
 def shown(name: str, value: Any) -> Any:
@@ -355,42 +349,3 @@ def shown(name: str, value: Any) -> Any:
 
         return redacted(value)
     return value
-
-
-def load_settings(config_file: Path, flags: dict[str, Any] | None = None) -> Resolved:
-    values: dict[str, Any] = {}
-    sources = {name: "default" for name in SETTINGS}
-    layers = [
-        (read_file(config_file), str(config_file)),
-        ({n: os.environ[env_name(n)] for n in SETTINGS if env_name(n) in os.environ}, "env"),
-        ({n: v for n, v in (flags or {}).items() if v is not None}, "flag"),
-    ]
-    for layer, source in layers:
-        for name, value in layer.items():
-            label = f"env {env_name(name)}" if source == "env" else source
-            values[name] = coerce(name, value, label)
-            sources[name] = label
-    sections = {
-        section: replace(kind(), **{n: v for n, v in values.items() if SECTION_OF[n] == section})
-        for section, kind in SECTIONS.items()
-    }
-    return Resolved(Settings(**sections), sources)
-
-
-def write_setting(config_file: Path, key: str, value: str) -> Any:
-    """Set one key in ``config.toml``, keeping everything else in the file."""
-    import tomli_w
-
-    name = lookup(key)
-    checked = coerce(name, value, "the command line")
-    try:
-        data = tomllib.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{config_file} is not valid TOML: {exc}", "fix it by hand first") from None
-    section = SECTION_OF[name]
-    data.setdefault(section, {})[name] = list(checked) if isinstance(checked, tuple) else checked
-    config_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = config_file.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-    os.replace(tmp, config_file)
-    return checked

@@ -2,7 +2,8 @@
 
 Data (database, logs) under the platform's user data dir, ``config.toml`` under the user config
 dir, the socket and pidfile under the user runtime dir. ``TOKA_HOME`` moves all of them into one
-folder: ``$TOKA_HOME/toka.db``, ``$TOKA_HOME/config.toml``, ``$TOKA_HOME/run/toka.sock``.
+folder: ``$TOKA_HOME/toka.db``, ``$TOKA_HOME/config.toml``, ``$TOKA_HOME/run/toka.sock``. They
+are the user's own, and daemon/ownership.py holds the checks that keep them so.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import os
 import sys
 from collections import namedtuple
 
-from store.errors import ConfigError
+from daemon.ownership import private_dir, private_file, unsafe_paths
+from store.errors import ConfigError, UnsafePath
 
 TYPE_CHECKING = False  # typing itself costs a hook run about 3 ms
 if TYPE_CHECKING:
@@ -97,9 +99,25 @@ class Paths(_Dirs):
         check_socket_length(self.socket)
 
     def ensure_runtime_dir(self) -> None:
-        """Create the runtime dir as 0700: the socket inside answers its owner only."""
-        self.runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.runtime_dir, 0o700)
+        """Create (or check) the runtime dir as 0700: the socket inside answers its owner only."""
+        private_dir(self.runtime_dir)
+
+    def ensure_data_dir(self) -> None:
+        """Create (or check) the data dir as 0700: it holds every agent's transcripts."""
+        private_dir(self.data_dir)
+
+    def check_database(self) -> None:
+        """The database's files, which SQLite opens (following links), checked beforehand."""
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            private_file(f"{self.database}{suffix}")
+
+    def unsafe(self) -> tuple[list[UnsafePath], list[str]]:
+        """What of toka's directories and files would be refused, and what is looser than toka
+        keeps it, changing nothing: for `toka doctor`."""
+        data, db = self.data_dir, self.database
+        folders = [data, self.config_dir, self.runtime_dir, data / "logs", data / "watch", data / "handoffs"]
+        files: list[str | Path] = [db, f"{db}-wal", f"{db}-shm", self.spool, self.log_file, self.pidfile]
+        return unsafe_paths(folders, files, self.config_file)
 
 
 def check_socket_length(socket: str | os.PathLike[str]) -> None:
@@ -107,7 +125,7 @@ def check_socket_length(socket: str | os.PathLike[str]) -> None:
     if length > MAX_SOCKET_PATH:
         raise ConfigError(
             f"the socket path {socket} is {length} bytes, longer than the {MAX_SOCKET_PATH} this OS allows",
-            "set TOKA_HOME to a shorter path, e.g. TOKA_HOME=/tmp/toka",
+            "set TOKA_HOME to a shorter path of your own, e.g. TOKA_HOME=~/.toka",
         )
 
 

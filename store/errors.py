@@ -46,6 +46,14 @@ class ConfigError(TokaError):
     exit_code = 2
 
 
+class UnsafePath(TokaError):
+    """A directory or file toka keeps is not the user's own: another user owns it or can write
+    it, or a link stands where toka's own file should be. Nothing is read from it or written to it."""
+
+    code = "unsafe_path"
+    exit_code = 2
+
+
 class NotFound(TokaError):
     code = "not_found"
     exit_code = 3

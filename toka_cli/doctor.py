@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.doctor import clock_offset_us, database_health
 from daemon.client.sync import probe
-from daemon.config import SETTINGS, Settings, coerce, env_name, key_of, load_settings, read_file
+from daemon.config import SETTINGS, Settings, coerce, env_name, key_of
+from daemon.config_file import load_settings, read_file
 from daemon.paths import Paths
-from store.errors import ConfigError, TokaError
+from store.errors import ConfigError, TokaError, UnsafePath
 from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
 from toka_cli.doctor_integrations import integration_checks
 from toka_cli.doctor_postgres import postgres_checks
@@ -44,6 +45,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
     checks = [
         _daemon(paths),
         _socket(paths),
+        _files(paths),
         *_database(paths),
         _disk(paths),
         _config(paths),
@@ -61,12 +63,15 @@ def problems(checks: list[Check]) -> list[Check]:
 def _settings(paths: Paths) -> Settings | None:
     try:
         return load_settings(paths.config_file).settings
-    except ConfigError:
+    except TokaError:  # a bad config, or one that is not the user's: the config check says which
         return None
 
 
 def _daemon(paths: Paths) -> Check:
-    state = probe(paths)
+    try:
+        state = probe(paths)
+    except UnsafePath as exc:  # its directory, or the process behind the socket, is not the user's
+        return Check("daemon", "problem", exc.message, exc.hint)
     if state.state == "running":
         return Check("daemon", "ok", f"running, {state.detail}")
     if state.state == "needs_restart":
@@ -93,6 +98,17 @@ def _socket(paths: Paths) -> Check:
     if not paths.socket.exists():
         return Check("socket", "ok", f"no socket yet at {paths.socket}")
     return Check("socket", "ok", f"{paths.socket} is 0600 in a 0700 directory")
+
+
+def _files(paths: Paths) -> Check:
+    """toka's directories and files are the user's own (daemon/ownership.py): refused ones are a problem,
+    ones looser than 0700/0600 a warning (toka tightens them when it next opens them)."""
+    refused, loose = paths.unsafe()
+    if refused:
+        return Check("files", "problem", "; ".join(exc.message for exc in refused), refused[0].hint)
+    if loose:
+        return Check("files", "warning", "; ".join(loose), "chmod 700 on directories, 600 on files")
+    return Check("files", "ok", "toka's directories and files are yours, 0700 and 0600")
 
 
 def _database(paths: Paths) -> list[Check]:
@@ -192,6 +208,8 @@ def _config(paths: Paths) -> Check:
     path = paths.config_file
     try:
         in_file = read_file(path)
+    except UnsafePath as exc:
+        return Check("config", "problem", exc.message, exc.hint)
     except ConfigError as exc:
         return Check("config", "problem", exc.message, f"$EDITOR {path}")
     layers: list[tuple[dict[str, Any], Callable[[str], str], Callable[[str], str]]] = [
@@ -208,6 +226,10 @@ def _config(paths: Paths) -> Check:
                 coerce(name, value, source(name))
             except ConfigError as exc:
                 return Check("config", "problem", exc.message, fix(name))
+    try:
+        load_settings(path)  # the settings together: thresholds in order
+    except ConfigError as exc:
+        return Check("config", "problem", exc.message, exc.hint)
     where = str(path) if path.exists() else f"defaults (no {path})"
     return Check("config", "ok", f"settings parse: {where}")
 

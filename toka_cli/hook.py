@@ -292,6 +292,9 @@ def main(args: list[str]) -> int:
         return record_hook(
             agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options, statusline="--statusline" in options
         )
+    except TokaError as exc:  # the spool itself refused: not the user's own (daemon/ownership.py)
+        _note(stderr, f"nothing recorded: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+        return 0
     except Exception as exc:  # a bug must not break the agent; TOKA_DEBUG=1 shows it
         if os.environ.get("TOKA_DEBUG") == "1":
             raise

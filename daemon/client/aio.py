@@ -12,12 +12,13 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from daemon.client.socket import DaemonNotRunning
+from daemon.client.socket import DaemonNotRunning, check_peer
 from daemon.client.sync import ProgressFn
+from daemon.ownership import private_dir
 from daemon.paths import Paths, resolve_paths
 from daemon.protocol import decode, request, result_of
 from daemon.version import PROTOCOL_VERSION
-from store.errors import DaemonUnavailable, ProtocolError
+from store.errors import DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
     from daemon.client.results import Event
@@ -45,13 +46,22 @@ class AsyncClient:
         await self.close()
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the daemon, checked as the sync client checks it (daemon/client/socket.py)."""
         self.paths.check_socket_length()
         try:
-            return await asyncio.open_unix_connection(str(self.paths.socket), limit=READ_LIMIT)
+            if not private_dir(self.paths.runtime_dir, create=False):
+                raise FileNotFoundError
+            reader, writer = await asyncio.open_unix_connection(str(self.paths.socket), limit=READ_LIMIT)
         except (FileNotFoundError, ConnectionRefusedError):
             raise DaemonNotRunning("the toka daemon is not running", "start it with `toka daemon start`") from None
         except OSError as exc:
             raise DaemonUnavailable(f"cannot reach the daemon at {self.paths.socket}: {exc.strerror}") from None
+        try:
+            check_peer(writer.get_extra_info("socket"), self.paths.socket)
+        except UnsafePath:
+            writer.transport.abort()
+            raise
+        return reader, writer
 
     async def connect(self) -> None:
         try:

@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 
 from daemon.client.socket import connect_socket
+from daemon.ownership import open_private, private_dir, read_private
 from daemon.paths import Paths
 from daemon.protocol import decode, request, result_of
-from store.errors import DaemonUnavailable, TokaError
+from store.errors import DaemonUnavailable, TokaError, UnsafePath
 
 
 def answers(paths: Paths) -> bool:
@@ -43,9 +44,9 @@ def _start_failure(paths: Paths, log_offset: int) -> DaemonUnavailable:
     rather than a refusal, the last line of what this start wrote to the log that names an error."""
     log_hint = f"see {paths.log_file}"
     try:
-        left = json.loads(paths.start_failure.read_text(encoding="utf-8"))
+        left = json.loads(read_private(paths.start_failure))
         paths.start_failure.unlink()
-    except (OSError, ValueError):
+    except (OSError, ValueError, UnsafePath):
         left = None
     if isinstance(left, dict) and isinstance(left.get("message"), str):
         hint = left.get("hint")
@@ -54,10 +55,10 @@ def _start_failure(paths: Paths, log_offset: int) -> DaemonUnavailable:
             f"{hint} ({log_hint})" if isinstance(hint, str) and hint else log_hint,
         )
     try:
-        with paths.log_file.open("rb") as handle:
+        with open(open_private(paths.log_file, os.O_RDONLY), "rb") as handle:
             handle.seek(log_offset)
             lines = handle.read().decode(errors="replace").splitlines()
-    except OSError:
+    except (OSError, UnsafePath):
         lines = []
     reason = next((line for line in reversed(lines) if "error" in line.lower()), "no log written")
     return DaemonUnavailable(f"the daemon exited at start-up: {reason.strip()}", log_hint)
@@ -68,16 +69,17 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
     paths.check_socket_length()
     try:
         paths.ensure_runtime_dir()
-        paths.log_file.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(paths.start_lock, "a")  # noqa: SIM115 - closed by the `with` below
-        log = open(paths.log_file, "ab")  # noqa: SIM115 - the same
+        paths.ensure_data_dir()
+        private_dir(paths.log_file.parent)
+        lock = open(open_private(paths.start_lock, os.O_WRONLY | os.O_CREAT), "wb")  # noqa: SIM115 - closed below
+        log = open(open_private(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")  # noqa: SIM115
     except OSError as exc:
         raise DaemonUnavailable(
             f"cannot prepare the daemon's directories: {exc}",
             "check that the data dir is writable, or set TOKA_HOME",
         ) from None
     if timeout is None:
-        from daemon.config import load_settings
+        from daemon.config_file import load_settings
 
         timeout = load_settings(paths.config_file).settings.daemon.start_timeout
     with lock, log:

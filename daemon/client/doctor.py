@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.sync import Client, probe
 from daemon.paths import Paths
-from store.errors import ConfigError, DaemonUnavailable, ProtocolError
+from store.errors import ConfigError, DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
     from daemon.client.results import DatabaseHealth, PostgresHealth
@@ -46,11 +46,11 @@ def database_health(paths: Paths) -> DatabaseHealth | PostgresHealth:
 def _postgres_url(paths: Paths) -> str | None:
     """``store.url`` when the settings choose the PostgreSQL backend; None otherwise, and when
     they do not parse (the config check says why; the data dir's file is looked at meanwhile)."""
-    from daemon.config import load_settings
+    from daemon.config_file import load_settings
 
     try:
         store = load_settings(paths.config_file).settings.store
-    except ConfigError:
+    except (ConfigError, UnsafePath):
         return None
     return store.url if store.backend == "postgres" else None
 
@@ -58,13 +58,15 @@ def _postgres_url(paths: Paths) -> str | None:
 def _ask_daemon(paths: Paths) -> DatabaseHealth | PostgresHealth | None:
     """The daemon's answer, or None when no daemon of this toka answers (then the file is read
     here; a daemon of another version may not know the op)."""
-    if probe(paths).state != "running":
-        return None
     try:
+        if probe(paths).state != "running":
+            return None
         with Client(paths, autostart=False, timeout=DATABASE_CHECK_TIMEOUT_S) as client:
             return cast("DatabaseHealth | PostgresHealth", client.call("doctor.database"))
     except (DaemonUnavailable, ProtocolError):
         return None  # it stopped since the probe
+    except UnsafePath:
+        return None  # not the user's daemon: doctor's files and daemon checks say so
 
 
 def clock_offset_us(paths: Paths) -> int:

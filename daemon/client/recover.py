@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def recover_database(paths: Paths) -> Recovery:
     """Stop the daemon, recover the database into a new one, keep the damaged one beside it:
     ``Recovery.to_json()`` with the pid of the daemon stopped (null when none ran)."""
-    from daemon.config import load_settings
+    from daemon.config_file import load_settings
 
     backend = load_settings(paths.config_file).settings.store.backend
     if backend != "sqlite":

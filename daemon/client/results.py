@@ -114,6 +114,7 @@ class Status(TypedDict):
     events: int
     sessions: int
     clients: int
+    buffered_bytes: int  # of unfinished request lines, against daemon.max_buffered_bytes
     subscribers: int
     commits: int
     watch: WatchStatus | None

@@ -11,9 +11,10 @@ import os
 import socket
 import time
 
+from daemon.ownership import peer_uid, private_dir
 from daemon.paths import check_socket_length
 from daemon.protocol import decode, request, request_of_encoded, result_of
-from store.errors import DaemonUnavailable
+from store.errors import DaemonUnavailable, UnsafePath
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms): hooks import this module
 if TYPE_CHECKING:
@@ -33,8 +34,13 @@ BACKLOG_RETRY_S = 2.0
 def connect_socket(
     path: str | os.PathLike[str], timeout: float | None, backlog_retry: float = BACKLOG_RETRY_S
 ) -> socket.socket:
-    """A connected socket to the daemon listening at ``path``, or DaemonUnavailable saying why not."""
+    """A connected socket to the daemon listening at ``path``, or DaemonUnavailable saying why not.
+
+    Its directory must be the user's own (UnsafePath otherwise), and so must the process that
+    listens: one of another uid is refused before a byte is sent to it."""
     check_socket_length(path)
+    if not private_dir(os.path.dirname(path), create=False):
+        raise DaemonNotRunning("the toka daemon is not running", "start it with `toka daemon start`")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -54,7 +60,22 @@ def connect_socket(
     except OSError as exc:
         sock.close()
         raise DaemonUnavailable(f"cannot reach the daemon at {path}: {exc.strerror}") from None
+    try:
+        check_peer(sock, path)
+    except UnsafePath:
+        sock.close()
+        raise
     return sock
+
+
+def check_peer(sock: socket.socket, path: str | os.PathLike[str]) -> None:
+    """UnsafePath unless the process behind ``sock`` runs as this user."""
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
+        raise UnsafePath(
+            f"the process listening on {path} runs as uid {uid}, not as you (uid {os.getuid()}): nothing was sent",
+            "it is not your toka daemon; set TOKA_HOME to a directory of your own (e.g. TOKA_HOME=~/.toka)",
+        )
 
 
 def _connect_through_backlog(sock: socket.socket, path: str, backlog_retry: float) -> None:

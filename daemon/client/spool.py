@@ -7,7 +7,9 @@ is written with O_APPEND under an exclusive ``flock``, and a line left half-writ
 hook is closed with a newline before the next one, so it costs only itself. The daemon ingests
 the spool when it starts (daemon/ingest/spool.py).
 
-Importing this module loads no more than ``os`` and ``fcntl``: the hook imports it.
+The spool is opened as every file of toka's is (daemon/ownership.py): in a data dir of the user's own,
+without following a link, refused when another user owns it. Importing this module loads no
+more than ``os``, ``fcntl`` and the paths: the hook imports it.
 """
 
 from __future__ import annotations
@@ -15,21 +17,23 @@ from __future__ import annotations
 import fcntl
 import os
 
+from daemon.ownership import open_private, private_dir
+
 
 def append_to_spool(path: str | os.PathLike[str], line: bytes) -> None:
     """Append one line (one event as JSON) to the spool at ``path`` (``Paths.spool``), whole,
     safe beside concurrent hooks."""
     if not line.endswith(b"\n"):
         line += b"\n"
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    private_dir(os.path.dirname(path))
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             # The daemon may have claimed (renamed) the file between our open and our lock; the
             # line then belongs in a new spool, or it would be deleted unread with the claimed one.
             try:
-                current = os.path.samestat(os.fstat(fd), os.stat(path))
+                current = os.path.samestat(os.fstat(fd), os.lstat(path))
             except FileNotFoundError:
                 current = False
             if not current:

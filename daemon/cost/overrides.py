@@ -28,6 +28,7 @@ price from the projection exactly.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from store.errors import ConfigError
@@ -89,7 +90,7 @@ def _rates(where: str, prices: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"{where}: unknown price {unknown[0]!r}", f"known: {', '.join(RATES)}, tiers")
     for name, price in prices.items():
-        if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not 0 <= price < math.inf:
             raise ConfigError(f"{where}.{name} must be a non-negative number (USD per million tokens), got {price!r}")
     return dict(prices)
 

@@ -15,6 +15,7 @@ handoff of a trace is its active one: the one the trace continues from.
 from __future__ import annotations
 
 import logging
+import os
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import fields, is_dataclass, replace
@@ -27,9 +28,10 @@ from daemon.agents.usage import MAIN_AGENT, session_usage
 from daemon.core import Core
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
+from daemon.ownership import open_private, private_dir
 from daemon.redact import redact
 from store.base import EventQuery
-from store.errors import NotFound, UsageError
+from store.errors import NotFound, UnsafePath, UsageError
 from store.events import Event, format_ts, parse_new_event, parse_ts
 
 log = logging.getLogger("toka.daemon")
@@ -194,9 +196,11 @@ def _write_markdown(folder: Path, event: Event) -> None:
     trace = str(event.payload["trace"]).replace("/", "_").replace("\\", "_").lstrip(".") or "_"
     target = folder / trace / f"{event.id[:16]}.md"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(event.payload["markdown"], encoding="utf-8")
-    except OSError as exc:
+        private_dir(folder)
+        private_dir(target.parent)
+        with open(open_private(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
+            out.write(event.payload["markdown"])
+    except (OSError, UnsafePath) as exc:
         log.warning("handoff %s not written to %s: %s", event.id[:12], target, exc)
 
 

@@ -34,6 +34,7 @@ import os
 from typing import TYPE_CHECKING
 
 from daemon.batching import MAX_BATCH_BYTES, Batcher
+from daemon.ownership import open_private
 from store.errors import Busy, InvalidEvent, StoreError, TokaError
 from store.events import NewEvent, parse_new_event
 
@@ -70,7 +71,7 @@ def rejected_path(paths: Paths) -> Path:
 def _claim(paths: Paths) -> bool:
     """Rename the spool to the claimed name under the hooks' lock; False when there is none."""
     try:
-        fd = os.open(paths.spool, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_private(paths.spool, os.O_RDONLY)  # a link or another user's file is refused
     except FileNotFoundError:
         return False
     try:
@@ -101,7 +102,7 @@ async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
     rejected: list[bytes] = []
     batcher: Batcher[tuple[bytes, NewEvent]] = Batcher(MAX_BATCH_BYTES)
     created = 0
-    with path.open("rb") as spooled:
+    with open(open_private(path, os.O_RDONLY), "rb") as spooled:
         for raw in spooled:
             line = raw.rstrip(b"\r\n")
             if not line.strip():
@@ -117,7 +118,7 @@ async def _ingest_file(paths: Paths, path: Path, appender: Appender) -> int:
     if batch := batcher.take():
         created += await _append(batch, appender, rejected, paths)
     if rejected:
-        with open(rejected_path(paths), "ab") as out:
+        with open(open_private(rejected_path(paths), os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
             out.write(b"".join(line + b"\n" for line in rejected))
             out.flush()
             os.fsync(out.fileno())

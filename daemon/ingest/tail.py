@@ -37,6 +37,8 @@ from daemon.batching import MAX_BATCH_BYTES, Batcher
 from daemon.ingest.formats import FOLLOWERS, detect
 from daemon.ingest.lines import BadLine, ParseStats, Position, read_records
 from daemon.ingest.parser import NewEventDict, Parser
+from daemon.ownership import open_private, private_dir, read_private
+from store.errors import UnsafePath
 
 log = logging.getLogger("toka.watch")
 
@@ -79,11 +81,11 @@ class CursorStore:
         if self.folder is None:
             return None
         try:
-            data = json.loads(self._file(path).read_bytes())
+            data = json.loads(read_private(self._file(path)))
             cursor = Cursor(**data)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, UnsafePath) as exc:
             log.warning("unreadable cursor for %s, reading the file from its start: %s", path, exc)
             return None
         return cursor if cursor.path == str(path) else None
@@ -91,10 +93,11 @@ class CursorStore:
     def save(self, cursor: Cursor) -> None:
         if self.folder is None:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.folder)
         target = self._file(Path(cursor.path))
         tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(cursor), separators=(",", ":")), encoding="utf-8")
+        with open(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
+            out.write(json.dumps(asdict(cursor), separators=(",", ":")))
         os.replace(tmp, target)
 
 

@@ -16,7 +16,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from daemon.config import Settings, load_settings
+from daemon.config import Settings
+from daemon.config_file import load_settings
+from daemon.ownership import open_private, private_dir
 from daemon.paths import Paths, resolve_paths
 from daemon.server.pidlock import PidLock
 from daemon.server.process import Daemon
@@ -36,7 +38,7 @@ async def open_store(paths: Paths, settings: Settings) -> EventStore:
         return await _open_postgres(settings.store.url, settings.store.durability)
     from store.sqlite import SqliteStore
 
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    paths.check_database()
     return await SqliteStore.open(
         paths.database,
         durability=settings.store.durability,  # type: ignore[arg-type]
@@ -63,6 +65,7 @@ async def run(paths: Paths, settings: Settings) -> None:
     os.umask(0o077)  # the database, logs and pidfile are for their owner only
     paths.check_socket_length()
     paths.ensure_runtime_dir()
+    paths.ensure_data_dir()
     lock = PidLock(paths)
     lock.acquire()
     try:
@@ -154,8 +157,9 @@ def _leave_failure(error: TokaError) -> None:
     """Write why start-up failed where the client that started the daemon reads it."""
     with contextlib.suppress(OSError, TokaError):
         paths = resolve_paths()
-        if paths.runtime_dir.is_dir():
+        if private_dir(paths.runtime_dir, create=False):
             # Whole or not at all: the client may read it while this process is still exiting.
             partial = paths.start_failure.with_name(paths.start_failure.name + ".tmp")
-            partial.write_text(json.dumps(error.to_wire()), encoding="utf-8")
+            with open(open_private(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as out:
+                out.write(json.dumps(error.to_wire()))
             os.replace(partial, paths.start_failure)

@@ -7,6 +7,7 @@ import fcntl
 import os
 from typing import IO
 
+from daemon.ownership import open_private
 from daemon.paths import Paths
 from store.errors import TokaError
 
@@ -19,7 +20,8 @@ class PidLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> None:
-        handle = open(self._path, "a+")  # noqa: SIM115 - held open: the lock lives as long as it
+        # Held open: the lock lives as long as it.
+        handle = open(open_private(self._path, os.O_RDWR | os.O_CREAT), "r+")  # noqa: SIM115
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -37,7 +37,7 @@ from daemon.protocol import encode, error_message
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
 from daemon.server.components import build_components
-from daemon.server.connection import ACCEPT_BACKLOG, LineReader, LineTooLong, peer_uid, read_size
+from daemon.server.connection import ACCEPT_BACKLOG, Gate, LineReader, RefusedLine, read_size
 from daemon.server.follow import Follower
 from daemon.server.hub import Hub
 from daemon.server.registry import Call, Op, progress_sender, wants_progress
@@ -96,6 +96,7 @@ class Daemon:
         self._events = 0
         self._sessions: set[str] = set()
         self.clients = 0
+        self.gate = Gate(settings.daemon)
         self._stop = asyncio.Event()
         self._stopping = False
         self._connections: set[asyncio.StreamWriter] = set()
@@ -143,6 +144,7 @@ class Daemon:
             "events": self._events,
             "sessions": len(self._sessions),
             "clients": self.clients,
+            "buffered_bytes": self.gate.budget.held,
             "subscribers": len(self.hub),
             "commits": self.committer.groups,
             "watch": None if self.watcher is None else self.watcher.status(),
@@ -253,16 +255,15 @@ class Daemon:
         log.info("stopped")
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        uid = peer_uid(writer)
-        if uid is not None and uid != os.getuid():
-            log.warning("refused a client of uid %d", uid)
-            writer.write(encode(error_message(None, TokaError("this daemon answers its own user only"))))
+        refusal = self.gate.refusal(writer, self.clients)
+        if refusal is not None:
+            writer.write(encode(error_message(None, refusal)))
             writer.close()
             return
         self.clients += 1
         self._connections.add(writer)
         read_size(writer.transport)
-        lines = LineReader(reader, self.settings.daemon.max_line_bytes)
+        lines = self.gate.lines(reader)
         closed = asyncio.Event()
 
         async def send(message: dict[str, Any] | bytes) -> None:
@@ -273,16 +274,10 @@ class Daemon:
             while not self._stopping:
                 try:
                     line = await lines.next()
-                except LineTooLong:
-                    await send(
-                        error_message(
-                            None,
-                            UsageError(
-                                f"request line exceeds {self.settings.daemon.max_line_bytes} bytes",
-                                "split the batch, or raise daemon.max_line_bytes",
-                            ),
-                        )
-                    )
+                except RefusedLine as refused:  # too long, over the daemon's budget, or left unfinished
+                    await send(error_message(None, refused.error))
+                    if refused.close:
+                        break
                     continue
                 if line is None:
                     break
@@ -300,6 +295,7 @@ class Daemon:
         except ConnectionError:
             pass
         finally:
+            lines.close()
             self.clients -= 1
             self._connections.discard(writer)
             closed.set()
@@ -359,7 +355,7 @@ class Daemon:
         self._streams.add(call.closed)
 
         async def watch_client() -> None:
-            with contextlib.suppress(LineTooLong, ConnectionError):
+            with contextlib.suppress(RefusedLine, ConnectionError):
                 await lines.next()
             call.closed.set()
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.config import read_toml
+from daemon.config_file import read_toml
 from store.errors import ConfigError, UsageError
 
 # Machine names are written on the command line and in TOML keys: keep them plain.

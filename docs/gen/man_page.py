@@ -6,13 +6,17 @@ import re
 
 from command_docs import HEADER, PROG, CommandDoc, ParamDoc, one_line
 
-from daemon.config import SETTINGS, Settings, env_name, key_of
+from daemon.config import SETTINGS, Settings, allowed, env_name, key_of
 from daemon.version import VERSION
 
 EXIT_STATUS = (
     ("0", "Success."),
     ("1", "Failure: the command ran and found a problem (a failed check, an unhealthy pool, ...)."),
-    ("2", "Usage or configuration error: a bad flag or argument, a config.toml that does not parse."),
+    (
+        "2",
+        "Usage or configuration error: a bad flag or argument, a config.toml that does not parse or holds a key"
+        " or value toka does not accept, a file or directory of toka's that is not yours alone.",
+    ),
     ("3", "Not found: no session, event, agent, handoff or key of that name."),
     ("4", "Daemon unavailable: it could not be reached or started; or its PostgreSQL database cannot be reached."),
     ("5", "Integrity failure: a digest, event id or chain link does not match (toka verify)."),
@@ -101,6 +105,11 @@ def man_page(tree: list[CommandDoc]) -> str:
         " \\fI\\(ti/.config/toka\\fR) and the runtime files in the user runtime dir"
         " (\\fI$XDG_RUNTIME_DIR/toka\\fR, or \\fIrun\\fR in the data dir when there is none);"
         " \\fBtoka config path\\fR prints them.",
+        ".PP",
+        "They are yours alone: directories 0700 and files 0600 (tightened when looser). A directory or file that"
+        " another user owns or every user may write, a directory above them that another user owns or every user"
+        " may write without the sticky bit, a symbolic link where toka keeps a file of its own, and a socket served"
+        " by another user's process are refused (exit status 2); config.toml may be a link, and root's.",
     ]
     for name, place, meaning in FILES:
         shown = name.removeprefix("run/") if place == "runtime" else name
@@ -128,7 +137,10 @@ def man_page(tree: list[CommandDoc]) -> str:
         lines += [
             ".TP",
             f"\\fB{_roff(env_name(name))}\\fR",
-            _roff(f"{key_of(name)}: {one_line(SETTINGS[name].metadata['help'])}. Default: {shown or 'none'}."),
+            _roff(
+                f"{key_of(name)}: {one_line(SETTINGS[name].metadata['help'])}. Default: {shown or 'none'}."
+                f" Allowed: {allowed(name)}."
+            ),
         ]
     lines += [
         ".SH SEE ALSO",

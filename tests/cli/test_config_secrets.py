@@ -66,7 +66,7 @@ def test_config_set_keeps_the_password_in_the_file_and_shows_it_nowhere(toka_hom
     shown = toka("config", "show", "--json")
 
     assert [r.returncode for r in (written, got, shown)] == [0, 0, 0], written.stderr
-    assert written.stderr == f"store.url = {hidden!r} written to {toka_home / 'config.toml'}\n"
+    assert written.stderr == f"set store.url = {hidden} in {toka_home / 'config.toml'}\n"
     assert tomllib.loads((toka_home / "config.toml").read_text())["store"]["url"] == url  # the daemon needs it
     assert PASSWORD not in "".join(r.stdout + r.stderr for r in (written, got, shown))
     assert json.loads(got.stdout) == {"key": "store.url", "value": hidden, "source": str(toka_home / "config.toml")}

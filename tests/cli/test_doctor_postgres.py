@@ -21,6 +21,7 @@ from store.postgres_schema import STEPS
 NAMES = [
     "daemon",
     "socket",
+    "files",
     "database",
     "server",
     "schema",

@@ -160,6 +160,7 @@ def test_status_json(example: str) -> None:
         "events": 23,
         "sessions": 1,
         "clients": 1,
+        "buffered_bytes": 0,
         "subscribers": 0,
         "commits": "<commits>",
         "watch": None,
@@ -327,7 +328,9 @@ def test_config_show_json(toka_home: Path) -> None:
     raw = invoke_json("config", "show")
     for row in raw["settings"]:
         assert isinstance(row["help"], str) and row["help"]
+        assert isinstance(row["allowed"], str) and row["allowed"]  # pinned in tests/cli/test_config_checks.py
         row["help"] = "<help>"
+        del row["allowed"]
     assert raw == {
         "settings": [
             {"key": "store.durability", "value": "normal", "source": "default", "help": "<help>"},
@@ -340,6 +343,9 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "daemon.max_line_bytes", "value": 4194304, "source": "default", "help": "<help>"},
             {"key": "daemon.shutdown_deadline", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "daemon.start_timeout", "value": 10.0, "source": "default", "help": "<help>"},
+            {"key": "daemon.max_connections", "value": 512, "source": "default", "help": "<help>"},
+            {"key": "daemon.max_buffered_bytes", "value": 64 * 1024 * 1024, "source": "default", "help": "<help>"},
+            {"key": "daemon.line_timeout", "value": 30.0, "source": "default", "help": "<help>"},
             {"key": "lifecycle.warning_pct", "value": 75.0, "source": "default", "help": "<help>"},
             {"key": "lifecycle.critical_pct", "value": 90.0, "source": "default", "help": "<help>"},
             {"key": "lifecycle.on_critical", "value": "notify", "source": "default", "help": "<help>"},

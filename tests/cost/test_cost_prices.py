@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from daemon.config import load_settings
+from daemon.config_file import load_settings
 from daemon.cost.generate import build_table
 from daemon.cost.prices import TABLE, ModelPrices, PriceTable, Tokens, _entry, load_table
 from store.errors import ConfigError

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,9 @@ from daemon.paths import Paths, resolve_paths
 @pytest.fixture
 def paths(toka_home: Path) -> Paths:
     return resolve_paths()
+
+
+@pytest.fixture
+def can_switch_user() -> None:
+    if os.getuid() != 0:
+        pytest.skip("switching to another uid needs root; the socket modes are checked elsewhere")

@@ -3,7 +3,8 @@
 
 Nothing here stands in for toka's own code. A daemon is ``python -m daemon`` in a child process
 on a real socket; a raw connection is a plain AF_UNIX socket, for the bytes no client would send;
-the fake peer is another program listening on toka's socket, as an old daemon would be.
+the fake peer is another program listening on toka's socket, as an old daemon would be; the
+foreign listener is another user's program there, as an attacker's would be.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from daemons import (  # noqa: F401 - re-exported
 
 from daemon.client.sync import Client
 from daemon.paths import Paths
+from daemon.version import PROTOCOL_VERSION, VERSION
 
 
 def run_daemon_to_exit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -113,3 +115,83 @@ def events_of(client: Client, **query: Any) -> list[dict[str, Any]]:
 
 def ids_in_order(events: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> list[str]:
     return [event["id"] for event in events]
+
+
+# Another user on this machine: nobody, whom no toka daemon may answer.
+OTHER_UID = 65534
+
+
+def as_other_user(action: Any) -> dict[str, Any]:
+    """Run ``action()`` in a forked child that has dropped to OTHER_UID; what it returned."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        outcome: dict[str, Any]
+        try:
+            os.close(read_end)
+            os.setgid(OTHER_UID)
+            os.setuid(OTHER_UID)
+            outcome = action()
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which asserts on it
+            outcome = {"raised": type(exc).__name__, "message": str(exc)}
+        os.write(write_end, json.dumps(outcome).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    result: dict[str, Any] = json.loads(data)
+    return result
+
+
+class ForeignListener:
+    """A process of OTHER_UID listening where toka's socket is, answering every request as a
+    toka daemon would, and keeping every byte it is sent (``received``).
+
+    It binds in a directory of its own and its socket is then moved to ``path``: a process of
+    another uid cannot create anything in toka's 0700 runtime dir, but a runtime dir it owns, or
+    one every user can write, would let it. Needs root (to drop to OTHER_UID).
+    """
+
+    def __init__(self, path: Path, lair: Path) -> None:
+        os.chown(lair, OTHER_UID, OTHER_UID)
+        self._got = lair / "received"
+        ready_read, ready_write = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: never returns into pytest
+            try:
+                os.close(ready_read)
+                os.setgid(OTHER_UID)
+                os.setuid(OTHER_UID)
+                self._serve(lair / "s", ready_write)
+            finally:
+                os._exit(0)
+        os.close(ready_write)
+        with os.fdopen(ready_read, "rb") as ready:
+            assert ready.read(1) == b"r", "the foreign listener did not start"
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.rename(lair / "s", path)
+
+    def _serve(self, where: Path, ready: int) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(where))
+        listener.listen(16)
+        self._got.touch()
+        os.write(ready, b"r")
+        result = {"protocol": PROTOCOL_VERSION, "version": VERSION, "pid": os.getpid(), "events": []}
+        while True:
+            conn, _ = listener.accept()
+            with conn, conn.makefile("rb") as reader:
+                for line in reader:
+                    with self._got.open("ab") as got:
+                        got.write(line)
+                    answer = {"id": json.loads(line).get("id"), "ok": True, "result": result}
+                    conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    @property
+    def received(self) -> bytes:
+        return self._got.read_bytes()
+
+    def close(self) -> None:
+        os.kill(self._pid, 9)
+        os.waitpid(self._pid, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 import typer
@@ -19,12 +20,8 @@ KeyArg = Annotated[str, typer.Argument(help="A setting, e.g. store.durability (o
 @app.command()
 def show(json_: JsonOpt = False) -> None:
     """Every setting with its resolved value and where it came from."""
-    from daemon.config import (
-        SETTINGS,
-        key_of,
-        load_settings,
-        shown,
-    )  # loaded by the commands that read config.toml only
+    from daemon.config import SETTINGS, allowed, key_of, shown  # loaded by the commands that read config.toml only
+    from daemon.config_file import load_settings
 
     resolved = load_settings(resolve_paths().config_file)
     rows = [
@@ -33,6 +30,7 @@ def show(json_: JsonOpt = False) -> None:
             "value": shown(name, resolved.settings.value(name)),
             "source": resolved.sources[name],
             "help": SETTINGS[name].metadata["help"],
+            "allowed": allowed(name),
         }
         for name in SETTINGS
     ]
@@ -49,7 +47,8 @@ def _settings(document: dict[str, list[dict[str, Any]]]) -> None:
 @app.command()
 def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """One setting's resolved value."""
-    from daemon.config import key_of, load_settings, lookup, shown
+    from daemon.config import key_of, lookup, shown
+    from daemon.config_file import load_settings
 
     name = lookup(key)
     resolved = load_settings(resolve_paths().config_file)
@@ -61,18 +60,22 @@ def get(key: KeyArg, json_: JsonOpt = False) -> None:
 @app.command("set")
 def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value.")]) -> None:
     """Write one setting to config.toml, keeping the rest of the file. A running daemon reads it on restart."""
-    from daemon.config import key_of, lookup, shown, write_setting
+    from daemon.config import key_of, lookup, shown
+    from daemon.config_file import write_setting
 
     path = resolve_paths().config_file
     checked = write_setting(path, key, value)
-    note(f"{key_of(lookup(key))} = {shown(lookup(key), checked)!r} written to {path}")
+    name = lookup(key)
+    note(f"set {key_of(name)} = {_shown(shown(name, checked), ', ')} in {path}")
 
 
 def _shown(value: object, separator: str) -> str:
     """A value for people: a list or table as its items (one per line for `get`, for scripts)."""
     if isinstance(value, dict):
-        return separator.join(f"{k}={v}" for k, v in value.items())
-    return separator.join(value) if isinstance(value, tuple) else str(value)
+        return separator.join(f"{k}={v if isinstance(v, int) else json.dumps(v)}" for k, v in value.items())
+    if isinstance(value, bool):
+        return str(value).lower()  # as config.toml and the environment write it
+    return separator.join(value) if isinstance(value, (tuple, list)) else str(value)
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Annotated, Any
 
@@ -10,6 +11,7 @@ import typer
 from daemon.client.autostart import start_daemon
 from daemon.client.stop import stop_daemon
 from daemon.client.sync import probe
+from daemon.ownership import open_private
 from daemon.paths import resolve_paths
 from store.errors import DaemonNeedsRestart, DaemonUnavailable
 from toka_cli.base import make_app
@@ -100,7 +102,7 @@ def logs(
     if not path.exists():
         note(f"no log yet at {path}")
         return
-    with path.open("r", errors="replace") as handle:
+    with open(open_private(path, os.O_RDONLY), errors="replace") as handle:
         for line in handle.readlines()[-lines:]:
             typer.echo(line.rstrip("\n"))
         while follow:

@@ -36,7 +36,7 @@ def watch(
     when the log held it already, stored by the daemon's own watcher or an import).
     """
     from daemon.client.sync import Client
-    from daemon.config import load_settings
+    from daemon.config_file import load_settings
     from daemon.ingest.formats import FORMATS
     from daemon.ingest.tail import CursorStore
     from daemon.ingest.watch import follow, resolve_roots
