@@ -107,8 +107,9 @@ class Paths(_Dirs):
         private_dir(self.data_dir)
 
     def check_database(self) -> None:
-        """The database's files, which SQLite opens (following links), checked beforehand."""
-        for suffix in ("", "-wal", "-shm", "-journal"):
+        """The database's files, which SQLite and the store open (following links), checked beforehand:
+        SQLite's own, the tip of the log and the record of damage (store/tip.py, store/damage.py)."""
+        for suffix in DATABASE_FILES:
             private_file(f"{self.database}{suffix}")
 
     def unsafe(self) -> tuple[list[UnsafePath], list[str]]:
@@ -116,8 +117,13 @@ class Paths(_Dirs):
         keeps it, changing nothing: for `toka doctor`."""
         data, db = self.data_dir, self.database
         folders = [data, self.config_dir, self.runtime_dir, data / "logs", data / "watch", data / "handoffs"]
-        files: list[str | Path] = [db, f"{db}-wal", f"{db}-shm", self.spool, self.log_file, self.pidfile]
+        files: list[str | Path] = [f"{db}{suffix}" for suffix in DATABASE_FILES]
+        files += [self.spool, self.log_file, self.pidfile, self.heads_file, self.heads_key]
         return unsafe_paths(folders, files, self.config_file)
+
+
+# The files beside the database, by suffix: SQLite's, the tip of the log, the record of damage.
+DATABASE_FILES = ("", "-wal", "-shm", "-journal", "-tip", "-damaged")
 
 
 def check_socket_length(socket: str | os.PathLike[str]) -> None:

@@ -62,7 +62,7 @@ class TipRecord:
 
     def write(self, tip: Tip) -> None:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         os.pwrite(self._fd, tip.line(), 0)
 
     def close(self) -> None:

@@ -172,6 +172,21 @@ def test_the_daemon_does_not_start_on_files_of_another_user(paths: Paths, kept: 
     assert path.read_bytes() == b""
 
 
+@pytest.mark.parametrize("suffix", ["-tip", "-damaged"])
+def test_a_link_beside_the_database_is_refused_and_its_target_untouched(
+    paths: Paths, tmp_path: Path, suffix: str
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("a line of someone else's file\n")
+    paths.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    link = Path(f"{paths.database}{suffix}")
+    link.symlink_to(victim)
+    status = toka("status")
+    assert status.returncode != 0
+    assert_error(status.stderr, f"{link} is a symbolic link where toka keeps a file of its own")
+    assert victim.read_text() == "a line of someone else's file\n"
+
+
 def test_a_directory_every_user_can_write_above_toka_home_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
