@@ -180,6 +180,43 @@ class AlertSettings:
     block_token_limit: int = _setting(0, "tokens a 5-hour block may use before an alert (0: none)", zero=True)
 
 
+def parse_listen(key: str, value: Any, source: str) -> str:
+    """``otel.listen``: ``HOST:PORT``, ``[IPv6]:PORT`` or a bare port (loopback), or "" for off."""
+    from daemon.otel.address import listen_address
+
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} from {source} must be HOST:PORT, got {value!r}", "e.g. 127.0.0.1:4318")
+    try:
+        listen_address(value)
+    except ValueError as exc:
+        raise ConfigError(f"{key} from {source}: {exc}", "e.g. 127.0.0.1:4318, [::1]:4318, or 4318") from None
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class OtelSettings:
+    listen: str = _setting(
+        "",
+        "where the daemon receives OpenTelemetry (OTLP/HTTP) from Claude Code and Codex, e.g. 127.0.0.1:4318;"
+        " a bare port listens on loopback only; off when empty (docs/otel.md)",
+        env="TOKA_OTEL_LISTEN",
+        parse=parse_listen,
+    )
+    token: str = _setting(
+        "",
+        "a bearer token the receiver requires (Authorization: Bearer ...); none when empty",
+        env="TOKA_OTEL_TOKEN",
+        secret=True,
+    )
+    max_body_bytes: int = _setting(
+        16 * 1024 * 1024, "largest OTLP request body the receiver accepts, in bytes, once decompressed"
+    )
+    max_output_bytes: int = _setting(
+        64 * 1024,
+        "tool output, tool input and raw API bodies in received telemetry are cut to this many bytes (after redaction)",
+    )
+
+
 # The sections of config.toml, each a table of its settings, in the order `toka config show` lists them.
 SECTIONS: dict[str, type] = {
     "store": StoreSettings,
@@ -192,6 +229,7 @@ SECTIONS: dict[str, type] = {
     "pool": PoolSettings,
     "watch": WatchSettings,
     "alerts": AlertSettings,
+    "otel": OtelSettings,
 }
 
 
@@ -209,6 +247,7 @@ class Settings:
     pool: PoolSettings = field(default_factory=PoolSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     alerts: AlertSettings = field(default_factory=AlertSettings)
+    otel: OtelSettings = field(default_factory=OtelSettings)
 
     def value(self, name: str) -> Any:
         """A setting by its name (``durability``), wherever its section."""
@@ -347,6 +386,8 @@ class Resolved:
 def shown(name: str, value: Any) -> Any:
     """A setting's value as it may be printed: a secret one with its password hidden."""
     if SETTINGS[name].metadata["secret"] and isinstance(value, str):
+        if "://" not in value:
+            return "********" if value else value  # a token: nothing of it is shown
         from store.url import redacted
 
         return redacted(value)

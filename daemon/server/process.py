@@ -37,6 +37,7 @@ from daemon.log.service import EventLog
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
+from daemon.otel.endpoint import Endpoint
 from daemon.paths import Paths
 from daemon.protocol import encode, error_message
 from daemon.retention.ops import Retention
@@ -94,6 +95,7 @@ class Daemon:
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
         self.alerts = Alerts(core, self.costs)
+        self.otel = Endpoint(core)  # serves only when otel.listen is set
         self.components: dict[type, Any] = {
             Process: self,
             Core: core,
@@ -174,6 +176,7 @@ class Daemon:
             "watch": None if self.watcher is None else self.watcher.status(),
             "connection": self.store.connection_state(),
             "agents_at_risk": self.lifecycle.at_risk(),
+            "otel": self.otel.status(),
         }
 
     @property
@@ -215,6 +218,7 @@ class Daemon:
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
         if self.settings.watch.paths:
             self._start_watching()
+        await self.otel.start()
         await self._stop.wait()
         await self._shutdown()
 
@@ -256,6 +260,7 @@ class Daemon:
         if self._server is not None:
             self._server.close()
         await self._stop_watching()
+        await self.otel.stop(self.settings.daemon.shutdown_deadline)  # answers what is in flight
         for closed in self._streams:
             closed.set()
         try:
