@@ -98,6 +98,21 @@ class ConnectionState(TypedDict):
     outages: int
 
 
+class OtelStatus(TypedDict):
+    """The OpenTelemetry receiver (docs/otel.md): where it listens and what it received."""
+
+    listen: str | None  # null when it could not start (see error)
+    error: str | None
+    requests: NotRequired[int]
+    refused: NotRequired[int]
+    log_records: NotRequired[int]
+    metric_points: NotRequired[int]
+    spans: NotRequired[int]
+    events: NotRequired[int]
+    rejected: NotRequired[int]
+    ignored: NotRequired[int]
+
+
 class Status(TypedDict):
     version: str
     protocol: int
@@ -114,6 +129,7 @@ class Status(TypedDict):
     watch: WatchStatus | None
     connection: ConnectionState | None
     agents_at_risk: list[AgentAtRisk]
+    otel: OtelStatus | None  # null unless otel.listen is set
 
 
 class Thresholds(TypedDict):

@@ -190,6 +190,8 @@ def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
     (``event.sequence``), else by time."""
     mapped = Mapped()
     found: list[tuple[str, int, int, NewEvent]] = []
+    sessions: set[str] = set()
+    meta: list[NewEvent] = []  # one per session; its key makes every repeat a no-op
     for record in records:
         named = event_name(record)
         if named is None:
@@ -228,10 +230,21 @@ def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
         signature = json.dumps([name, ts, record.observed_ns, attributes], sort_keys=True, default=str)
         key = f"otel:{name[:40]}:{digest(signature.encode())[:32]}"
         event = NewEvent(session, kind, payload, who, ts, None, key)
+        if session not in sessions:
+            sessions.add(session)
+            meta.append(session_meta(session, agent, record.resource, ts))
         found.append((session, payload["sequence"] if payload["sequence"] is not None else -1, ts or 0, event))
     found.sort(key=lambda item: (item[0], item[1], item[2]))
-    mapped.events = [event for *_, event in found]
+    mapped.events = meta + [event for *_, event in found]
     return mapped
+
+
+def session_meta(session: str, client: str, resource: dict[str, Any], ts: int | None) -> NewEvent:
+    """Which agent a session came from, for a session known from telemetry only (a transcript's
+    own ``session.meta``, with its working directory, is preferred where both are)."""
+    version = resource.get("service.version")
+    payload = {"source": client, "via": "telemetry", "version": version if isinstance(version, str) else None}
+    return NewEvent(session, "session.meta", payload, None, ts, None, "otel:meta")
 
 
 # Point attributes that say who, not what: the session they belong to is the event's own.
