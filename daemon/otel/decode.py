@@ -284,8 +284,21 @@ def _json_logs(document: dict[str, Any]) -> Decoded:
 
 
 def _severity(value: Any) -> int:
-    # An enum in JSON is its number; some exporters write its name, which counts as unknown (0).
+    # An enum in OTLP JSON is its number; protobuf's own JSON printer writes its name.
+    if isinstance(value, str) and value.startswith("SEVERITY_NUMBER_"):
+        from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
+
+        return int(SeverityNumber.Value(value)) if value in SeverityNumber.keys() else 0
     return _int(value, "severityNumber") if isinstance(value, (int, float)) else 0
+
+
+_TEMPORALITIES = {"AGGREGATION_TEMPORALITY_DELTA": 1, "AGGREGATION_TEMPORALITY_CUMULATIVE": 2}
+
+
+def _temporality(value: Any) -> int:
+    if isinstance(value, str) and value in _TEMPORALITIES:
+        return _TEMPORALITIES[value]
+    return _int(value, "aggregationTemporality")
 
 
 _SHAPES = {
@@ -311,7 +324,7 @@ def _json_metrics(document: dict[str, Any]) -> Decoded:
                 data = metric[next(key for key in metric if key in _SHAPES)]
                 if not isinstance(data, dict):
                     raise TypeError(f"metric {metric.get('name')!r}: {shape} must be an object")
-                temporality = _int(_get(data, "aggregationTemporality", "aggregation_temporality"), "temporality")
+                temporality = _temporality(_get(data, "aggregationTemporality", "aggregation_temporality"))
                 for point in _list(data, "dataPoints", "data_points"):
                     if shape in ("sum", "gauge"):
                         raw = _get(point, "asDouble", "as_double")

@@ -189,7 +189,7 @@ def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
     """A request's log records as events, each session's in the order its agent numbered them
     (``event.sequence``), else by time."""
     mapped = Mapped()
-    found: list[tuple[str, int, int, NewEvent]] = []
+    found: list[tuple[str, int, int, NewEvent, dict[str, Any]]] = []
     sessions: set[str] = set()
     meta: list[NewEvent] = []  # one per session; its key makes every repeat a no-op
     for record in records:
@@ -230,12 +230,14 @@ def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
         signature = json.dumps([name, ts, record.observed_ns, attributes], sort_keys=True, default=str)
         key = f"otel:{name[:40]}:{digest(signature.encode())[:32]}"
         event = NewEvent(session, kind, payload, who, ts, None, key)
-        if session not in sessions:
-            sessions.add(session)
-            meta.append(session_meta(session, agent, record.resource, ts))
-        found.append((session, payload["sequence"] if payload["sequence"] is not None else -1, ts or 0, event))
+        order = payload["sequence"] if payload["sequence"] is not None else -1
+        found.append((session, order, ts or 0, event, record.resource))
     found.sort(key=lambda item: (item[0], item[1], item[2]))
-    mapped.events = meta + [event for *_, event in found]
+    for session, _, _, event, resource in found:
+        if session not in sessions:  # at the time of the session's first event here
+            sessions.add(session)
+            meta.append(session_meta(session, event.payload["client"], resource, event.ts))
+    mapped.events = meta + [item[3] for item in found]
     return mapped
 
 
