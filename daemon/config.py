@@ -209,7 +209,9 @@ class OtelSettings:
         secret=True,
     )
     max_body_bytes: int = _setting(
-        16 * 1024 * 1024, "largest OTLP request body the receiver accepts, in bytes, once decompressed"
+        16 * 1024 * 1024,
+        "largest OTLP request body the receiver accepts, in bytes, once decompressed",
+        env="TOKA_OTEL_MAX_BODY_BYTES",
     )
     max_output_bytes: int = _setting(
         64 * 1024,
