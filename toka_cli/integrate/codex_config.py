@@ -78,6 +78,8 @@ def plan_codex(
     changes = ("added", "updated", "removed")
     touched = state in changes or notify_state in changes or otel_state in changes
     after = tomlkit.dumps(document) if touched else before
+    if otel_state == "removed":
+        after = after.rstrip("\n") + "\n"  # the blank line tomlkit wrote above the [otel] it added
     return CodexChange(path, state, command, before, after, notify=notify_state, otel=otel_state)
 
 
