@@ -66,7 +66,7 @@ _toka_options() {
         'handoff verify') echo '--json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '-f --format --json -h --help' ;;
-        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --dry-run --json -h --help' ;;
+        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --otel --dry-run --json -h --help' ;;
         'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;
@@ -91,7 +91,7 @@ _toka_options() {
         'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live -f --format --json -h --help' ;;
         'report daily') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
-        'report session') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
+        'report session') echo '--since --until -z --timezone --source --project --breakdown --compare -f --format --json -h --help' ;;
         'report weekly') echo '--since --until -z --timezone --source --project --breakdown -f --format --json -h --help' ;;
         'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --json -h --help' ;;
         'sessions') echo '--json -n --limit -h --help' ;;
@@ -219,6 +219,7 @@ _toka_value() {
         'report session|--timezone') echo '' ;;
         'report session|--source') echo '' ;;
         'report session|--project') echo '' ;;
+        'report session|--compare') echo '' ;;
         'report session|-f') echo '' ;;
         'report session|--format') echo '' ;;
         'report weekly|--since') echo '' ;;

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -19,31 +18,15 @@ from typing import Any
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.cost.overrides import parse_prices
+from daemon.otel.settings import OtelSettings
 from daemon.redact import KINDS as REDACT_KINDS
+from daemon.setting import setting as _setting
 from store.errors import ConfigError
 
 # The memory pool's defaults (daemon/memory/pool.py): room for the working notes of many agents, small
 # next to the machine; expired entries linger at most the sweep interval before they are dropped.
 DEFAULT_CAPACITY = 64 * 1024 * 1024
 DEFAULT_SWEEP_S = 5.0
-
-
-def _setting(
-    default: Any,
-    help: str,
-    choices: tuple[str, ...] = (),
-    env: str | None = None,
-    secret: bool = False,
-    parse: Callable[[str, Any, str], Any] | None = None,
-    zero: bool = False,
-) -> Any:
-    # secret: a value that may hold a password, shown only with it hidden (store/url.py).
-    # parse: checks and converts a value of its own shape, as parse(key, value, source).
-    # zero: a number that may be 0 (which means "none"); numbers are positive otherwise.
-    metadata = {"help": help, "choices": choices, "env": env, "secret": secret, "parse": parse, "zero": zero}
-    if isinstance(default, dict):
-        return field(default_factory=lambda: dict(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -178,45 +161,6 @@ class AlertSettings:
     command_timeout_s: float = _setting(10.0, "seconds the alert command may run before it is stopped")
     block_cost_limit: float = _setting(0.0, "dollars a 5-hour block may cost before an alert (0: none)", zero=True)
     block_token_limit: int = _setting(0, "tokens a 5-hour block may use before an alert (0: none)", zero=True)
-
-
-def parse_listen(key: str, value: Any, source: str) -> str:
-    """``otel.listen``: ``HOST:PORT``, ``[IPv6]:PORT`` or a bare port (loopback), or "" for off."""
-    from daemon.otel.address import listen_address
-
-    if not isinstance(value, str):
-        raise ConfigError(f"{key} from {source} must be HOST:PORT, got {value!r}", "e.g. 127.0.0.1:4318")
-    try:
-        listen_address(value)
-    except ValueError as exc:
-        raise ConfigError(f"{key} from {source}: {exc}", "e.g. 127.0.0.1:4318, [::1]:4318, or 4318") from None
-    return value.strip()
-
-
-@dataclass(frozen=True)
-class OtelSettings:
-    listen: str = _setting(
-        "",
-        "where the daemon receives OpenTelemetry (OTLP/HTTP) from Claude Code and Codex, e.g. 127.0.0.1:4318;"
-        " a bare port listens on loopback only; off when empty (docs/otel.md)",
-        env="TOKA_OTEL_LISTEN",
-        parse=parse_listen,
-    )
-    token: str = _setting(
-        "",
-        "a bearer token the receiver requires (Authorization: Bearer ...); none when empty",
-        env="TOKA_OTEL_TOKEN",
-        secret=True,
-    )
-    max_body_bytes: int = _setting(
-        16 * 1024 * 1024,
-        "largest OTLP request body the receiver accepts, in bytes, once decompressed",
-        env="TOKA_OTEL_MAX_BODY_BYTES",
-    )
-    max_output_bytes: int = _setting(
-        64 * 1024,
-        "tool output, tool input and raw API bodies in received telemetry are cut to this many bytes (after redaction)",
-    )
 
 
 # The sections of config.toml, each a table of its settings, in the order `toka config show` lists them.
@@ -388,8 +332,8 @@ class Resolved:
 def shown(name: str, value: Any) -> Any:
     """A setting's value as it may be printed: a secret one with its password hidden."""
     if SETTINGS[name].metadata["secret"] and isinstance(value, str):
-        if "://" not in value:
-            return "********" if value else value  # a token: nothing of it is shown
+        if SETTINGS[name].metadata["secret"] == "whole":
+            return "********" if value else value
         from store.url import redacted
 
         return redacted(value)

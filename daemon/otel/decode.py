@@ -288,7 +288,10 @@ def _severity(value: Any) -> int:
     if isinstance(value, str) and value.startswith("SEVERITY_NUMBER_"):
         from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
-        return int(SeverityNumber.Value(value)) if value in SeverityNumber.keys() else 0
+        try:
+            return int(SeverityNumber.Value(value))
+        except ValueError:
+            return 0
     return _int(value, "severityNumber") if isinstance(value, (int, float)) else 0
 
 
