@@ -6,17 +6,22 @@ bare ``X``, with ``claude_code.X`` in the body) and lands in the session its age
 conversation fills. A request's usage becomes a ``usage`` event with ``origin: "telemetry"``
 (Claude Code's ``api_request``; Codex's ``sse_event`` of kind ``response.completed`` that
 carries token counts), counted once however many sources report it (store/usage.py,
-``usage_request``). The other named events become ``telemetry.<name>`` (``api_error``,
-``user_prompt``, ``tool_result``, ``tool_decision``), and the rest of either catalogue
-``telemetry.event``. Codex's other ``sse_event`` records (one per streamed event) and records
-without an ``event.name`` (Codex's debug text) are left out: counted, not kept.
+``usage_request``). The other records of a session and prompt (``prompt.id``) in one request
+(``api_error``, ``user_prompt``, ``tool_result``, ``tool_decision`` and the rest of either
+catalogue) become one ``telemetry`` event holding them in the order the agent numbered them
+(``event.sequence``): a prompt's telemetry reads as one piece, and the log takes a few events
+per export instead of one per record. Codex's other ``sse_event`` records (one per streamed
+event) and records without an ``event.name`` (Codex's debug text) are left out: counted, not
+kept. Who sent them (user and account ids, terminal), the same on every record, is kept once
+per event.
 
 Numbers arrive as strings in some events and versions and as numbers in others; both are read.
 Text the user or a tool wrote passes the configured redaction, and tool output and raw bodies are
 cut to ``otel.max_output_bytes`` besides (their full size is kept). Metric points of a session
 (Claude Code's ``token.usage`` and ``cost.usage`` among them) become one ``telemetry.counters``
 event per request and session: counters beside the request events, never a second copy of them.
-Every event's key is a digest of its record, so an exporter's retry of a batch adds nothing.
+Keys come from the records (a request id, else a digest), so an exporter's retry of a batch adds
+nothing.
 """
 
 from __future__ import annotations
@@ -29,13 +34,11 @@ from typing import Any
 from daemon.otel.model import LogRecord, MetricPoint
 from daemon.redact import redact
 from store.errors import InvalidEvent
-from store.events import NewEvent, digest, fit_name, parse_ts
+from store.events import NewEvent, digest, fit_name, format_ts, parse_ts
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 ORIGIN = "telemetry"  # a usage payload's ``origin`` when it came from telemetry (store/usage.py)
-# Events of their own kind; the rest of the catalogue is ``telemetry.event``.
-NAMED = ("api_error", "user_prompt", "tool_result", "tool_decision")
 # Claude Code and Codex write these as placeholders when the user has not turned prompts on.
 PLACEHOLDERS = ("<REDACTED>", "[REDACTED]")
 # Text a person wrote or a model answered: redacted before it is stored.
@@ -44,6 +47,21 @@ PROSE = ("prompt", "prompt_text", "response", "error", "error.message")
 OUTPUT = ("output", "arguments", "tool_input", "tool_parameters", "body")
 # Attributes every record repeats, read into the event's own fields and not kept again.
 ENVELOPE = ("event.name", "event.timestamp", "event.sequence", "session.id", "conversation.id", "prompt.id")
+# Who sent it, the same on every record: kept once per ``telemetry`` event, under ``identity``.
+IDENTITY = (
+    "user.id",
+    "user.email",
+    "user.account_uuid",
+    "user.account_id",
+    "organization.id",
+    "terminal.type",
+    "app.version",
+    "anthropic.provider",
+    "anthropic.custom_base_url",
+    "auth_mode",
+    "originator",
+    "slug",
+)
 MAX_ID_CHARS = 200
 
 
@@ -122,7 +140,7 @@ def _clean(attributes: dict[str, Any], rules: Rules) -> tuple[dict[str, Any], di
     kept: dict[str, Any] = {}
     cut: dict[str, int] = {}
     for name, value in attributes.items():
-        if name in ENVELOPE:
+        if name in ENVELOPE or name in IDENTITY:
             continue
         if isinstance(value, str) and value not in PLACEHOLDERS and (name in PROSE or name in OUTPUT):
             value = redact(value, rules.redaction).text if rules.redaction else value
@@ -185,13 +203,19 @@ def _session(agent: str, attributes: dict[str, Any]) -> str | None:
     return None
 
 
+def _key(name: str, record: LogRecord) -> str:
+    signature = json.dumps([name, record.time_ns, record.observed_ns, record.attributes], sort_keys=True, default=str)
+    return f"otel:{name[:40]}:{digest(signature.encode())[:32]}"
+
+
 def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
-    """A request's log records as events, each session's in the order its agent numbered them
+    """A request's log records as events: a ``usage`` event per request, and the other records
+    of each session and prompt in one ``telemetry`` event, in the order the agent numbered them
     (``event.sequence``), else by time."""
     mapped = Mapped()
-    found: list[tuple[str, int, int, NewEvent, dict[str, Any]]] = []
-    sessions: set[str] = set()
-    meta: list[NewEvent] = []  # one per session; its key makes every repeat a no-op
+    usage: list[tuple[str, int, int, NewEvent]] = []
+    groups: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    firsts: dict[tuple[str, str | None], tuple[str, dict[str, Any], dict[str, Any]]] = {}
     for record in records:
         named = event_name(record)
         if named is None:
@@ -208,37 +232,57 @@ def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
             continue
         ts = _ts(record)
         kept, cut = _clean(attributes, rules)
-        sequence = _number(attributes.get("event.sequence"))
-        payload: dict[str, Any] = {
-            "client": agent,
-            "event": f"{'claude_code' if agent == CLAUDE_CODE else agent}.{name}",
-            "prompt_id": fit_name(attributes.get("prompt.id"), MAX_ID_CHARS),
-            "sequence": int(sequence) if sequence is not None else None,
-        }
-        if agent == CLAUDE_CODE and name == "api_request":
-            kind = "usage"
-            payload |= {"origin": ORIGIN} | _claude_usage(attributes)
-        elif agent == CODEX and name == "sse_event":
-            kind = "usage"
-            payload |= {"origin": ORIGIN} | _codex_usage(attributes)
-        else:
-            kind = f"telemetry.{name}" if name in NAMED else "telemetry.event"
-        payload["attributes"] = kept
+        found = _number(attributes.get("event.sequence"))
+        sequence = int(found) if found is not None else None
+        prompt = fit_name(attributes.get("prompt.id"), MAX_ID_CHARS)
+        qualified = f"{'claude_code' if agent == CLAUDE_CODE else agent}.{name}"
+        if (agent, name) in ((CLAUDE_CODE, "api_request"), (CODEX, "sse_event")):
+            counts = _claude_usage(attributes) if agent == CLAUDE_CODE else _codex_usage(attributes)
+            payload = {"client": agent, "event": qualified, "prompt_id": prompt, "sequence": sequence}
+            payload |= {"origin": ORIGIN} | counts | {"attributes": kept}
+            request = counts.get("request_id")
+            key = f"otel:req:{request}" if request else _key(name, record)
+            who = fit_name(attributes.get("agent.name"), MAX_ID_CHARS) or "main"
+            event = NewEvent(session, "usage", payload, who, ts, None, key)
+            usage.append((session, -1 if sequence is None else sequence, ts or 0, event))
+            firsts.setdefault((session, None), (agent, record.resource, _identity(attributes)))
+            continue
+        entry: dict[str, Any] = {"event": qualified, "sequence": sequence, "ts": format_ts(ts) if ts else None}
+        entry["attributes"] = kept
         if cut:
-            payload["cut_bytes"] = cut
-        who = fit_name(attributes.get("agent.name"), MAX_ID_CHARS) or "main"
-        signature = json.dumps([name, ts, record.observed_ns, attributes], sort_keys=True, default=str)
-        key = f"otel:{name[:40]}:{digest(signature.encode())[:32]}"
-        event = NewEvent(session, kind, payload, who, ts, None, key)
-        order = payload["sequence"] if payload["sequence"] is not None else -1
-        found.append((session, order, ts or 0, event, record.resource))
-    found.sort(key=lambda item: (item[0], item[1], item[2]))
-    for session, _, _, event, resource in found:
-        if session not in sessions:  # at the time of the session's first event here
-            sessions.add(session)
-            meta.append(session_meta(session, event.payload["client"], resource, event.ts))
-    mapped.events = meta + [item[3] for item in found]
+            entry["cut_bytes"] = cut
+        groups.setdefault((session, prompt), []).append(entry)
+        firsts.setdefault((session, prompt), (agent, record.resource, _identity(attributes)))
+    found_events = usage + [_group(session, prompt, entries, firsts[(session, prompt)]) for (session, prompt), entries
+                            in groups.items()]  # fmt: skip
+    found_events.sort(key=lambda item: (item[0], item[1], item[2]))
+    sessions: dict[str, NewEvent] = {}
+    for session, _, _, event in found_events:
+        if session not in sessions:  # one per session, at its first event here; its key makes repeats no-ops
+            client = event.payload["client"]
+            resource = next(first[1] for (name, _), first in firsts.items() if name == session)
+            sessions[session] = session_meta(session, client, resource, event.ts)
+    mapped.events = list(sessions.values()) + [item[3] for item in found_events]
     return mapped
+
+
+def _identity(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {name: attributes[name] for name in IDENTITY if name in attributes}
+
+
+def _group(
+    session: str, prompt: str | None, entries: list[dict[str, Any]], first: tuple[str, dict[str, Any], dict[str, Any]]
+) -> tuple[str, int, int, NewEvent]:
+    """The ``telemetry`` event of one session's and prompt's records in a request."""
+    entries.sort(key=lambda entry: (-1 if entry["sequence"] is None else entry["sequence"], entry["ts"] or ""))
+    client, _, identity = first
+    payload = {"client": client, "prompt_id": prompt, "identity": identity, "records": entries}
+    signature = json.dumps(entries, sort_keys=True, default=str).encode()
+    stamp = next((entry["ts"] for entry in entries if entry["ts"]), None)
+    ts = parse_ts(stamp) if stamp else None
+    event = NewEvent(session, "telemetry", payload, "main", ts, None, f"otel:{digest(signature)[:32]}")
+    order = entries[0]["sequence"]
+    return session, -1 if order is None else order, ts or 0, event
 
 
 def session_meta(session: str, client: str, resource: dict[str, Any], ts: int | None) -> NewEvent:

@@ -46,7 +46,7 @@ def test_a_retried_batch_adds_nothing(otel_daemon: OtelDaemon) -> None:
 
     assert otel_daemon.report()["totals"]["calls"] == 1
     kinds = [event["kind"] for event in otel_daemon.events("s")]
-    assert kinds == ["session.meta", "usage", "telemetry.user_prompt"]
+    assert kinds == ["session.meta", "usage", "telemetry"]
 
 
 def test_events_keep_their_agents_order_and_prompt(otel_daemon: OtelDaemon) -> None:
@@ -60,17 +60,18 @@ def test_events_keep_their_agents_order_and_prompt(otel_daemon: OtelDaemon) -> N
     assert otel_daemon.receiver.send(logs_request(records)).status == 200
 
     events = otel_daemon.events("s")
-    assert [(e["kind"], e["payload"]["sequence"]) for e in events[1:]] == [
-        ("telemetry.event", 0),
-        ("telemetry.user_prompt", 1),
-        ("telemetry.tool_decision", 2),
-        ("telemetry.tool_result", 3),
-        ("telemetry.api_error", 4),
+    assert [e["kind"] for e in events] == ["session.meta", "telemetry"]
+    group = events[1]["payload"]
+    assert [(r["event"], r["sequence"]) for r in group["records"]] == [
+        ("claude_code.plugin_loaded", 0),
+        ("claude_code.user_prompt", 1),
+        ("claude_code.tool_decision", 2),
+        ("claude_code.tool_result", 3),
+        ("claude_code.api_error", 4),
     ]
-    assert {e["payload"]["prompt_id"] for e in events[1:]} == {"p-1"}
-    assert events[1]["payload"]["event"] == "claude_code.plugin_loaded"
-    assert events[4]["payload"]["attributes"]["duration_ms"] == "31"
-    assert events[0]["ts"] == "2026-01-01T00:00:00.000000Z"
+    assert (group["client"], group["prompt_id"]) == ("claude-code", "p-1")
+    assert group["records"][3]["attributes"]["duration_ms"] == "31"
+    assert group["records"][0]["ts"] == events[0]["ts"] == events[1]["ts"] == "2026-01-01T00:00:00.000000Z"
 
 
 def test_prompt_text_is_redacted_before_it_is_stored(otel_daemon: OtelDaemon) -> None:
@@ -78,7 +79,7 @@ def test_prompt_text_is_redacted_before_it_is_stored(otel_daemon: OtelDaemon) ->
     record = claude_record("user_prompt", "s", 1, prompt=prompt, prompt_text=prompt, prompt_length=len(prompt))
     assert otel_daemon.receiver.send(logs_request([record]), "json").status == 200
 
-    stored = otel_daemon.events("s")[-1]["payload"]["attributes"]
+    stored = otel_daemon.events("s")[-1]["payload"]["records"][0]["attributes"]
     for name in ("prompt", "prompt_text"):
         assert "jane.doe@example.com" not in stored[name] and "[redacted:email]" in stored[name]
 
@@ -116,8 +117,10 @@ def test_codex_records_land_in_their_conversation_at_their_own_time(otel_daemon:
     assert otel_daemon.receiver.send(request, "json").status == 200
 
     events = otel_daemon.events("c-1")
-    assert [e["kind"] for e in events] == ["session.meta", "telemetry.user_prompt", "usage", "telemetry.tool_result"]
-    assert {e["ts"] for e in events[1:]} == {"2026-01-02T03:04:05.678000Z"}
+    assert [e["kind"] for e in events] == ["session.meta", "usage", "telemetry"]
+    assert {e["ts"] for e in events} == {"2026-01-02T03:04:05.678000Z"}
+    records = events[2]["payload"]["records"]
+    assert [r["event"] for r in records] == ["codex.user_prompt", "codex.tool_result"]
     usage = otel_daemon.report()["rows"][0]
     assert (usage["calls"], usage["input_tokens"], usage["cache_read_tokens"], usage["output_tokens"]) == (
         1,
@@ -125,7 +128,7 @@ def test_codex_records_land_in_their_conversation_at_their_own_time(otel_daemon:
         1024,
         77,
     )
-    result = events[-1]["payload"]
+    result = records[1]
     assert len(result["attributes"]["output"].encode()) == 64 * 1024
     assert result["cut_bytes"] == {"output": 120_000}
     assert "[redacted:email]" in result["attributes"]["arguments"]
