@@ -96,7 +96,18 @@ def _pb_value(value: Any) -> Any:
 
 
 def _pb_attributes(items: Any) -> dict[str, Any]:
-    return {kv.key: _pb_value(kv.value) for kv in items}
+    attributes = {}
+    for kv in items:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # Strings and ints are nearly every attribute: read them without a call of their own.
+        if kind == "string_value":
+            attributes[kv.key] = value.string_value
+        elif kind == "int_value":
+            attributes[kv.key] = value.int_value
+        else:
+            attributes[kv.key] = _pb_value(value)
+    return attributes
 
 
 def _pb_logs(body: bytes) -> Decoded:
