@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from conftest import OtelDaemon
@@ -64,3 +65,11 @@ def test_listen_addresses_that_are_read(tmp_path, listen: str, port: int) -> Non
     read = load_settings(tmp_path / "config.toml").settings.otel.listen
     assert read == listen
     assert listen_address(read) == ("127.0.0.1" if listen.isdigit() else listen.rsplit(":", 1)[0].strip("[]"), port)
+
+
+def test_status_shows_where_it_receives_and_what(otel_daemon: OtelDaemon) -> None:
+    assert otel_daemon.receiver.send(logs_request([api_request("s", 1, "r", cost=0.1)])).status == 200
+    shown = subprocess.run(
+        [str(Path(sys.executable).parent / "toka"), "status"], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert f"{otel_daemon.receiver.url}: 1 log records, 0 metric points, 0 requests refused" in shown
