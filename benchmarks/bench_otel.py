@@ -166,11 +166,14 @@ def run(args: argparse.Namespace) -> list[Row]:
                     raise RuntimeError(f"the receiver counted {counted} records of {records}")
             finally:
                 daemon.stop()
-            print(f"rep {rep + 1}: reference {records / reference[-1]:,.0f} rec/s, sequential "
-                  f"{records / sequential[-1]:,.0f}, concurrent {records / concurrent[-1]:,.0f}", file=sys.stderr)  # fmt: skip
+            rates = [f"{records / seconds[-1]:,.0f}" for seconds in (reference, sequential, concurrent)]
+            print(
+                f"rep {rep + 1}: reference {rates[0]} rec/s, sequential {rates[1]}, concurrent {rates[2]}",
+                file=sys.stderr,
+            )
         ref = records / statistics.median(reference)
-        for name, seconds in ((f"received, 1 connection", sequential),
-                              (f"received, {args.connections} connections", concurrent)):  # fmt: skip
+        runs = (("received, 1 connection", sequential), (f"received, {args.connections} connections", concurrent))
+        for name, seconds in runs:
             got = records / statistics.median(seconds)
             ratio = got / ref
             target = f"≥ {TARGET:.0%}" if "connections" in name else "info"
