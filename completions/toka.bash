@@ -68,7 +68,7 @@ _toka_options() {
         'heads') echo '-n --limit --json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '--format --json -h --help' ;;
-        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --dry-run --json -h --help' ;;
+        'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --otel --dry-run --json -h --help' ;;
         'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;
         'memory get') echo '--json -h --help' ;;
@@ -94,7 +94,7 @@ _toka_options() {
         'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live --format --json -h --help' ;;
         'report daily') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
-        'report session') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
+        'report session') echo '--since --until -z --timezone --source --project --breakdown --compare --format --json -h --help' ;;
         'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --fts --json -h --help' ;;
         'sessions') echo '--since --until --source --project --json -n --limit -h --help' ;;
@@ -218,6 +218,7 @@ _toka_value() {
         'report session|--timezone') echo '' ;;
         'report session|--source') echo '' ;;
         'report session|--project') echo '' ;;
+        'report session|--compare') echo '' ;;
         'report session|--format') echo '' ;;
         'report weekly|--since') echo '' ;;
         'report weekly|--until') echo '' ;;

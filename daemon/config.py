@@ -10,7 +10,6 @@ on the command line. Every number has its bounds and every enumeration its choic
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
@@ -18,31 +17,15 @@ from daemon import config_values as values
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.cost.overrides import parse_prices
+from daemon.otel.settings import OtelSettings
 from daemon.redact import KINDS as REDACT_KINDS
+from daemon.setting import setting as _setting
 from store.errors import ConfigError
 
 # The memory pool's defaults (daemon/memory/pool.py): room for the working notes of many agents, small
 # next to the machine; expired entries linger at most the sweep interval before they are dropped.
 DEFAULT_CAPACITY = 64 * 1024 * 1024
 DEFAULT_SWEEP_S = 5.0
-
-
-def _setting(
-    default: Any,
-    help: str,
-    choices: tuple[str, ...] = (),
-    env: str | None = None,
-    secret: bool = False,
-    parse: Callable[[str, Any, str], Any] | None = None,
-    bounds: tuple[float, float] | None = None,
-) -> Any:
-    # secret: a value that may hold a password, shown only with it hidden (store/url.py).
-    # parse: checks and converts a value of its own shape, as parse(key, value, source).
-    # bounds: the smallest and largest a number may be, both included; every number has them.
-    metadata = {"help": help, "choices": choices, "env": env, "secret": secret, "parse": parse, "bounds": bounds}
-    if isinstance(default, dict):
-        return field(default_factory=lambda: dict(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -242,6 +225,7 @@ SECTIONS: dict[str, type] = {
     "pool": PoolSettings,
     "watch": WatchSettings,
     "alerts": AlertSettings,
+    "otel": OtelSettings,
 }
 
 
@@ -259,6 +243,7 @@ class Settings:
     pool: PoolSettings = field(default_factory=PoolSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     alerts: AlertSettings = field(default_factory=AlertSettings)
+    otel: OtelSettings = field(default_factory=OtelSettings)
 
     def value(self, name: str) -> Any:
         """A setting by its name (``durability``), wherever its section."""
@@ -345,6 +330,8 @@ def coerce(name: str, value: Any, source: str) -> Any:
 def shown(name: str, value: Any) -> Any:
     """A setting's value as it may be printed: a secret one with its password hidden."""
     if SETTINGS[name].metadata["secret"] and isinstance(value, str):
+        if SETTINGS[name].metadata["secret"] == "whole":
+            return "********" if value else value
         from store.url import redacted
 
         return redacted(value)

@@ -20,7 +20,7 @@ from store.events import Event, NewEvent
 from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.tip import Tip
-from store.usage import BUCKET_US, UsageRow, fold_usage, sum_usage, usage_row
+from store.usage import BUCKET_US, Claims, UsageRow, fold_usage, sum_usage, usage_row
 
 if TYPE_CHECKING:
     from store.merkle import Frontier, LogLeaf, Node
@@ -224,8 +224,14 @@ class EventStore(abc.ABC):
         """The usage projection's rows (store/usage.py) of the buckets that start at or after
         ``since`` and before ``until`` (UTC microseconds), of one ``session`` or of all, folded
         here from the usage events; a backend that keeps the projection in a table reads it."""
-        query = EventQuery(session=session, kinds=("usage",), since=_bucket_edge(since), until=_bucket_edge(until))
-        return fold_usage([usage_row(e.ts, e.session, e.agent, e.payload) async for e in self.scan(query)])
+        claims = Claims()  # a request counts as its first source reported it, so the whole log is read
+        start, end = _bucket_edge(since), _bucket_edge(until)
+        rows = [
+            usage_row(e.ts, e.session, e.agent, e.payload)
+            async for e in self.scan(EventQuery(session=session, kinds=("usage",)))
+            if claims.counts(e.session, e.payload) and (start is None or e.ts >= start) and (end is None or e.ts < end)
+        ]
+        return fold_usage(rows)
 
     async def usage_sums(
         self,

@@ -181,6 +181,22 @@ def m007_merkle(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX pruned_seq ON pruned (seq)")
 
 
+def m008_usage_requests(db: sqlite3.Connection) -> None:
+    # A request reported by both an agent's transcript and its telemetry counts once, as its first
+    # source reported it (store/usage.py): usage_requests holds that source per session and
+    # request, and each bucket how many of its calls came from telemetry. Filled by each append
+    # and by a rebuild (an upgraded database is rebuilt when it opens).
+    db.execute("ALTER TABLE usage_buckets ADD COLUMN telemetry_calls INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        """CREATE TABLE usage_requests (
+            session TEXT NOT NULL,
+            request TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            PRIMARY KEY (session, request)
+        ) WITHOUT ROWID"""
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -189,6 +205,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m005_pruned,
     m006_usage_buckets,
     m007_merkle,
+    m008_usage_requests,
 ]
 
 

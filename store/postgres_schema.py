@@ -127,6 +127,20 @@ STEPS: list[Step] = [
             "CREATE INDEX usage_buckets_session ON usage_buckets (session)",
         ),
     ),
+    (
+        # A request reported by transcript and telemetry both counts once (store/usage.py), as
+        # SQLite's m007; filled when an upgraded database opens.
+        "p006_usage_requests",
+        (
+            "ALTER TABLE usage_buckets ADD COLUMN telemetry_calls bigint NOT NULL DEFAULT 0",
+            """CREATE TABLE usage_requests (
+                session text COLLATE "C" NOT NULL,
+                request text NOT NULL,
+                origin text NOT NULL,
+                PRIMARY KEY (session, request)
+            )""",
+        ),
+    ),
 ]
 
 MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (

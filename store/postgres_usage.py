@@ -9,13 +9,14 @@ import json
 import zlib
 from collections.abc import Iterable
 from dataclasses import astuple
+from typing import Any
 
 from psycopg import AsyncConnection
 
 from store.events import Event
 from store.query import bucket_where, dialect
 from store.rows import decode_blob
-from store.usage import DAY_US, UsageRow, fold_usage, usage_row
+from store.usage import DAY_US, UsageRow, fold_usage, usage_origin, usage_request, usage_row
 
 # Usage events read per step while the projection is refilled.
 PAGE = 5000
@@ -23,14 +24,42 @@ PAGE = 5000
 _UPSERT = (
     "INSERT INTO usage_buckets AS u SELECT * FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[],"
     " %b::int[], %b::bigint[], %b::bigint[], %b::bigint[], %b::bigint[], %b::bigint[], %b::bigint[], %b::bigint[],"
-    " %b::bigint[]) ON CONFLICT (bucket, session, agent, model, prompt_class) DO UPDATE SET"
+    " %b::bigint[], %b::bigint[]) ON CONFLICT (bucket, session, agent, model, prompt_class) DO UPDATE SET"
     " calls = u.calls + excluded.calls, input_tokens = u.input_tokens + excluded.input_tokens,"
     " output_tokens = u.output_tokens + excluded.output_tokens,"
     " cache_creation_tokens = u.cache_creation_tokens + excluded.cache_creation_tokens,"
     " cache_creation_1h_tokens = u.cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,"
     " cache_read_tokens = u.cache_read_tokens + excluded.cache_read_tokens,"
-    " first_ts = least(u.first_ts, excluded.first_ts), last_ts = greatest(u.last_ts, excluded.last_ts)"
+    " first_ts = least(u.first_ts, excluded.first_ts), last_ts = greatest(u.last_ts, excluded.last_ts),"
+    " telemetry_calls = u.telemetry_calls + excluded.telemetry_calls"
 )
+# Claim each request for its source unless another got there first, then read who holds it.
+_CLAIM = "INSERT INTO usage_requests SELECT * FROM unnest(%b::text[], %b::text[], %b::text[]) ON CONFLICT DO NOTHING"
+_HELD = (
+    "SELECT u.session, u.request, u.origin FROM usage_requests u"
+    " JOIN unnest(%b::text[], %b::text[]) AS c (session, request) ON u.session = c.session AND u.request = c.request"
+)
+
+
+async def counted(conn: AsyncConnection, usage: list[tuple[int, str, str | None, dict[str, Any]]]) -> list[UsageRow]:
+    """The rows of the usage events that count: each request as its first source reported it
+    (store/usage.py), recorded in ``usage_requests``; two statements whatever the batch."""
+    claims = [
+        (session, request, usage_origin(payload))
+        for _, session, _, payload in usage
+        if (request := usage_request(payload)) is not None
+    ]
+    held: dict[tuple[str, str], str] = {}
+    if claims:
+        await conn.execute(_CLAIM, [list(column) for column in zip(*claims, strict=True)])
+        cursor = await conn.execute(_HELD, [[c[0] for c in claims], [c[1] for c in claims]])
+        held = {(session, request): origin for session, request, origin in await cursor.fetchall()}
+    rows = []
+    for ts, session, agent, payload in usage:
+        request = usage_request(payload)
+        if request is None or held.get((session, request)) == usage_origin(payload):
+            rows.append(usage_row(ts, session, agent, payload))
+    return rows
 
 
 async def add_usage(conn: AsyncConnection, rows: Iterable[UsageRow]) -> None:
@@ -43,12 +72,15 @@ async def add_usage(conn: AsyncConnection, rows: Iterable[UsageRow]) -> None:
 
 async def add_events(conn: AsyncConnection, events: list[Event]) -> None:
     """What an append's usage events add to the projection."""
-    await add_usage(conn, (usage_row(e.ts, e.session, e.agent, e.payload) for e in events if e.kind == "usage"))
+    await add_usage(
+        conn, await counted(conn, [(e.ts, e.session, e.agent, e.payload) for e in events if e.kind == "usage"])
+    )
 
 
 async def project_usage(conn: AsyncConnection) -> None:
     """Refill the projection from every usage event (inside the caller's transaction)."""
     await conn.execute("DELETE FROM usage_buckets")
+    await conn.execute("DELETE FROM usage_requests")
     after = 0
     while True:
         cursor = await conn.execute(
@@ -64,8 +96,8 @@ async def project_usage(conn: AsyncConnection) -> None:
             except (ValueError, zlib.error):
                 continue  # a damaged payload is for `toka verify` to report; it counts nothing here
             if isinstance(payload, dict):
-                found.append(usage_row(ts, session, agent, payload))
-        await add_usage(conn, found)
+                found.append((ts, session, agent, payload))
+        await add_usage(conn, await counted(conn, found))
         if len(page) < PAGE:
             return
         after = page[-1][0]
@@ -97,7 +129,8 @@ async def sum_usage_rows(
         # sum() of bigint is numeric in PostgreSQL: cast back, so the rows hold ints.
         f"SELECT min(bucket), {who}, model, prompt_class, sum(calls)::bigint, sum(input_tokens)::bigint,"
         " sum(output_tokens)::bigint, sum(cache_creation_tokens)::bigint, sum(cache_creation_1h_tokens)::bigint,"
-        f" sum(cache_read_tokens)::bigint, min(first_ts), max(last_ts) FROM usage_buckets{where}"
+        f" sum(cache_read_tokens)::bigint, min(first_ts), max(last_ts), sum(telemetry_calls)::bigint"
+        f" FROM usage_buckets{where}"
         f" GROUP BY (bucket + %s) / %s, bucket / {DAY_US}, {'session, agent, ' if sessions else ''}model, prompt_class"
     )
     cursor = await conn.execute(sql, [*params, offset, width])

@@ -17,13 +17,14 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import astuple
+from typing import Any
 
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
 from store.projection import fold, session_infos
 from store.query import bucket_where
 from store.rows import JSON_LIST, decode_blob, transaction
-from store.usage import DAY_US, UsageRow, fold_usage, usage_row
+from store.usage import DAY_US, UsageRow, fold_usage, usage_origin, usage_request, usage_row
 
 # Usage events read per step while the usage projection is refilled.
 _USAGE_PAGE = 5000
@@ -46,7 +47,26 @@ def project_batch(db: sqlite3.Connection, events: list[Event]) -> None:
                 " DO UPDATE SET events = events + excluded.events",
                 counts,
             )
-    _add_usage(db, (usage_row(e.ts, e.session, e.agent, e.payload) for e in events if e.kind == "usage"))
+    _add_usage(db, _counted(db, [(e.ts, e.session, e.agent, e.payload) for e in events if e.kind == "usage"]))
+
+
+def _counted(db: sqlite3.Connection, usage: list[tuple[int, str, str | None, dict[str, Any]]]) -> list[UsageRow]:
+    """The rows of the usage events that count: each request as its first source reported it
+    (store/usage.py), recorded in ``usage_requests``."""
+    rows = []
+    for ts, session, agent, payload in usage:
+        request = usage_request(payload)
+        if request is not None:
+            origin = usage_origin(payload)
+            claimed = db.execute("INSERT OR IGNORE INTO usage_requests VALUES (?, ?, ?)", (session, request, origin))
+            if not claimed.rowcount:
+                held = db.execute(
+                    "SELECT origin FROM usage_requests WHERE session = ? AND request = ?", (session, request)
+                ).fetchone()
+                if held[0] != origin:
+                    continue
+        rows.append(usage_row(ts, session, agent, payload))
+    return rows
 
 
 def _add_usage(db: sqlite3.Connection, rows: Iterable[UsageRow]) -> None:
@@ -54,7 +74,7 @@ def _add_usage(db: sqlite3.Connection, rows: Iterable[UsageRow]) -> None:
     folded = fold_usage(rows)
     if folded:
         db.executemany(
-            """INSERT INTO usage_buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """INSERT INTO usage_buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (bucket, session, agent, model, prompt_class) DO UPDATE SET
                 calls = calls + excluded.calls,
                 input_tokens = input_tokens + excluded.input_tokens,
@@ -62,7 +82,8 @@ def _add_usage(db: sqlite3.Connection, rows: Iterable[UsageRow]) -> None:
                 cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
                 cache_creation_1h_tokens = cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
                 cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
-                first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts)""",
+                first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
+                telemetry_calls = telemetry_calls + excluded.telemetry_calls""",
             [astuple(row) for row in folded],
         )
 
@@ -71,10 +92,11 @@ def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:
     """Refill the usage projection from the usage events, for one session or (None) all of them."""
     where, params = ("", ()) if session is None else (" WHERE session = ?", (session,))
     db.execute("DELETE FROM usage_buckets" + where, params)
+    db.execute("DELETE FROM usage_requests" + where, params)
     where = " AND e.session = ?" if session is not None else ""
     rows = db.execute(
         "SELECT e.ts, e.session, e.agent, b.codec, b.data FROM events e JOIN blobs b ON b.digest = e.digest"
-        " WHERE e.kind = 'usage'" + where,
+        " WHERE e.kind = 'usage'" + where + " ORDER BY e.seq",  # in log order: a request's first source counts
         params,
     )
     while page := rows.fetchmany(_USAGE_PAGE):
@@ -85,8 +107,8 @@ def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:
             except (ValueError, zlib.error):
                 continue  # a damaged payload is for `toka verify` to report; it counts nothing here
             if isinstance(payload, dict):
-                found.append(usage_row(ts, name, agent, payload))
-        _add_usage(db, found)
+                found.append((ts, name, agent, payload))
+        _add_usage(db, _counted(db, found))
 
 
 def read_usage(db: sqlite3.Connection, since: int | None, until: int | None, session: str | None) -> list[UsageRow]:
@@ -113,7 +135,7 @@ def sum_usage_rows(
     sql = (
         f"SELECT min(bucket), {who}, model, prompt_class, sum(calls), sum(input_tokens), sum(output_tokens),"
         " sum(cache_creation_tokens), sum(cache_creation_1h_tokens), sum(cache_read_tokens), min(first_ts),"
-        f" max(last_ts) FROM usage_buckets{where}"
+        f" max(last_ts), sum(telemetry_calls) FROM usage_buckets{where}"
         f" GROUP BY (bucket + ?) / ?, bucket / {DAY_US}, {'session, agent, ' if sessions else ''}model, prompt_class"
     )
     return [UsageRow(*row) for row in db.execute(sql, [*params, offset, width])]

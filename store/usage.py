@@ -7,6 +7,16 @@ includes ``cached_input_tokens``, which are cache reads. :func:`usage_counts` re
 the same :class:`UsageCounts`. A ``revision`` (more output of a response counted before; see
 daemon/ingest/claude_code.py) adds output and nothing else: it is no call of its own.
 
+One request may reach the log twice: from the agent's transcript and from its telemetry
+(daemon/otel/, whose usage payloads say ``origin: "telemetry"``). It counts once, as the first
+source that reported it (in log order): :func:`usage_request` names a request the same way
+whichever source wrote it (Anthropic's ``request_id``; for OpenAI's counts, which carry no id,
+the counts themselves), and a usage event of a request another source already reported counts
+nothing. A source's own later events of that request (a transcript's revisions) still count.
+Each row keeps how many of its calls came from telemetry (``telemetry_calls``), so reports say
+which source they used. :class:`Claims` decides in memory; the SQL backends keep the same
+decisions in their ``usage_requests`` table.
+
 The usage projection (:class:`UsageRow`) is what the SQLite backend keeps up to date in each
 append's transaction (store/sqlite_projections.py) and reports read instead of the events: per
 quarter of an hour, session, agent, model and prompt class, the calls and tokens. Backends
@@ -61,6 +71,42 @@ def usage_counts(payload: dict[str, Any]) -> UsageCounts:
     return UsageCounts(1, uncached, output, creation, hour, read, uncached + creation + read)
 
 
+TELEMETRY = "telemetry"
+TRANSCRIPT = "transcript"  # any usage that is not telemetry: transcripts, hooks, toka's own clients
+
+
+def usage_origin(payload: dict[str, Any]) -> str:
+    return TELEMETRY if payload.get("origin") == TELEMETRY else TRANSCRIPT
+
+
+def usage_request(payload: dict[str, Any]) -> str | None:
+    """The request a usage event counts, named alike by every source that reports it; None when
+    it cannot be told (such an event always counts)."""
+    request = payload.get("request_id")
+    if isinstance(request, str) and request:
+        return request
+    if "cached_input_tokens" in payload and payload.get("revision") is not True:
+        # Codex's rollout and its telemetry name no response: the call's four counts do.
+        counts = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+        return "openai:" + ":".join(str(_count(payload, name)) for name in counts)
+    return None
+
+
+class Claims:
+    """Which source reported each request first, in memory: :meth:`counts` says whether a usage
+    event counts, given the events before it (fed in log order)."""
+
+    def __init__(self) -> None:
+        self.held: dict[tuple[str, str], str] = {}
+
+    def counts(self, session: str, payload: dict[str, Any]) -> bool:
+        request = usage_request(payload)
+        if request is None:
+            return True
+        origin = usage_origin(payload)
+        return self.held.setdefault((session, request), origin) == origin
+
+
 def prompt_class(prompt: int) -> int:
     """The class of a call's whole prompt: how many of PROMPT_CLASSES it is above."""
     return bisect_left(PROMPT_CLASSES, prompt)
@@ -96,6 +142,7 @@ class UsageRow:
     cache_read_tokens: int
     first_ts: int
     last_ts: int
+    telemetry_calls: int = 0  # of ``calls``, those reported by telemetry (the rest: transcripts, clients)
 
     @property
     def key(self) -> tuple[int, str, str, str, int]:
@@ -113,6 +160,7 @@ class UsageRow:
             self.cache_read_tokens + other.cache_read_tokens,
             min(self.first_ts, other.first_ts),
             max(self.last_ts, other.last_ts),
+            self.telemetry_calls + other.telemetry_calls,
         )
 
 
@@ -134,6 +182,7 @@ def usage_row(ts: int, session: str, agent: str | None, payload: dict[str, Any])
         counts.cache_read,
         ts,
         ts,
+        counts.calls if usage_origin(payload) == TELEMETRY else 0,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from daemon.agents.windows import DEFAULT_WINDOW, LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
 from store.base import EventQuery, EventStore
 from store.events import Event, NewEvent, format_ts
+from store.usage import Claims
 
 MAIN_AGENT = "main"
 # Claude Code's SessionStart hook names the model as the user chose it, `[1m]` suffix included.
@@ -96,9 +97,13 @@ class UsageFigures:
     last_ts: int | None = None
     prompt_per_call: PerCall = field(default_factory=PerCall)
     output_per_call: PerCall = field(default_factory=PerCall)
+    # A request reported by transcript and telemetry both counts once (store/usage.py).
+    claims: Claims = field(default_factory=Claims, repr=False, compare=False)
 
     def add(self, event: Event) -> None:
         payload = event.payload
+        if event.kind == "usage" and not self.claims.counts(event.session, payload):
+            return
         if event.kind == SESSION_START:
             if isinstance(payload.get("model"), str) and payload["model"]:
                 self.declared_model = payload["model"]

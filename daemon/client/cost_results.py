@@ -21,6 +21,7 @@ class Counts(TypedDict):
     cache_creation_1h_tokens: int
     cache_read_tokens: int
     total_tokens: int
+    telemetry_calls: int  # of the calls, those counted from the agent's telemetry (docs/otel.md)
     cost_usd: float | None  # null: nothing of it has a price
     unpriced_calls: int
 
@@ -47,6 +48,7 @@ class SessionRow(Counts):
     first_ts: str | None
     last_ts: str | None
     models: list[str | None]
+    usage_source: str | None  # transcript, telemetry or both: where its calls were counted from
     agents: list[AgentCounts]
     breakdown: NotRequired[list[ModelCounts]]
 

@@ -103,6 +103,21 @@ class ConnectionState(TypedDict):
     outages: int
 
 
+class OtelStatus(TypedDict):
+    """The OpenTelemetry receiver (docs/otel.md): where it listens and what it received."""
+
+    listen: str | None  # null when it could not start (see error)
+    error: str | None
+    requests: NotRequired[int]
+    refused: NotRequired[int]
+    log_records: NotRequired[int]
+    metric_points: NotRequired[int]
+    spans: NotRequired[int]
+    events: NotRequired[int]
+    rejected: NotRequired[int]
+    ignored: NotRequired[int]
+
+
 class Status(TypedDict):
     version: str
     protocol: int
@@ -121,6 +136,7 @@ class Status(TypedDict):
     connection: ConnectionState | None
     damaged: Damage | None  # the database was found damaged: it takes no writes
     agents_at_risk: list[AgentAtRisk]
+    otel: OtelStatus | None  # null unless otel.listen is set
 
 
 class Thresholds(TypedDict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.cost.compare import CompareRequest, compare
 from daemon.cost.live import LiveCosts, SummaryRequest
 from daemon.cost.report import ReportRequest
 from daemon.cost.service import Costs
@@ -37,3 +38,10 @@ async def cost_summary(live: LiveCosts, request: SummaryRequest, call: Call) -> 
 async def cost_live(live: LiveCosts, request: SummaryRequest, call: Call) -> None:
     """The summary, sent again as usage commits and every ``refresh_s``."""
     await live.stream(request, call)
+
+
+@OPS.op("report.compare", CompareRequest)
+async def report_compare(costs: Costs, request: CompareRequest, call: Call) -> dict[str, Any]:
+    """Per session and model, toka's price of the requests the agent's telemetry reported beside
+    the agent's own cost of them."""
+    return await compare(costs, request)

@@ -150,6 +150,7 @@ def session_report(
                 "last_ts": None if tally.last_ts is None else format_ts(tally.last_ts),
             }
             | tally_json(tally)
+            | {"usage_source": tally.usage_source}
             | {"agents": [{"agent": agent or None} | t.to_json() for agent, t in agents]}
         )
         if request.breakdown:

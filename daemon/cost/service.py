@@ -45,8 +45,16 @@ class Costs:
 
     def _note(self, event: Event) -> None:
         held = self._sources.get(event.session)
-        if held is None or held[0] > event.seq:
-            self._sources[event.session] = (event.seq, SessionSource.of(event.payload))
+        found = SessionSource.of(event.payload)
+        # The first meta says, unless a later one knows the project and it did not (telemetry's
+        # meta names the agent only; the transcript's, imported after it, has the working dir).
+        earlier = held is None or held[0] > event.seq
+        if (
+            earlier
+            and (held is None or found.project or not held[1].project)
+            or (held is not None and not held[1].project and found.project)
+        ):
+            self._sources[event.session] = (event.seq, found)
 
     async def sources(self) -> dict[str, SessionSource]:
         """Where each session came from; read from the log the first time."""

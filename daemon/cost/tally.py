@@ -40,9 +40,11 @@ class Sums:
     cache_read_tokens: int = 0
     first_ts: int | None = None
     last_ts: int | None = None
+    telemetry_calls: int = 0  # of the calls, those counted from the agent's telemetry (store/usage.py)
 
     def add_row(self, row: UsageRow | Sums) -> None:
         self.calls += row.calls
+        self.telemetry_calls += row.telemetry_calls
         self.input_tokens += row.input_tokens
         self.output_tokens += row.output_tokens
         self.cache_creation_tokens += row.cache_creation_tokens
@@ -75,7 +77,17 @@ class Sums:
             "cache_creation_1h_tokens": self.cache_creation_1h_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "total_tokens": self.total_tokens,
+            "telemetry_calls": self.telemetry_calls,
         }
+
+    @property
+    def usage_source(self) -> str | None:
+        """Where the calls were counted from: transcript (or toka's own clients), telemetry, or both."""
+        if not self.calls:
+            return None
+        if not self.telemetry_calls:
+            return "transcript"
+        return "telemetry" if self.telemetry_calls == self.calls else "both"
 
 
 @dataclass(slots=True)

@@ -32,6 +32,7 @@ from daemon.ingest.spool import SpoolDrain
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
+from daemon.otel.endpoint import Endpoint
 from daemon.paths import Paths
 from daemon.protocol import encode, error_message
 from daemon.server.catalog import REGISTRY
@@ -88,6 +89,7 @@ class Daemon:
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
         self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
+        self.otel = Endpoint(core)  # serves only when otel.listen is set
         services = (self.memory, self.pool, self.states, self.deps, self.costs, self.alerts, self.heads, self.spool)
         self.components = build_components(self, core, self.hub, self.lifecycle, services)
         self.started = time.monotonic()
@@ -151,6 +153,7 @@ class Daemon:
             "connection": self.store.connection_state(),
             "damaged": None if (damage := self.store.damage()) is None else damage.to_json(),
             "agents_at_risk": self.lifecycle.at_risk(),
+            "otel": self.otel.status(),
         }
 
     @property
@@ -192,6 +195,7 @@ class Daemon:
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
         if self.settings.watch.paths:
             self._start_watching()
+        await self.otel.start()
         await self._stop.wait()
         await self._shutdown()
 
@@ -234,6 +238,7 @@ class Daemon:
             self._server.close()
         await self._stop_watching()
         await self.spool.stop()
+        await self.otel.stop(self.settings.daemon.shutdown_deadline)  # answers what is in flight
         for closed in self._streams:
             closed.set()
         try:

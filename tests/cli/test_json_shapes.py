@@ -167,6 +167,7 @@ def test_status_json(example: str) -> None:
         "connection": None,
         "damaged": None,
         "agents_at_risk": [],
+        "otel": None,
     }
 
 
@@ -370,6 +371,10 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "alerts.command_timeout_s", "value": 10.0, "source": "default", "help": "<help>"},
             {"key": "alerts.block_cost_limit", "value": 0.0, "source": "default", "help": "<help>"},
             {"key": "alerts.block_token_limit", "value": 0, "source": "default", "help": "<help>"},
+            {"key": "otel.listen", "value": "", "source": "default", "help": "<help>"},
+            {"key": "otel.token", "value": "", "source": "default", "help": "<help>"},
+            {"key": "otel.max_body_bytes", "value": 16 * 1024 * 1024, "source": "default", "help": "<help>"},
+            {"key": "otel.max_output_bytes", "value": 64 * 1024, "source": "default", "help": "<help>"},
         ]
     }
 

@@ -57,7 +57,8 @@ def test_daily_json_is_the_documented_shape() -> None:
     document = report("daily", "--since", "2026-05-10", "--until", "2026-05-11")
     assert mismatches(document, cost_results.Report) == []
     counts = {"calls": 2, "input_tokens": 2000, "output_tokens": 8000, "cache_creation_tokens": 4000,
-              "cache_creation_1h_tokens": 2000, "cache_read_tokens": 200_000, "total_tokens": 214_000}  # fmt: skip
+              "cache_creation_1h_tokens": 2000, "cache_read_tokens": 200_000, "total_tokens": 214_000,
+              "telemetry_calls": 0}  # fmt: skip
     assert document == {
         "report": "daily",
         "timezone": "UTC",
@@ -71,12 +72,12 @@ def test_daily_json_is_the_documented_shape() -> None:
              "models": ["claude-opus-4-6"]},
             {"period": "2026-05-11", "calls": 2, "input_tokens": 10_500, "output_tokens": 2100,
              "cache_creation_tokens": 0, "cache_creation_1h_tokens": 0, "cache_read_tokens": 40_000,
-             "total_tokens": 52_600, "cost_usd": CODEX_COST, "unpriced_calls": 1,
+             "total_tokens": 52_600, "telemetry_calls": 0, "cost_usd": CODEX_COST, "unpriced_calls": 1,
              "models": ["gpt-5.3-codex", "house-model-7"]},
         ],
         "totals": {"calls": 4, "input_tokens": 12_500, "output_tokens": 10_100, "cache_creation_tokens": 4000,
                    "cache_creation_1h_tokens": 2000, "cache_read_tokens": 240_000, "total_tokens": 266_600,
-                   "cost_usd": round(2 * OPUS_COST + CODEX_COST, 6), "unpriced_calls": 1,
+                   "telemetry_calls": 0, "cost_usd": round(2 * OPUS_COST + CODEX_COST, 6), "unpriced_calls": 1,
                    "models": ["claude-opus-4-6", "gpt-5.3-codex", "house-model-7"],
                    "unpriced_models": ["house-model-7"]},
     }  # fmt: skip

@@ -128,4 +128,4 @@ def test_bad_alert_settings_are_refused(toka_home: Path) -> None:
     configure(toka_home, block_cost_limit=-1.0)
     result = subprocess.run([str(TOKA), "alerts"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
-    assert "alerts.block_cost_limit" in result.stderr and "must be 0 or more" in result.stderr
+    assert "alerts.block_cost_limit" in result.stderr and "must be a number from 0 to" in result.stderr

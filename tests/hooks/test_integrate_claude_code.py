@@ -71,6 +71,7 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
         "dry_run",
         "backup",
         "diff",
+        "otel",
     }
     assert report["statusline"]["state"] == "absent"  # offered, not installed unasked
     assert "statusLine" not in _settings(home)

@@ -65,9 +65,10 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         db.execute("DROP TABLE pruned")
         db.execute("DROP TABLE usage_buckets")
         db.execute("DROP TABLE merkle")
+        db.execute("DROP TABLE usage_requests")
         db.execute(
             "DELETE FROM toka_migrations WHERE name IN"
-            " ('m004_search_index', 'm005_pruned', 'm006_usage_buckets', 'm007_merkle')"
+            " ('m004_search_index', 'm005_pruned', 'm006_usage_buckets', 'm007_merkle', 'm008_usage_requests')"
         )
         db.execute("PRAGMA user_version = 3")
     tables = {row[0] for row in raw_fts(db_path, "SELECT name FROM sqlite_master")}
@@ -79,7 +80,13 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         await store.append([message("new", "a new pelican")])
         assert len(await store.search(SearchQuery("pelican"))) == 3
     names = [row[0] for row in raw_fts(db_path, "SELECT name FROM toka_migrations ORDER BY seq")]
-    assert names[-4:] == ["m004_search_index", "m005_pruned", "m006_usage_buckets", "m007_merkle"]
+    assert names[-5:] == [
+        "m004_search_index",
+        "m005_pruned",
+        "m006_usage_buckets",
+        "m007_merkle",
+        "m008_usage_requests",
+    ]
 
 
 async def test_the_store_ranks_as_raw_fts5_does(sqlite_store: SqliteStore, db_path: Path) -> None:

@@ -150,8 +150,15 @@ FINAL_SCHEMA = [
         " model TEXT NOT NULL, prompt_class INTEGER NOT NULL, calls INTEGER NOT NULL,"
         " input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_creation_tokens INTEGER NOT NULL,"
         " cache_creation_1h_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,"
-        " first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL,"
+        " first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, telemetry_calls INTEGER NOT NULL DEFAULT 0,"
         " PRIMARY KEY (bucket, session, agent, model, prompt_class) ) WITHOUT ROWID",
+    ),
+    (
+        "table",
+        "usage_requests",
+        "usage_requests",
+        "CREATE TABLE usage_requests ( session TEXT NOT NULL, request TEXT NOT NULL, origin TEXT NOT NULL,"
+        " PRIMARY KEY (session, request) ) WITHOUT ROWID",
     ),
 ]
 
@@ -190,6 +197,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m005_pruned",
         "m006_usage_buckets",
         "m007_merkle",
+        "m008_usage_requests",
     ]
 
 
@@ -300,6 +308,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m005_pruned",
         "m006_usage_buckets",
         "m007_merkle",
+        "m008_usage_requests",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs

@@ -395,7 +395,8 @@ async def test_an_upgrade_that_adds_the_usage_table_fills_it_from_the_log(
     await store.close()
     async with connected(postgres_database) as conn:  # back to the schema before the step
         await conn.execute("DROP TABLE usage_buckets")
-        await conn.execute("DELETE FROM toka_migrations WHERE name = 'p005_usage_buckets'")
+        await conn.execute("DROP TABLE usage_requests")
+        await conn.execute("DELETE FROM toka_migrations WHERE name IN ('p005_usage_buckets', 'p006_usage_requests')")
 
     reopened = await open_store()
     assert await reopened.usage_rows() == expected

@@ -87,6 +87,14 @@ def integrate(
             help="Codex: make `toka hook codex` its notify program (unless one is set).",
         ),
     ] = True,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            help="Also send the agent's own telemetry (per-request tokens, its cost) to toka's receiver, and turn the"
+            " receiver on (otel.listen) if it is off; never over another exporter (docs/otel.md).",
+        ),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would change, as a diff; write nothing.")
     ] = False,
@@ -100,15 +108,21 @@ def integrate(
     if agent not in ("claude-code", "codex"):
         raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code, codex)", param_hint="AGENT")
     server: mcp_servers.ServerChange | None = None
+    receiver = _receiver(otel, uninstall, dry_run)
+    base = None if receiver is None else receiver["endpoint"]
     if agent == "codex":
-        server = codex_config.plan_codex(codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify)
+        server = codex_config.plan_codex(
+            codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify, otel=base
+        )
     elif mcp or uninstall:
         server = mcp_servers.plan_claude(mcp_servers.claude_path(project), uninstall=uninstall)
     result: dict[str, Any] = {"agent": agent}
     diffs = [server.diff()] if server is not None else []
     changed = server is not None and server.changed
     if agent == "claude-code":
-        change = claude_hooks.plan(claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_)
+        change = claude_hooks.plan(
+            claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_, otel=base
+        )
         backup = claude_hooks.apply(change) if change.changed and not dry_run else None
         changed = changed or change.changed
         diffs.insert(0, _settings_diff(change))
@@ -121,18 +135,39 @@ def integrate(
             "statusline": {"command": claude_hooks.statusline_command(), "state": change.statusline},
             "backup": None if backup is None else str(backup),
         }
+        if receiver is not None:
+            receiver["state"] = change.otel
     else:
         assert isinstance(server, codex_config.CodexChange)
         result |= {"action": "uninstall" if uninstall else "install", "notify": server.notify_json()}
+        if receiver is not None:
+            receiver["state"] = server.otel
     if server is not None and server.changed and not dry_run:
         mcp_servers.apply(server)
     result |= {
+        "otel": receiver,
         "mcp": None if server is None or not (mcp or uninstall) else server.to_json(),
         "changed": changed,
         "dry_run": dry_run,
         "diff": "".join(diffs) if dry_run else None,
     }
     emit(result, json_, _integrated)
+
+
+def _receiver(otel: bool, uninstall: bool, dry_run: bool) -> dict[str, Any] | None:
+    """Where toka receives telemetry, turned on (otel.listen) when installing and it is off; None
+    when neither --otel nor --uninstall asks about it."""
+    if not (otel or uninstall):
+        return None
+    from toka_cli.integrate import otel as receiver
+
+    listen, turned_on = receiver.listen(set_default=otel and not uninstall and not dry_run)
+    return {
+        "state": None,
+        "endpoint": receiver.base_url(listen),
+        "listen": listen,
+        "listen_set": turned_on and otel and not uninstall,
+    }
 
 
 def _settings_diff(change: claude_hooks.Change) -> str:
@@ -158,6 +193,24 @@ def _notified(result: dict[str, Any], would: str) -> None:
         console().print("notify: Codex runs another program after each turn; left as it is (Codex runs one only)")
 
 
+def _received(result: dict[str, Any], would: str) -> None:
+    otel = result["otel"]
+    if otel is None:
+        return
+    state = otel["state"]
+    if state in _VERBS:
+        console().print(f"{would}{_VERBS[state]} telemetry export to {otel['endpoint']}")
+    elif state == "other":
+        console().print(
+            "telemetry: the agent already exports to another endpoint; left as it is (remove that export to send it"
+            " to toka instead)"
+        )
+    if otel["listen_set"]:
+        console().print(
+            f"{would}turn toka's receiver on: otel.listen = {otel['listen']} (then run `toka daemon restart`)"
+        )
+
+
 def _integrated(result: dict[str, Any]) -> None:
     out = console()
     uninstall = result["action"] == "uninstall"
@@ -173,6 +226,7 @@ def _integrated(result: dict[str, Any]) -> None:
             out.print(f"{server['file']}: an MCP server named toka runs another command; left as it is")
         else:
             out.print(f"{server['file']}: MCP server toka {'absent' if uninstall else 'in place'}")
+    _received(result, would)
     if result["agent"] == "codex":
         _notified(result, would)
         return

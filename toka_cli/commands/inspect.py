@@ -52,6 +52,13 @@ def _status(info: Status) -> None:
         rows.append(("watch", f"{watch['files']} files, {watch['events']} events ingested{missing}"))
         if watch["last_error"]:
             rows.append(("watch error", watch["last_error"]))
+    otel = info.get("otel")
+    if otel is not None:
+        if otel["listen"] is None:
+            rows.append(("otel", f"not receiving: {otel['error']}"))
+        else:
+            received = f"{otel.get('log_records', 0)} log records, {otel.get('metric_points', 0)} metric points"
+            rows.append(("otel", f"http://{otel['listen']}: {received}, {otel.get('refused', 0)} requests refused"))
     console().print(key_values(rows))
 
 

@@ -85,7 +85,50 @@ def _period_command(kind: str, help: str) -> None:
 _period_command("daily", "Usage and cost per day, with the totals.")
 _period_command("weekly", "Usage and cost per week (from Monday), with the totals.")
 _period_command("monthly", "Usage and cost per month, with the totals.")
-_period_command("session", "Usage and cost per session, with its source, project and agents, and the totals.")
+CompareOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--compare",
+        help="telemetry: per session and model, toka's price of the requests the agent's telemetry reported beside"
+        " the agent's own cost_usd, and the difference in % (docs/otel.md).",
+    ),
+]
+
+
+@app.command("session")
+def session(
+    since: ReportSinceOpt = None,
+    until: ReportUntilOpt = None,
+    timezone: ZoneOpt = None,
+    source: SourceOpt = None,
+    project: ProjectOpt = None,
+    breakdown: BreakdownOpt = False,
+    compare: CompareOpt = None,
+    format_: FormatOpt = "table",
+    json_: JsonOpt = False,
+) -> None:
+    """Usage and cost per session, with its source, project and agents, and the totals."""
+    if compare is not None:
+        from toka_cli.compare_views import compare_table
+
+        if format_ != "table" or breakdown:
+            raise UsageError("--compare shows a table or --json", "leave out --format and --breakdown")
+        zone = timezone or local_timezone()
+        call_and_show("report.compare", json_, compare_table, against=compare, since=since, until=until,
+                      timezone=zone, source=source, project=project_arg(project))  # fmt: skip
+        return
+    show_report(
+        "session",
+        format_,
+        json_,
+        since=since,
+        until=until,
+        timezone=timezone,
+        source=source,
+        project=project_arg(project),
+        breakdown=breakdown or None,
+    )
+
 
 TokenLimitOpt = Annotated[
     str | None,

@@ -97,10 +97,13 @@ class Change:
     # (by this change), "installed" (toka's, as it was), "other" (another command's, left as it
     # is) or "absent".
     statusline: str = "absent"
+    # The telemetry env block (toka_cli/integrate/otel.py): its state, None when not asked for.
+    otel: str | None = None
 
     @property
     def changed(self) -> bool:
-        return bool(self.events or self.updated) or self.statusline in ("added", "updated", "removed")
+        touched = ("added", "updated", "removed")
+        return bool(self.events or self.updated) or self.statusline in touched or self.otel in touched
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -123,11 +126,16 @@ def load(path: Path) -> dict[str, Any]:
     return settings
 
 
-def plan(path: Path, *, uninstall: bool = False, statusline: bool = False) -> Change:
+def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel: str | None = None) -> Change:
     """What installing (or uninstalling) would change, without writing anything; with
-    ``statusline``, toka's status line too (it never replaces another command's)."""
+    ``statusline``, toka's status line too (it never replaces another command's); with ``otel``
+    (the receiver's base URL), the telemetry env block."""
     settings = load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
+    if otel is not None:
+        from toka_cli.integrate.otel import plan_claude_env
+
+        change.otel = plan_claude_env(settings, otel, uninstall)
     current = settings.get("statusLine")
     change.statusline = "installed" if is_toka_statusline(current) else "other" if current else "absent"
     if uninstall and change.statusline == "installed":

@@ -54,6 +54,8 @@ class CodexChange(ServerChange):
     # Codex's notify: "added", "updated", "removed", "installed", "other" (another program's,
     # left alone), "absent", or None when not asked for.
     notify: str | None = None
+    # The [otel] exporter (toka_cli/integrate/otel.py), the same states; None when not asked for.
+    otel: str | None = None
 
     def notify_json(self) -> dict[str, Any] | None:
         if self.notify is None:
@@ -61,9 +63,11 @@ class CodexChange(ServerChange):
         return {"state": self.notify, "command": shlex.join([self.command, *NOTIFY_ARGS])}
 
 
-def plan_codex(path: Path, *, uninstall: bool = False, mcp: bool = True, notify: bool = True) -> CodexChange:
-    """What installing (or uninstalling) the MCP server and the notify program changes in
-    ``path``, written nowhere yet."""
+def plan_codex(
+    path: Path, *, uninstall: bool = False, mcp: bool = True, notify: bool = True, otel: str | None = None
+) -> CodexChange:
+    """What installing (or uninstalling) the MCP server, the notify program and (given the
+    receiver's base URL ``otel``) the telemetry exporter changes in ``path``, written nowhere yet."""
     import tomlkit  # only `toka integrate codex` pays for it
     from tomlkit.exceptions import TOMLKitError
 
@@ -77,9 +81,17 @@ def plan_codex(path: Path, *, uninstall: bool = False, mcp: bool = True, notify:
     if mcp or uninstall:
         state = _plan_server(document, command, uninstall)
     notify_state = _plan_notify(document, command, uninstall) if notify or uninstall else None
-    touched = state in ("added", "updated", "removed") or notify_state in ("added", "updated", "removed")
+    otel_state = None
+    if otel is not None:
+        from toka_cli.integrate.otel import plan_codex_otel
+
+        otel_state = plan_codex_otel(document, otel, uninstall)
+    changes = ("added", "updated", "removed")
+    touched = state in changes or notify_state in changes or otel_state in changes
     after = tomlkit.dumps(document) if touched else before
-    return CodexChange(path, state, command, before, after, notify=notify_state)
+    if otel_state == "removed":
+        after = after.rstrip("\n") + "\n"  # the blank line tomlkit wrote above the [otel] it added
+    return CodexChange(path, state, command, before, after, notify=notify_state, otel=otel_state)
 
 
 def _plan_server(document: Any, command: str, uninstall: bool) -> str:

@@ -1,0 +1,59 @@
+"""The receiver as the daemon runs it: serving only when ``otel.listen`` is set, started once the
+socket answers, stopped with the daemon. aiohttp and opentelemetry-proto (the ``otel`` extra)
+are imported here at start, so a daemon without ``otel.listen`` never loads them. A receiver
+that cannot start (the extra missing, the port taken) is logged and shown in ``status``; the
+daemon serves on without it."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from daemon.core import Core
+
+if TYPE_CHECKING:
+    from daemon.otel.http import OtelServer
+    from daemon.otel.receiver import Receiver
+
+log = logging.getLogger("toka.daemon")
+
+
+class Endpoint:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.server: OtelServer | None = None
+        self.receiver: Receiver | None = None
+        self.error: str | None = None
+
+    async def start(self) -> None:
+        settings = self.core.settings.otel
+        if not settings.listen:
+            return
+        try:
+            from daemon.otel.http import OtelServer
+            from daemon.otel.receiver import Receiver
+        except ImportError as exc:
+            self.error = f"otel.listen is set but {exc.name} is not installed: pip install 'toka[otel]'"
+            log.error("otel: %s", self.error)
+            return
+        self.receiver = Receiver(self.core)
+        server = OtelServer(self.receiver, settings.listen, settings.token, settings.max_body_bytes)
+        try:
+            await server.start()
+        except OSError as exc:
+            self.error = f"cannot listen on {settings.listen}: {exc.strerror or exc}"
+            log.error("otel: %s", self.error)
+            return
+        self.server = server
+
+    async def stop(self, deadline: float) -> None:
+        if self.server is not None:
+            await self.server.stop(deadline)
+
+    def status(self) -> dict[str, Any] | None:
+        """The ``otel`` part of ``status``: None while otel.listen is empty."""
+        if not self.core.settings.otel.listen:
+            return None
+        if self.server is None or self.receiver is None:
+            return {"listen": None, "error": self.error}
+        return self.receiver.status(self.server.listening) | {"error": None}

@@ -1,0 +1,54 @@
+"""The receiving component: decoded OTLP requests mapped to events and appended through the
+group committer, so that a request is answered only once its events committed; and the counts
+``status`` shows. It knows nothing of HTTP (daemon/otel/http.py serves it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from daemon.core import Core
+from daemon.otel.events import Mapped, Rules, log_events, metric_events
+from daemon.otel.model import Decoded
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What a request's answer says: items not accepted, and why."""
+
+    rejected: int = 0
+    message: str = ""
+
+
+class Receiver:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        settings = core.settings
+        self.rules = Rules(settings.redaction.kinds, settings.otel.max_output_bytes)
+        self.requests = 0
+        self.refused = 0  # requests answered with an error
+        self.counts = {"log_records": 0, "metric_points": 0, "spans": 0, "events": 0, "rejected": 0, "ignored": 0}
+
+    async def receive(self, signal: str, decoded: Decoded) -> Receipt:
+        """Append what ``decoded`` holds; returns once it committed (an append's error goes up)."""
+        if signal == "logs":
+            mapped = log_events(decoded.logs, self.rules)
+            self.counts["log_records"] += len(decoded.logs)
+        elif signal == "metrics":
+            mapped = metric_events(decoded.points)
+            self.counts["metric_points"] += len(decoded.points)
+        else:
+            mapped = Mapped(ignored=decoded.spans)  # accepted, so that exporters do not retry, and not kept
+            self.counts["spans"] += decoded.spans
+        if mapped.events:
+            await self.core.append(mapped.events)
+        self.requests += 1
+        self.counts["events"] += len(mapped.events)
+        self.counts["rejected"] += mapped.rejected
+        self.counts["ignored"] += mapped.ignored
+        if mapped.rejected:
+            return Receipt(mapped.rejected, f"{mapped.rejected} log records named no session.id or conversation.id")
+        return Receipt()
+
+    def status(self, listening: str | None) -> dict[str, Any]:
+        return {"listen": listening, "requests": self.requests, "refused": self.refused} | self.counts
