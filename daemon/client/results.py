@@ -118,6 +118,15 @@ class OtelStatus(TypedDict):
     ignored: NotRequired[int]
 
 
+class HeadsStatus(TypedDict):
+    """The signed tree heads (docs/tamper-evidence.md): the latest, and the witness's failures."""
+
+    size: int | None  # events the latest head covers; null before the first
+    signed_at: str | None
+    file: str
+    witness_failures: int
+
+
 class Status(TypedDict):
     version: str
     protocol: int
@@ -137,6 +146,7 @@ class Status(TypedDict):
     damaged: Damage | None  # the database was found damaged: it takes no writes
     agents_at_risk: list[AgentAtRisk]
     otel: OtelStatus | None  # null unless otel.listen is set
+    heads: HeadsStatus | None  # null when no heads are signed
 
 
 class Thresholds(TypedDict):

@@ -49,6 +49,19 @@ class Heads:
         await self.sign()
         self._task = asyncio.create_task(self._run(), name="heads")
 
+    def status(self) -> dict[str, object] | None:
+        """What `status` shows: the latest signed head and the witness's failures; None when no
+        heads are signed (turned off, or a log in memory or shared)."""
+        if not self.active:
+            return None
+        head = self.last
+        return {
+            "size": None if head is None else head.size,
+            "signed_at": None if head is None else head.time,
+            "file": str(self.core.paths.heads_file),
+            "witness_failures": self.witness.failures,
+        }
+
     def committed(self) -> None:
         if self.active:
             self._wake.set()

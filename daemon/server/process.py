@@ -154,6 +154,7 @@ class Daemon:
             "damaged": None if (damage := self.store.damage()) is None else damage.to_json(),
             "agents_at_risk": self.lifecycle.at_risk(),
             "otel": self.otel.status(),
+            "heads": self.heads.status(),
         }
 
     @property

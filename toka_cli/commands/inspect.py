@@ -52,6 +52,10 @@ def _status(info: Status) -> None:
         rows.append(("watch", f"{watch['files']} files, {watch['events']} events ingested{missing}"))
         if watch["last_error"]:
             rows.append(("watch error", watch["last_error"]))
+    heads = info.get("heads")
+    if heads is not None and heads["size"] is not None:
+        witness = f"; the witness failed {heads['witness_failures']} times" if heads["witness_failures"] else ""
+        rows.append(("signed head", f"{heads['size']} events, signed {heads['signed_at']}{witness}"))
     otel = info.get("otel")
     if otel is not None:
         if otel["listen"] is None:
