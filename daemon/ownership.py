@@ -243,7 +243,7 @@ def _check_above(folder: str) -> None:
             seen.add(parent)
             try:
                 info = os.stat(parent)
-            except FileNotFoundError:  # toka creates it
+            except (FileNotFoundError, NotADirectoryError):  # toka creates it, or says what is in the way
                 parent = os.path.dirname(parent)
                 continue
             if info.st_uid not in (0, uid):
