@@ -129,7 +129,7 @@ STEPS: list[Step] = [
     ),
     (
         # A request reported by transcript and telemetry both counts once (store/usage.py), as
-        # SQLite's m007; filled when an upgraded database opens.
+        # SQLite's m008; filled when an upgraded database opens.
         "p006_usage_requests",
         (
             "ALTER TABLE usage_buckets ADD COLUMN telemetry_calls bigint NOT NULL DEFAULT 0",

@@ -9,6 +9,14 @@ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 
 from typing import Any, NotRequired, TypedDict
 
+# `toka status` and its parts, likewise.
+from daemon.client.results_status import AgentAtRisk as AgentAtRisk
+from daemon.client.results_status import ConnectionState as ConnectionState
+from daemon.client.results_status import HeadsStatus as HeadsStatus
+from daemon.client.results_status import OtelStatus as OtelStatus
+from daemon.client.results_status import Status as Status
+from daemon.client.results_status import WatchStatus as WatchStatus
+
 # The results of the log's upkeep (verify, import, copy, doctor's facts) live in a module of their
 # own; they are read from here as the others are.
 from daemon.client.results_upkeep import BadLine as BadLine
@@ -76,77 +84,6 @@ class Session(TypedDict):
 
 class SessionList(TypedDict):
     sessions: list[Session]
-
-
-class WatchStatus(TypedDict):
-    paths: list[str]
-    missing: list[str]
-    files: int
-    events: int
-    bad_lines: int
-    last_error: str | None
-
-
-class AgentAtRisk(TypedDict):
-    id: str
-    state: str
-    fill_pct: float | None
-    detail: str | None
-
-
-class ConnectionState(TypedDict):
-    """A database behind a connection (PostgreSQL): whether it answered the last attempt."""
-
-    reachable: bool
-    error: str | None
-    since: float
-    outages: int
-
-
-class OtelStatus(TypedDict):
-    """The OpenTelemetry receiver (docs/otel.md): where it listens and what it received."""
-
-    listen: str | None  # null when it could not start (see error)
-    error: str | None
-    requests: NotRequired[int]
-    refused: NotRequired[int]
-    log_records: NotRequired[int]
-    metric_points: NotRequired[int]
-    spans: NotRequired[int]
-    events: NotRequired[int]
-    rejected: NotRequired[int]
-    ignored: NotRequired[int]
-
-
-class HeadsStatus(TypedDict):
-    """The signed tree heads (docs/tamper-evidence.md): the latest, and the witness's failures."""
-
-    size: int | None  # events the latest head covers; null before the first
-    signed_at: str | None
-    file: str
-    witness_failures: int
-
-
-class Status(TypedDict):
-    version: str
-    protocol: int
-    pid: int
-    uptime_s: float
-    database: str
-    durability: str
-    socket: str
-    events: int
-    sessions: int
-    clients: int
-    buffered_bytes: int  # of unfinished request lines, against daemon.max_buffered_bytes
-    subscribers: int
-    commits: int
-    watch: WatchStatus | None
-    connection: ConnectionState | None
-    damaged: Damage | None  # the database was found damaged: it takes no writes
-    agents_at_risk: list[AgentAtRisk]
-    otel: OtelStatus | None  # null unless otel.listen is set
-    heads: HeadsStatus | None  # null when no heads are signed
 
 
 class Thresholds(TypedDict):
