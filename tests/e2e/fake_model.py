@@ -191,6 +191,10 @@ def _handler_for(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))
+            # As the real APIs do: the id the agents record in their transcripts and telemetry.
+            request_id = f"req_{uuid.uuid4().hex[:24]}"
+            self.send_header("request-id", request_id)
+            self.send_header("x-request-id", request_id)
             self.end_headers()
             self.wfile.write(payload)
 
