@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Any, cast
 
 from toka_cli.cost_views import caption, compact, dollars, title
-from toka_cli.output import console
-from toka_cli.render import key_values, table
+from toka_cli.output import print_view
+from toka_cli.render import key_values, rich_table
 
 if TYPE_CHECKING:
     from daemon.client.cost_results import Report
@@ -43,7 +43,7 @@ def _share(pct: float | None, limit: str) -> str:
 def blocks_table(report: Report) -> None:
     where = zone(report["timezone"])
     limits = cast(Mapping[str, Any], cast(Any, report).get("limits") or {})
-    grid = table("block", "calls", "total", "cost", "used", "", title=title(report))
+    grid = rich_table("block", "calls", "total", "cost", "used", "", title=title(report))
     grid.caption = caption(report)
     for column in grid.columns[1:5]:
         column.justify = "right"
@@ -60,9 +60,9 @@ def blocks_table(report: Report) -> None:
     totals = cast(dict[str, Any], report["totals"])
     grid.add_section()
     grid.add_row("total", f"{totals['calls']:,}", compact(totals["total_tokens"]), dollars(totals), "", "")
-    console().print(grid)
+    print_view(grid)
     if active is not None:
-        console().print(key_values(active_lines(active, where, limits)))
+        print_view(key_values(active_lines(active, where, limits)))
 
 
 def active_lines(block: Mapping[str, Any], where: tzinfo, limits: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -114,7 +114,7 @@ def summary_view(summary: Mapping[str, Any]) -> Any:
     else:
         lines.append(key_values(active_lines(block, where, block["limits"])))
     if summary["agents"]:
-        grid = table("agent", "source", "calls", "total", "cost", title="today, per agent")
+        grid = rich_table("agent", "source", "calls", "total", "cost", title="today, per agent")
         for column in grid.columns[2:]:
             column.justify = "right"
         grid.columns[0].overflow = "fold"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from toka_cli.output import console
-from toka_cli.render import table
+from toka_cli.render import rich_table
 
 
 def _usd(value: float | None) -> str:
@@ -22,7 +22,9 @@ def compare_table(document: dict[str, Any]) -> None:
     if not rows:
         console().print("no requests reported by telemetry in this range (docs/otel.md says how to turn it on)")
         return
-    grid = table("session", "model", "calls", "toka", "agent", "diff", "counter", title="toka's prices vs the agent's")
+    grid = rich_table(
+        "session", "model", "calls", "toka", "agent", "diff", "counter", title="toka's prices vs the agent's"
+    )
     for row in rows:
         grid.add_row(
             row["session"],

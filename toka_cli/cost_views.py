@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from store.errors import UsageError
 from toka_cli.output import console
-from toka_cli.render import short_path, table
+from toka_cli.render import rich_table, short_path
 
 if TYPE_CHECKING:
     from daemon.client.cost_results import Counts, Report
@@ -107,7 +107,7 @@ def _table(report: Report) -> None:
 
     sessions = report["report"] == "session"
     cells = SESSION_CELLS if sessions else PERIOD_CELLS
-    grid = table("session" if sessions else _label(report), *cells, title=title(report))
+    grid = rich_table("session" if sessions else _label(report), *cells, title=title(report))
     grid.caption = caption(report)
     for column in grid.columns[1:]:
         column.justify = "right"

@@ -51,6 +51,32 @@ def console() -> Console:
     return _console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 
+def print_view(view: Any, **options: Any) -> None:
+    """A view for people on stdout: a table of plain text that fits the width (toka_cli/render.py's
+    ``Grid``) as its lines, without loading Rich; anything else through Rich's console."""
+    plain_lines = getattr(view, "plain_lines", None)
+    if console.cache_info().currsize:  # Rich is in use already: its console's file and width hold
+        plain_lines = None
+    lines = None if plain_lines is None else plain_lines(_width(), lambda text: styled(text, "bold"))
+    if lines is None:
+        console().print(view, **options)
+        return
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+def _width() -> int:
+    """The width Rich gives :func:`console`: COLUMNS or the terminal's on a terminal, else PIPE_WIDTH."""
+    if not sys.stdout.isatty():
+        return PIPE_WIDTH
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except OSError:
+        return 80
+
+
 @cache
 def err_console() -> Console:
     # soft_wrap: a diagnostic such as `skipped file:line: reason` stays one line for grep.

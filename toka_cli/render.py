@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -114,7 +114,7 @@ def fill_line(figures: Mapping[str, Any]) -> str:
     return line
 
 
-def agents_table(agents: Sequence[Mapping[str, Any]]) -> Table:
+def agents_table(agents: Sequence[Mapping[str, Any]]) -> Grid:
     grid = table("agent", "state", "fill", "context", "window", "model")
     for agent in agents:
         context = "-" if agent["context_tokens"] is None else f"{agent['context_tokens']:,}"
@@ -138,10 +138,11 @@ def top(counts: Mapping[str, int], n: int = 3) -> str:
     return shown + (f" +{len(items) - n}" if len(items) > n else "")
 
 
-def table(*columns: str, title: str | None = None) -> Table:
+def rich_table(*columns: str, title: str | None = None) -> Table:
     """A table for people: id columns keep their ids whole (a copied id must be right, and two
     agents must not look alike), other columns give way with an ellipsis; time columns name the
-    zone their times are in."""
+    zone their times are in. A Rich table, for views that style its columns, rows or sections;
+    the others use :func:`table`."""
     from rich.table import Table
 
     class _Grid(Table):
@@ -161,12 +162,90 @@ def table(*columns: str, title: str | None = None) -> Table:
     return grid
 
 
-def key_values(rows: list[tuple[str, Any]]) -> Table:
-    from rich.table import Table
+def table(*columns: str, title: str | None = None) -> Grid:
+    """:func:`rich_table`'s table, with rows of text: printed as plain lines when it fits."""
+    return Grid(columns, title)
 
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
+
+def key_values(rows: list[tuple[str, Any]]) -> Grid:
+    """Names in bold and their values, two columns."""
+    grid = Grid(None)
     for key, value in rows:
         grid.add_row(key, str(value))
     return grid
+
+
+# Characters one cell wide in every terminal, which a plain line may hold besides ASCII (Rich
+# measures anything else, such as wide CJK or emoji).
+_NARROW = frozenset("…·→←–—")
+
+
+def _narrow(text: str) -> bool:
+    return text.isprintable() and (text.isascii() or all(c.isascii() or c in _NARROW for c in text))
+
+
+class Grid:
+    """A table (``columns`` its headers) or, with ``columns`` None, names and values.
+
+    Rich lays it out when it is printed with Rich (:meth:`__rich__`); :func:`toka_cli.output.show`
+    writes it as plain lines instead when every cell is text that fits the width unchanged, which
+    spares `toka sessions` and `toka status` importing Rich and laying out each cell (about
+    60 ms). The lines are Rich's own: tests/cli/test_plain_tables.py compares the two.
+    """
+
+    def __init__(self, columns: Sequence[str] | None, title: str | None = None) -> None:
+        self.columns = columns
+        self.title = title
+        self.rows: list[tuple[Any, ...]] = []
+
+    def add_row(self, *cells: Any) -> None:
+        self.rows.append(cells)
+
+    def headers(self) -> list[str] | None:
+        if self.columns is None:
+            return None
+        return [f"{column} ({zone()})" if column in TIME_COLUMNS else column for column in self.columns]
+
+    def __rich__(self) -> Table:
+        if self.columns is None:
+            from rich.table import Table
+
+            pairs = Table.grid(padding=(0, 2))
+            pairs.add_column(style="bold")
+            pairs.add_column()
+            for row in self.rows:
+                pairs.add_row(*row)
+            return pairs
+        grid = rich_table(*self.columns, title=self.title)
+        for row in self.rows:
+            grid.add_row(*row)
+        return grid
+
+    def plain_lines(self, width: int, bold: Callable[[str], str]) -> list[str] | None:
+        """The lines Rich would print, each bold part passed through ``bold``; None when Rich
+        must lay it out (a cell that is not plain text, a title, or a row wider than ``width``)."""
+        headers = self.headers()
+        count = len(headers) if headers is not None else 2
+        if self.title is not None or any(len(row) > count for row in self.rows):
+            return None
+        rows = [tuple(row) + ("",) * (count - len(row)) for row in self.rows]
+        cells = [*([tuple(headers)] if headers is not None else []), *rows]
+        if not all(isinstance(cell, str) and _narrow(cell) for row in cells for cell in row):
+            return None
+        widths = [max(len(row[i]) for row in cells) for i in range(count)] if cells else [0] * count
+        if sum(widths) + 2 * (count - 1) > width:
+            return None
+        lines = []
+        if headers is not None:
+            lines.append("".join(bold(self._cell(headers, i, widths)) for i in range(count)))
+        for row in rows:
+            if headers is None:  # names in bold, with the gap after them
+                lines.append(bold(self._cell(row, 0, widths)) + self._cell(row, 1, widths))
+            else:
+                lines.append("".join(self._cell(row, i, widths) for i in range(count)))
+        return lines
+
+    @staticmethod
+    def _cell(row: Sequence[str], i: int, widths: list[int]) -> str:
+        """A cell padded to its column, with the gap to the next column (none after the last)."""
+        return row[i].ljust(widths[i]) + ("  " if i < len(widths) - 1 else "")

@@ -11,7 +11,7 @@ from store.errors import IntegrityError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, emit
+from toka_cli.output import console, emit, print_view
 from toka_cli.render import key_values
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _recovered(report: Recovery) -> None:
     if report["stopped"] is not None:
         rows.insert(0, ("daemon", f"stopped (pid {report['stopped']}); the next toka command starts it"))
     rows += [("note", note) for note in report["notes"]]
-    console().print(key_values(rows), highlight=False)
+    print_view(key_values(rows), highlight=False)
 
 
 def _lost(lost: RecoveryLost) -> str:

@@ -9,7 +9,7 @@ import typer
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console
+from toka_cli.output import console, print_view
 from toka_cli.render import agents_table, fill_line, key_values, short_ts
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def agent_view(agent: Agent) -> None:
         ("predecessor", agent["predecessor"] or "-"),
         ("successor", agent["successor"] or "-"),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
     for change in agent.get("history", []):
         reason = f" {change['reason']}" if change.get("reason") else ""
         line = f"{short_ts(change['ts'])}  {change['from']} -> {change['to']}{reason}  {change.get('detail') or ''}"
@@ -95,7 +95,7 @@ def list_(
 
 
 def agents_view(result: AgentList) -> None:
-    console().print(agents_table(result["agents"]))
+    print_view(agents_table(result["agents"]))
 
 
 @app.command()

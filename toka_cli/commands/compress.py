@@ -11,7 +11,7 @@ from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
 from toka_cli.options import JsonOpt, TargetArg
-from toka_cli.output import console, note, print_json
+from toka_cli.output import console, note, print_json, print_view
 from toka_cli.render import key_values
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def _compressed(result: Compression) -> None:
         ("saved", f"{result['tokens_saved']:,} ({100 * (1 - result['ratio']):.0f}%)"),
         ("summarizer", _summarizer(result.get("summarizer"))),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
     if result.get("summary"):
         console().print("\n" + result["summary"], highlight=False, markup=False)
 

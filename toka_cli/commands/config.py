@@ -10,7 +10,7 @@ import typer
 from daemon.paths import resolve_paths
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, emit, note
+from toka_cli.output import emit, note, print_view
 from toka_cli.render import table
 
 app = make_app("Read and write config.toml (precedence: flag, env TOKA_*, file, default).", name="config")
@@ -41,7 +41,7 @@ def _settings(document: dict[str, list[dict[str, Any]]]) -> None:
     grid = table("key", "value", "source")
     for row in document["settings"]:
         grid.add_row(row["key"], _shown(row["value"], ", "), row["source"])
-    console().print(grid)
+    print_view(grid)
 
 
 @app.command()

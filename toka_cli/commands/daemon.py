@@ -16,7 +16,7 @@ from daemon.paths import resolve_paths
 from store.errors import DaemonNeedsRestart, DaemonUnavailable
 from toka_cli.base import make_app
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, emit, note
+from toka_cli.output import console, emit, note, print_view
 from toka_cli.render import key_values
 
 app = make_app("Start, stop and inspect the background daemon.", name="daemon")
@@ -76,7 +76,7 @@ def status(json_: JsonOpt = False) -> None:
 
 def _state_rows(state: dict[str, Any]) -> None:
     rows = [("state", state["state"]), ("detail", state["detail"]), ("socket", resolve_paths().socket)]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 @app.command()

@@ -9,7 +9,7 @@ import typer
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note
+from toka_cli.output import note, print_view
 from toka_cli.render import table
 
 app = make_app("Dependencies between agents or workstreams: a graph kept acyclic, run in waves.", name="deps")
@@ -50,7 +50,7 @@ def _edges(result: dict[str, Any]) -> None:
     grid = table("node", "needs")
     for edge in result["edges"]:
         grid.add_row(edge["node"], edge["needs"])
-    console().print(grid)
+    print_view(grid)
 
 
 @app.command()

@@ -12,7 +12,7 @@ from store.errors import IntegrityError, UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
 from toka_cli.options import JsonOpt, TargetArg
-from toka_cli.output import console, emit, note, print_json
+from toka_cli.output import console, emit, note, print_json, print_view
 from toka_cli.render import percent, short_ts, table
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def _print_rows(rows: Sequence[HandoffSummary]) -> None:
             percent(row["fill_pct"]),
             "yes" if row["active"] else "",
         )
-    console().print(grid)
+    print_view(grid)
 
 
 @app.command("list")

@@ -12,7 +12,7 @@ import typer
 from store.errors import UsageError
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, LimitOpt
-from toka_cli.output import console
+from toka_cli.output import console, print_view
 from toka_cli.render import key_values, table
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def _proved(result: InclusionProof) -> None:
         ("signature", head["signature"]),
     ]
     rows += [(f"path {i}", node) for i, node in enumerate(result["path"])]
-    console().print(key_values(rows), highlight=False)
+    print_view(key_values(rows), highlight=False)
     console().print("ok: the proof leads from the event to the signed root", highlight=False)
 
 
@@ -67,7 +67,7 @@ def _listed(result: HeadList) -> None:
     grid = table("size", "time", "root", "key")
     for head in result["heads"]:
         grid.add_row(str(head["size"]), head["time"], head["root"][:16], head["key"][:16])
-    console().print(grid)
+    print_view(grid)
     if not result["heads"]:
         console().print("no signed heads yet")
 

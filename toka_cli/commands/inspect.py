@@ -12,7 +12,7 @@ from toka_cli.call import call_and_show
 from toka_cli.commands import heads
 from toka_cli.commands.heads import SinceHeadOpt
 from toka_cli.options import JsonOpt, OptionalSessionArg
-from toka_cli.output import console
+from toka_cli.output import console, print_view
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _status(info: Status) -> None:
         else:
             received = f"{otel.get('log_records', 0)} log records, {otel.get('metric_points', 0)} metric points"
             rows.append(("otel", f"http://{otel['listen']}: {received}, {otel.get('refused', 0)} requests refused"))
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 def _connection(state: ConnectionState) -> str:
@@ -93,7 +93,7 @@ def _stats(info: Stats) -> None:
         ("dedup ratio", f"{info['dedup_ratio']:.2f}x"),
         ("on disk", size(info["disk_bytes"])),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 DeepOpt = Annotated[
@@ -176,7 +176,7 @@ def _verified(report: VerifyReport) -> None:
         grid = table("seq", "event", "session", "what", "detail")
         for p in report["problems"]:
             grid.add_row(str(p["seq"]), p["id"][:12], p["session"], p["what"], p["detail"])
-        console().print(grid)
+        print_view(grid)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, emit, emit_lines
+from toka_cli.output import console, emit, emit_lines, print_view
 from toka_cli.render import short_ts, table
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def _entries(result: MemoryList) -> None:
             short_ts(entry["set_ts"]),
             value if len(value) <= 60 else value[:59] + "…",
         )
-    console().print(grid)
+    print_view(grid)
 
 
 @app.command("rm")

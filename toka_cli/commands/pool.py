@@ -12,7 +12,7 @@ from store.errors import NotFound, TokaError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, LimitOpt
-from toka_cli.output import console, note
+from toka_cli.output import note, print_view
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def _entries(result: dict[str, Any]) -> None:
         grid.add_row(
             entry["key"], size(entry["size"]), f"{entry['age']:.1f}s", _ttl(entry["ttl_left"]), str(entry["hits"])
         )
-    console().print(grid)
+    print_view(grid)
     if result["more"]:
         note(f"{len(result['entries'])} of {result['total']} entries shown; raise --limit for more")
 
@@ -133,7 +133,7 @@ def _figures(figures: PoolStats) -> None:
         ("value sizes", histogram),
         ("sweeper", _sweeper(figures["sweeper"])),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 def _sweeper(sweeper: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ import typer
 from store.errors import UsageError
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, note
+from toka_cli.output import console, note, print_view
 from toka_cli.render import short_ts, size, table, top, when
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say exactly what would go, and change nothing.")]
@@ -56,7 +56,7 @@ def _pruned(result: dict[str, Any]) -> None:
         seqs = f"{pruned['first_seq']}–{pruned['last_seq']}"
         when_from, when_to = short_ts(pruned["first_ts"]), short_ts(pruned["last_ts"])
         grid.add_row(pruned["session"], str(pruned["events"]), seqs, when_from, when_to, top(pruned["kinds"]))
-    console().print(grid)
+    print_view(grid)
     sessions_word = "session" if len(sessions) == 1 else "sessions"
     console().print(
         f"{verb} {result['events']} events in {len(sessions)} {sessions_word}, older than {short_ts(result['before'])}"

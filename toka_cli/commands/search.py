@@ -9,7 +9,7 @@ import typer
 
 from toka_cli.call import call_and_show
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
-from toka_cli.output import console
+from toka_cli.output import console, print_view
 from toka_cli.render import short_ts, table, when
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _rows(items: Sequence[SearchHit], why: Sequence[str] = ()) -> None:
     for index, item in enumerate(items):
         cells = [str(item["seq"]), short_ts(item["ts"]), item["session"], item["kind"], highlighted(item["snippet"])]
         grid.add_row(*([why[index]] if why else []), *cells)
-    console().print(grid)
+    print_view(grid)
 
 
 def search(

@@ -8,7 +8,7 @@ import typer
 
 from toka_cli.call import call, call_and_show
 from toka_cli.options import JsonOpt, LimitOpt, SessionArg, project_arg
-from toka_cli.output import console, emit
+from toka_cli.output import console, emit, print_view
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top, when
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _listed(found: SessionList) -> None:
             str(s["events"]),
             short_ts(s["last_ts"]),
         )
-    console().print(grid)
+    print_view(grid)
 
 
 def show(session: SessionArg, json_: JsonOpt = False) -> None:
@@ -72,7 +72,7 @@ def _session(info: Session) -> None:
         ("agents", top(info["agents"], 10) or "-"),
         ("kinds", top(info["kinds"], 10)),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, emit, note
+from toka_cli.output import console, emit, note, print_view
 from toka_cli.render import key_values, short_ts, table
 
 app = make_app(
@@ -38,7 +38,7 @@ def _show(entry: dict[str, Any]) -> None:
         ("since", short_ts(entry["since"]) if entry["since"] else "never changed"),
         ("changes", entry["history_len"]),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 @app.command()
@@ -78,7 +78,7 @@ def _history(entry: dict[str, Any]) -> None:
         when = short_ts(change["ts"])
         progress = _progress(change["progress"])
         grid.add_row(str(change["seq"]), when, change["from"], change["to"], progress, change["reason"] or "")
-    console().print(grid)
+    print_view(grid)
 
 
 @app.command("list")
@@ -95,7 +95,7 @@ def _entities(result: dict[str, Any]) -> None:
     for entry in result["entities"]:
         since = short_ts(entry["since"]) if entry["since"] else "-"
         grid.add_row(entry["machine"], entry["entity"], entry["state"], _progress(entry["progress"]), since)
-    console().print(grid)
+    print_view(grid)
 
 
 @app.command()

@@ -9,7 +9,7 @@ import typer
 from toka_cli.call import call_and_show
 from toka_cli.commands.agent import agents_view
 from toka_cli.options import JsonOpt
-from toka_cli.output import console
+from toka_cli.output import print_view
 from toka_cli.render import fill_line, key_values
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _headroom(figures: Usage) -> None:
         ("cache read", f"{figures['cache_read_tokens']:,}"),
         ("calls", figures["calls"]),
     ]
-    console().print(key_values(rows))
+    print_view(key_values(rows))
 
 
 def _tokens(value: int | None) -> str:
