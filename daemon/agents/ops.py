@@ -65,6 +65,21 @@ async def agents_list(lifecycle: Lifecycle, request: ListAgents, call: Call) -> 
 
 
 @dataclass(frozen=True, slots=True)
+class Complete:
+    """What a shell completes: the sessions (and, with ``agents``, the agents) ``prefix`` begins."""
+
+    prefix: str = ""
+    agents: bool = False
+    limit: int = 100
+
+
+@OPS.op("names.complete", Complete)
+async def names_complete(lifecycle: Lifecycle, request: Complete, call: Call) -> dict[str, Any]:
+    found = await lifecycle.directory.refs.completions(request.prefix, request.agents, max(1, request.limit))
+    return {"names": [completion.to_json() for completion in found]}
+
+
+@dataclass(frozen=True, slots=True)
 class AgentRef:
     agent: str
 

@@ -25,9 +25,31 @@ from daemon.agents.model import Agent, Agents
 from daemon.agents.usage import MAIN_AGENT
 from store.base import EventStore, SessionInfo
 from store.errors import Ambiguous, NotFound, UsageError
+from store.events import format_ts
 
 # Candidates an ambiguity's hint names before it says how many more there are.
 SHOWN = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A name that completes what was typed (``toka show 84<Tab>``): a session, one of its agents
+    (``SESSIONPREFIX/NAME``, the prefix as typed), or a spawned agent's id."""
+
+    name: str
+    what: str  # "session" or "agent"
+    session: str
+    last_ts: int | None  # the session's latest event; None for an agent that recorded nothing yet
+    events: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "what": self.what,
+            "session": self.session,
+            "last_ts": None if self.last_ts is None else format_ts(self.last_ts),
+            "events": self.events,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +104,45 @@ class Refs:
         if len(found) > 1 or found[0].is_session:
             return found[0].session, None
         return found[0].session, self._agent(found[0])
+
+    async def completions(self, typed: str, agents: bool, limit: int) -> list[Completion]:
+        """What completes ``typed``, at most ``limit``: the sessions it begins, the most recently
+        active first, then (with ``agents``) the spawned agents it begins; after ``SESSION/``, the
+        agents of the one session SESSION names, the most active first."""
+        head, slash, name = typed.rpartition("/")
+        if slash and agents:
+            sessions = await self._sessions(head)
+            if len(sessions) != 1:
+                return []
+            info = await self.store.session(sessions[0])
+            names = [MAIN_AGENT, *(n for n in _names(info, self.agents) if n != MAIN_AGENT)]
+            # Events recorded without an agent are the main agent's; the session counts them apart.
+            unnamed = info.events - sum(info.agents.values())
+            return [
+                Completion(
+                    f"{head}/{n}",
+                    "agent",
+                    info.session,
+                    info.last_ts,
+                    info.agents.get(n, 0) + unnamed * (n == MAIN_AGENT),
+                )
+                for n in names
+                if n.startswith(name)
+            ][:limit]
+        infos = sorted(
+            (info for info in await self.store.sessions() if info.session.startswith(typed)),
+            key=lambda info: info.last_ts,
+            reverse=True,
+        )
+        found = [Completion(i.session, "session", i.session, i.last_ts, i.events) for i in infos[:limit]]
+        if agents:
+            named = {c.name for c in found}
+            found += [
+                Completion(a.name, "agent", a.session, None, 0)
+                for a in self.agents
+                if a.spawned and a.name.startswith(typed) and a.name not in named
+            ]
+        return found[:limit]
 
     def main_of(self, session: str) -> Agent:
         """The session's main agent (made with the defaults when the log has not named it)."""

@@ -9,7 +9,7 @@ from typing import Any, NotRequired, TypedDict, get_args, get_origin, get_type_h
 import pytest
 from cli_support import EXAMPLE
 
-from daemon.client import results
+from daemon.client import results, results_names
 from daemon.client.doctor import database_health
 from daemon.client.sync import Client
 from daemon.client.transfer import import_files
@@ -79,6 +79,7 @@ def answers(toka_home: Path, tmp_path: Path) -> dict[str, Any]:
             "Status": client.call("status"),
             "Agent": client.call("agents.get", agent=agent["id"]),
             "AgentList": client.call("agents.list"),
+            "NameCompletions": client.call("names.complete", prefix="fix/", agents=True),
             "Usage": client.call("usage", target=agent["id"]),
             "HandoffList": client.call("handoffs.list"),
             "Handoff": client.call("handoffs.get", id=handoff["id"]),
@@ -102,7 +103,9 @@ def answers(toka_home: Path, tmp_path: Path) -> dict[str, Any]:
 def test_each_declared_result_matches_the_daemons_answer(answers: dict[str, Any]) -> None:
     assert answers["Agent"]["history"], "the agent's history is there to be checked"
     assert answers["SearchResult"]["hits"] and answers["Recall"]["items"]
-    problems = {name: mismatches(value, getattr(results, name), name) for name, value in answers.items()}
+    assert [name["name"] for name in answers["NameCompletions"]["names"]][:1] == ["fix/main"]
+    declared = {name: getattr(results, name, None) or getattr(results_names, name) for name in answers}
+    problems = {name: mismatches(value, declared[name], name) for name, value in answers.items()}
     assert {name: found for name, found in problems.items() if found} == {}
 
 
