@@ -48,6 +48,15 @@ class TokaGroup(TyperGroup):
             report(usage_error(error))
             raise typer.Exit(2) from None
 
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
+        """A shell's completion request (toka_cli/completion.py): answered, then exit."""
+        complete_var = complete_var or f"_{prog_name}_COMPLETE".replace("-", "_").upper()
+        instruction = os.environ.get(complete_var)
+        if instruction:
+            from toka_cli.completion import answer
+
+            sys.exit(answer(self, ctx_args, prog_name, complete_var, instruction))
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)

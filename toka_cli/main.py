@@ -76,6 +76,12 @@ class Toka(LazyGroup):
         ),
         Lazy("prune", "retention", "Replace each session's events older than a cut-off by one checkpoint event."),
         Lazy("gc", "retention", "Delete the payloads no event refers to any more (after `toka prune`)."),
+        Lazy(
+            "completion",
+            "completion",
+            "Print the completion script for SHELL: commands, options, their values, and the names of sessions and"
+            " agents from the running daemon (most recent first).",
+        ),
         Lazy("doctor", "doctor", "Check that toka works here, and name the command that fixes each problem found."),
         Lazy(
             "mcp",

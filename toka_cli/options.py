@@ -7,16 +7,29 @@ from typing import Annotated
 
 import typer
 
+from toka_cli.completers import complete_sessions, complete_targets
+
+# The agents whose sessions toka reads, as --source names them.
+SOURCES = ("claude-code", "codex", "toka")
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (shapes in docs/json.md) instead of tables.")]
 SessionArg = Annotated[
-    str, typer.Argument(help="Session name, or a unique prefix of one (SESSION/NAME: the session of that agent).")
+    str,
+    typer.Argument(
+        help="Session name, or a unique prefix of one (SESSION/NAME: the session of that agent).",
+        autocompletion=complete_sessions,
+    ),
 ]
 TargetArg = Annotated[
     str,
-    typer.Argument(help="A session or a unique prefix of one (its main agent), or an agent: SESSION/NAME, or its id."),
+    typer.Argument(
+        help="A session or a unique prefix of one (its main agent), or an agent: SESSION/NAME, or its id.",
+        autocompletion=complete_targets,
+    ),
 ]
 OptionalSessionArg = Annotated[
-    str | None, typer.Argument(help="Session name or unique prefix; all sessions when left out.")
+    str | None,
+    typer.Argument(help="Session name or unique prefix; all sessions when left out.", autocompletion=complete_sessions),
 ]
 LimitOpt = Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Show at most this many.")]
 SinceOpt = Annotated[

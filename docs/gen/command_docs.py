@@ -14,6 +14,8 @@ from typing import Any
 import typer
 import typer.main
 
+from toka_cli.completers import FROM_DAEMON
+
 PROG = "toka"
 HEADER = "generated from the toka command by `python docs/gen/gendocs.py`; do not edit"
 
@@ -31,6 +33,7 @@ class ParamDoc:
     help: str
     required: bool
     repeated: bool  # an argument that takes any number of values, an option given many times
+    from_daemon: bool = False  # session or agent names: the scripts ask `toka` (toka_cli/completers.py)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,12 @@ class CommandDoc:
     def arguments(self) -> tuple[ParamDoc, ...]:
         return tuple(p for p in self.params if p.kind == "argument")
 
+    @property
+    def asks_toka(self) -> bool:
+        """Whether the scripts ask `toka` for its arguments: one of them takes names from the
+        daemon or a few words, and only Click knows which argument the cursor is on."""
+        return any(argument.from_daemon or argument.choices for argument in self.arguments)
+
 
 def _help_text(text: str | None) -> str:
     # Click's convention: a form feed ends what help shows of a docstring.
@@ -75,20 +84,33 @@ def _value_name(param: Any, descriptor: Any) -> str:
     return str(longest).lstrip("-").replace("-", "_").upper()
 
 
+def _completer(descriptor: Any) -> Any:
+    info = getattr(descriptor, "parameter_info", None)
+    return getattr(info, "autocompletion", None)
+
+
 def _param(param: Any) -> ParamDoc | None:
     if getattr(param, "hidden", False):
         return None
     descriptor = getattr(param, "type_descriptor", None)
     choices = tuple(str(c) for c in (descriptor.choices or ())) if descriptor is not None else ()
+    completer = _completer(descriptor)
+    if not choices and hasattr(completer, "choices"):
+        choices = tuple(completer.choices())
+    from_daemon = completer in FROM_DAEMON
     is_path = bool(descriptor is not None and (descriptor.is_path or descriptor.is_file))
     help = _help_text(param.help)
     if param.param_type_name == "argument":
         name = _value_name(param, descriptor)
-        return ParamDoc("argument", (name,), name, True, choices, is_path, help, param.required, param.nargs == -1)
+        return ParamDoc(
+            "argument", (name,), name, True, choices, is_path, help, param.required, param.nargs == -1, from_daemon
+        )
     takes_value = not (param.is_flag or param.count)
     metavar = _value_name(param, descriptor) if takes_value else ""
     names = tuple(sorted(param.opts, key=lambda n: n.startswith("--"))) + tuple(param.secondary_opts)
-    return ParamDoc("option", names, metavar, takes_value, choices, is_path, help, param.required, param.multiple)
+    return ParamDoc(
+        "option", names, metavar, takes_value, choices, is_path, help, param.required, param.multiple, from_daemon
+    )
 
 
 def _usage(params: tuple[ParamDoc, ...], is_group: bool) -> str:

@@ -1,10 +1,12 @@
 """Shell completions and the man page, generated from the Typer app.
 
-``python docs/gen/gendocs.py`` rewrites ``completions/toka.bash``, ``completions/_toka`` (zsh),
-``completions/toka.fish`` and ``man/toka.1`` from the commands as they are registered in
-:mod:`toka_cli.main`; tests/cli/test_gendocs.py fails when the committed files differ from what
-it would write. Build tooling, not part of the installed package: it runs from a checkout, with
-toka installed (``pip install -e .``).
+``python docs/gen/gendocs.py`` rewrites ``toka_cli/completions/toka.bash``, ``.../_toka`` (zsh),
+``.../toka.fish`` and ``man/toka.1`` from the commands as they are registered in
+:mod:`toka_cli.main`. The scripts are in the package, where `toka completion SHELL` reads them,
+and the wheel installs them and the page under share/ (pyproject.toml).
+tests/cli/test_gendocs.py fails when the committed files differ from what it would write. Build
+tooling, not part of the installed package: it runs from a checkout, with toka installed
+(``pip install -e .``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ def generate(app: typer.Typer | None = None) -> dict[str, str]:
         app = toka_app
     tree = command_tree(app)
     return {
-        "completions/toka.bash": bash_completion(tree),
-        "completions/_toka": zsh_completion(tree),
-        "completions/toka.fish": fish_completion(tree),
+        "toka_cli/completions/toka.bash": bash_completion(tree),
+        "toka_cli/completions/_toka": zsh_completion(tree),
+        "toka_cli/completions/toka.fish": fish_completion(tree),
         "man/toka.1": man_page(tree),
     }
 

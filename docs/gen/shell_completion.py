@@ -1,11 +1,17 @@
 """Shell completion for bash, zsh and fish, generated from the command tree.
 
-The scripts are static: every command, subcommand and option is written into them, so pressing
-Tab never starts Python (a `toka` start-up costs about 150 ms). They keep the command path in
-``$at``: zsh ties ``$path`` to ``$PATH``.
+The scripts hold every command, subcommand and option, and the words an option takes, so pressing
+Tab on them never starts Python (a `toka` start-up costs about 100 ms). Session and agent names
+exist only in the log: for those, and for the arguments of a command that takes names or words
+(only Click knows which argument the cursor is on), the scripts ask `toka` itself in Click's
+protocol (``_TOKA_COMPLETE=bash_complete`` with ``COMP_WORDS`` and ``COMP_CWORD``;
+toka_cli/completion.py), which reads them from a running daemon, most recent first. They keep
+the command path in ``$at``: zsh ties ``$path`` to ``$PATH``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from command_docs import HEADER, PROG, CommandDoc, ParamDoc, one_line
 
@@ -17,6 +23,13 @@ def _sh(text: str) -> str:
 
 def _fish(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _values(option: ParamDoc, quote: Callable[[str], str]) -> str:
+    """What the scripts offer for an option's value: its words, @toka (ask toka), @files, or nothing."""
+    if option.choices:
+        return " ".join(quote(choice) for choice in option.choices)
+    return "@toka" if option.from_daemon else "@files" if option.is_path else ""
 
 
 def _value_options(tree: list[CommandDoc]) -> list[tuple[str, str, ParamDoc]]:
@@ -43,16 +56,42 @@ def bash_completion(tree: list[CommandDoc]) -> str:
         "    esac",
         "}",
         "",
-        "# Succeeds when option $2 of command $1 takes a value; prints its choices, or @files.",
+        "# Succeeds when option $2 of command $1 takes a value; prints its choices, @toka or @files.",
         "_toka_value() {",
         '    case "$1|$2" in',
     ]
     for path, name, option in _value_options(tree):
-        values = " ".join(option.choices) if option.choices else ("@files" if option.is_path else "")
-        lines.append(f"        {_sh(f'{path}|{name}')}) echo {_sh(values)} ;;")
+        lines.append(f"        {_sh(f'{path}|{name}')}) echo {_sh(_values(option, str))} ;;")
     lines += [
         "        *) return 1 ;;",
         "    esac",
+        "}",
+        "",
+        "# Succeeds when toka completes the arguments of command $1 (names from the daemon, words).",
+        "_toka_asks() {",
+        '    case "$1" in',
+    ]
+    asking = [command for command in tree if command.asks_toka]
+    if asking:
+        lines.append("        " + "|".join(_sh(" ".join(command.path)) for command in asking) + ") return 0 ;;")
+    lines += [
+        "        *) return 1 ;;",
+        "    esac",
+        "}",
+        "",
+        "# Asks toka, in Click's protocol, for what completes the word at COMP_CWORD: type,value lines,",
+        "# most recent first. A daemon that is not running gives nothing; nothing is ever printed.",
+        "_toka_ask() {",
+        "    local IFS=$'\\n' line",
+        '    for line in $(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _TOKA_COMPLETE=bash_complete \\',
+        '        "${COMP_WORDS[0]}" 2>/dev/null); do',
+        "        case ${line%%,*} in",
+        '            file) COMPREPLY+=($(compgen -f -- "$cur")) ;;',
+        '            dir) COMPREPLY+=($(compgen -d -- "$cur")) ;;',
+        '            *) COMPREPLY+=("${line#*,}") ;;',
+        "        esac",
+        "    done",
+        "    compopt -o nosort 2>/dev/null  # bash 4.4 and later: keep toka's order",
         "}",
         "",
         "_toka() {",
@@ -74,9 +113,12 @@ def bash_completion(tree: list[CommandDoc]) -> str:
         '    [[ $prev == "=" && COMP_CWORD -gt 2 ]] && prev=${COMP_WORDS[COMP_CWORD - 2]}',
         '    [[ $cur == "=" ]] && cur=""',
         "    local values",
+        "    COMPREPLY=()",
         '    if [[ $prev == -* ]] && values=$(_toka_value "$at" "$prev"); then',
         '        if [[ $values == "@files" ]]; then',
         '            COMPREPLY=($(compgen -f -- "$cur"))',
+        '        elif [[ $values == "@toka" ]]; then',
+        "            _toka_ask",
         "        else",
         '            COMPREPLY=($(compgen -W "$values" -- "$cur"))',
         "        fi",
@@ -90,8 +132,10 @@ def bash_completion(tree: list[CommandDoc]) -> str:
         '    commands=$(_toka_commands "$at")',
         "    if [[ -n $commands ]]; then",
         '        COMPREPLY=($(compgen -W "$commands" -- "$cur"))',
+        '    elif _toka_asks "$at"; then',
+        "        _toka_ask  # arguments: sessions, agents, words",
         "    else",
-        '        COMPREPLY=($(compgen -f -- "$cur"))  # arguments: sessions, paths, text',
+        '        COMPREPLY=($(compgen -f -- "$cur"))  # arguments: paths, text',
         "    fi",
         "}",
         "",
@@ -125,16 +169,47 @@ def zsh_completion(tree: list[CommandDoc]) -> str:
         "    esac",
         "}",
         "",
-        "# Succeeds when option $2 of command $1 takes a value; its choices (or @files) in reply.",
+        "# Succeeds when option $2 of command $1 takes a value; its choices (or @toka, @files) in reply.",
         "__toka_value() {",
         '    case "$1|$2" in',
     ]
     for path, name, option in _value_options(tree):
-        values = " ".join(_sh(c) for c in option.choices) if option.choices else ("@files" if option.is_path else "")
-        lines.append(f"        ({_sh(f'{path}|{name}')}) reply=({values}) ;;")
+        lines.append(f"        ({_sh(f'{path}|{name}')}) reply=({_values(option, _sh)}) ;;")
     lines += [
         "        (*) return 1 ;;",
         "    esac",
+        "}",
+        "",
+        "# Succeeds when toka completes the arguments of command $1 (names from the daemon, words).",
+        "__toka_asks() {",
+        '    case "$1" in',
+    ]
+    asking = [command for command in tree if command.asks_toka]
+    if asking:
+        lines.append("        (" + "|".join(_sh(" ".join(command.path)) for command in asking) + ") return 0 ;;")
+    lines += [
+        "        (*) return 1 ;;",
+        "    esac",
+        "}",
+        "",
+        "# Asks toka, in Click's protocol, for what completes the current word: type, value and help",
+        "# lines, most recent first. A daemon that is not running gives nothing; nothing is printed.",
+        "__toka_ask() {",
+        "    local -a answer described plain",
+        "    local i",
+        '    answer=("${(@f)$(COMP_WORDS="${words[*]}" COMP_CWORD=$((CURRENT - 1)) _TOKA_COMPLETE=zsh_complete \\',
+        '        ${words[1]} 2>/dev/null)}")',
+        "    for ((i = 1; i + 2 <= ${#answer}; i += 3)); do",
+        "        case ${answer[i]} in",
+        "            (file) _files ;;",
+        "            (dir) _path_files -/ ;;",
+        '            (*) if [[ ${answer[i + 2]} == _ ]]; then plain+=("${answer[i + 1]}");'
+        ' else described+=("${answer[i + 1]}:${answer[i + 2]}"); fi ;;',
+        "        esac",
+        "    done",
+        "    ((${#described})) && _describe -V -t names name described  # -V: toka's order, most recent first",
+        "    ((${#plain})) && compadd -V names -a plain",
+        "    return 0",
         "}",
         "",
         "__toka_complete() {",
@@ -157,6 +232,8 @@ def zsh_completion(tree: list[CommandDoc]) -> str:
         '    if [[ $prev == -* && $prev != *=* ]] && __toka_value "$at" "$prev"; then',
         '        if [[ ${reply[1]} == "@files" ]]; then',
         "            _files",
+        '        elif [[ ${reply[1]} == "@toka" ]]; then',
+        "            __toka_ask",
         "        elif ((${#reply})); then",
         "            compadd -a reply",
         "        else",
@@ -172,8 +249,10 @@ def zsh_completion(tree: list[CommandDoc]) -> str:
         '    __toka_commands "$at"',
         "    if ((${#reply})); then",
         "        _describe -t commands command reply",
+        '    elif __toka_asks "$at"; then',
+        "        __toka_ask  # arguments: sessions, agents, words",
         "    else",
-        "        _files  # arguments: sessions, paths, text",
+        "        _files  # arguments: paths, text",
         "    fi",
         "}",
         "",
@@ -229,6 +308,25 @@ def fish_completion(tree: list[CommandDoc]) -> str:
         '    echo "$at"',
         "end",
         "",
+        "# Asks toka, in Click's protocol, for what completes the current word: names from the daemon",
+        "# (most recent first) and words, each with its help. A daemon that is not running gives nothing.",
+        "function __toka_ask --description 'what toka completes for the current word'",
+        "    set -l words (commandline -opc) (commandline -ct)",
+        "    set -l cword (math (count $words) - 1)",
+        '    env COMP_WORDS="$words" COMP_CWORD=$cword _TOKA_COMPLETE=fish_complete $words[1] 2>/dev/null \\',
+        "        | while read -l line",
+        "        set -l answer (string split -m 1 , -- $line)",
+        "        switch $answer[1]",
+        "            case file",
+        "                __fish_complete_path (commandline -ct)",
+        "            case dir",
+        "                __fish_complete_directories (commandline -ct)",
+        "            case '*'",
+        "                echo $answer[2]",
+        "        end",
+        "    end",
+        "end",
+        "",
         "function __toka_at --description 'whether the command line is at toka command path $argv[1]'",
         "    set -l at (__toka_path)",
         '    test "$at" = "$argv[1]"',
@@ -241,6 +339,8 @@ def fish_completion(tree: list[CommandDoc]) -> str:
         at = _fish(f"__toka_at {_sh(' '.join(command.path))}")
         if command.subcommands:
             lines.append(f"complete -c {PROG} -n {at} -f")
+        elif command.asks_toka:
+            lines.append(f"complete -c {PROG} -n {at} -f -k -a '(__toka_ask)'")
         for name in command.subcommands:
             help = one_line(by_path[(*command.path, name)].short_help)
             lines.append(f"complete -c {PROG} -n {at} -a {_fish(name)} -d {_fish(help)}")
@@ -255,6 +355,8 @@ def fish_completion(tree: list[CommandDoc]) -> str:
                     flags.append(f"-o {_fish(name[1:])}")
             if option.takes_value and option.choices:
                 flags.append(f"-x -a {_fish(' '.join(option.choices))}")
+            elif option.takes_value and option.from_daemon:
+                flags.append("-x -k -a '(__toka_ask)'")
             elif option.takes_value:
                 flags.append("-r" + (" -F" if option.is_path else " -f"))
             lines.append(f"complete -c {PROG} -n {at} {' '.join(flags)} -d {_fish(one_line(option.help))}")

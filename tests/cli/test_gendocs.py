@@ -16,6 +16,7 @@ from toka_cli.base import make_app
 from toka_cli.main import app
 
 GENERATED = generate(app)
+SCRIPTS = ("toka_cli/completions/toka.bash", "toka_cli/completions/_toka", "toka_cli/completions/toka.fish")
 
 
 @pytest.mark.parametrize("relative", sorted(GENERATED))
@@ -31,11 +32,11 @@ def test_every_command_and_option_is_in_each_file() -> None:
     tree = command_tree(app)
     for command in tree[1:]:
         assert f".SS {command.name}".replace("-", "\\-") in GENERATED["man/toka.1"], command.name
-        for relative in ("completions/toka.bash", "completions/_toka", "completions/toka.fish"):
+        for relative in SCRIPTS:
             assert command.path[-1] in GENERATED[relative], (relative, command.name)
         for option in command.options:
             for name in option.names:
-                assert name in GENERATED["completions/toka.bash"], (command.name, name)
+                assert name in GENERATED["toka_cli/completions/toka.bash"], (command.name, name)
                 if name not in ("-h", "--help"):  # said once, in SYNOPSIS
                     assert f"\\fB{name.replace('-', chr(92) + '-')}\\fR" in GENERATED["man/toka.1"], (
                         command.name,
@@ -55,15 +56,15 @@ def test_a_command_added_to_the_app_shows_up() -> None:
         """Frobnicate the log."""
 
     generated = generate(extra)
-    assert "'' ) echo 'frobnicate'" in generated["completions/toka.bash"].replace("'')", "'' )")
-    assert "'frobnicate:Frobnicate the log.'" in generated["completions/_toka"]
-    assert "-a 'frobnicate' -d 'Frobnicate the log.'" in generated["completions/toka.fish"]
+    assert "'' ) echo 'frobnicate'" in generated["toka_cli/completions/toka.bash"].replace("'')", "'' )")
+    assert "'frobnicate:Frobnicate the log.'" in generated["toka_cli/completions/_toka"]
+    assert "-a 'frobnicate' -d 'Frobnicate the log.'" in generated["toka_cli/completions/toka.fish"]
     assert ".SS toka frobnicate [OPTIONS]" in generated["man/toka.1"]
     assert "\\fB\\-\\-level\\fR \\fIN\\fR" in generated["man/toka.1"]
 
 
 def test_the_bash_script_is_valid_and_completes_commands(tmp_path: Path) -> None:
-    script = ROOT / "completions" / "toka.bash"
+    script = ROOT / "toka_cli" / "completions" / "toka.bash"
     probe = (
         f"source {script}\n"
         'COMP_WORDS=(toka daemon lo); COMP_CWORD=2; _toka; echo "${COMPREPLY[*]}"\n'

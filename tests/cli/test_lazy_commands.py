@@ -20,7 +20,8 @@ import json, sys
 from typer.testing import CliRunner
 from toka_cli.main import app
 result = CliRunner().invoke(app, sys.argv[1:])
-print(json.dumps({"code": result.exit_code, "modules": sorted(m for m in sys.modules if m.startswith("toka_cli.commands."))}))
+commands = sorted(m for m in sys.modules if m.startswith("toka_cli.commands."))
+print(json.dumps({"code": result.exit_code, "modules": commands}))
 """
 
 

@@ -8,6 +8,7 @@ import typer
 
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
+from toka_cli.completers import choices, complete_targets
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, print_view
 from toka_cli.render import agents_table, fill_line, key_values, short_ts
@@ -19,7 +20,8 @@ app = make_app("Agents: spawn them, follow their context fill and lifecycle, pau
 AgentArg = Annotated[
     str,
     typer.Argument(
-        help="An agent: its id (frontend-v2-3f9a, SESSION/NAME) or a unique prefix; a session: its main agent."
+        help="An agent: its id (frontend-v2-3f9a, SESSION/NAME) or a unique prefix; a session: its main agent.",
+        autocompletion=complete_targets,
     ),
 ]
 
@@ -57,7 +59,11 @@ def spawn(
     warning: Annotated[float | None, typer.Option(help="WARNING at this % of the window (default 75).")] = None,
     critical: Annotated[float | None, typer.Option(help="CRITICAL at this % of the window (default 90).")] = None,
     policy: Annotated[
-        str | None, typer.Option(help="At CRITICAL: notify, or handoff to a successor (lifecycle.on_critical).")
+        str | None,
+        typer.Option(
+            help="At CRITICAL: notify, or handoff to a successor (lifecycle.on_critical).",
+            autocompletion=choices("notify", "handoff"),
+        ),
     ] = None,
     session: Annotated[str | None, typer.Option(help="The session it records into (default: its id).")] = None,
     trace: Annotated[str | None, typer.Option(help="The trace it belongs to (default: a new one).")] = None,

@@ -10,6 +10,7 @@ import typer
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
+from toka_cli.completers import choices
 from toka_cli.options import JsonOpt, TargetArg
 from toka_cli.output import console, note, print_json, print_view
 from toka_cli.render import key_values
@@ -17,6 +18,8 @@ from toka_cli.render import key_values
 if TYPE_CHECKING:
     from daemon.client.results import Compression, WorkingContext
 
+# The policies of daemon/compress/engine.py (tests/cli/test_completion.py holds them equal).
+POLICIES = ("fifo", "window", "summarize", "importance")
 POLICY_HELP = "fifo, window, summarize or importance (default: compression.policy)."
 CONTEXT_FORMATS = ("messages", "text", "json")
 blob_app = make_app("Payloads by digest: what a summary elided as [blob DIGEST SIZE].", name="blob")
@@ -24,7 +27,7 @@ blob_app = make_app("Payloads by digest: what a summary elided as [blob DIGEST S
 
 def compress(
     session: TargetArg,
-    policy: Annotated[str | None, typer.Option(help=POLICY_HELP)] = None,
+    policy: Annotated[str | None, typer.Option(help=POLICY_HELP, autocompletion=choices(*POLICIES))] = None,
     target: Annotated[
         float | None, typer.Option(min=1, max=99, help="Aim at this % of the window (default 37.5).")
     ] = None,
@@ -85,8 +88,14 @@ def _summarizer(used: dict[str, Any] | None) -> str:
 def context(
     session: TargetArg,
     budget: Annotated[int, typer.Option(min=1000, help="Tokens the context may take in all.")] = 100_000,
-    policy: Annotated[str | None, typer.Option(help=POLICY_HELP + " Used when the history does not fit.")] = None,
-    format_: Annotated[str, typer.Option("--format", help="messages, text or json (as --json).")] = "messages",
+    policy: Annotated[
+        str | None,
+        typer.Option(help=POLICY_HELP + " Used when the history does not fit.", autocompletion=choices(*POLICIES)),
+    ] = None,
+    format_: Annotated[
+        str,
+        typer.Option("--format", help="messages, text or json (as --json).", autocompletion=choices(*CONTEXT_FORMATS)),
+    ] = "messages",
     raw: Annotated[
         bool, typer.Option("--raw", help="Show the texts as recorded: no secrets or personal data redacted.")
     ] = False,

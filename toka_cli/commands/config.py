@@ -9,12 +9,25 @@ import typer
 
 from daemon.paths import resolve_paths
 from toka_cli.base import make_app
+from toka_cli.completers import choices
 from toka_cli.options import JsonOpt
 from toka_cli.output import emit, note, print_view
 from toka_cli.render import table
 
 app = make_app("Read and write config.toml (precedence: flag, env TOKA_*, file, default).", name="config")
-KeyArg = Annotated[str, typer.Argument(help="A setting, e.g. store.durability (or just durability).")]
+KeyArg = Annotated[
+    str,
+    typer.Argument(
+        help="A setting, e.g. store.durability (or just durability).",
+        autocompletion=choices(load=lambda: _setting_keys()),
+    ),
+]
+
+
+def _setting_keys() -> list[str]:
+    from daemon.config import SETTINGS, key_of
+
+    return [key_of(name) for name in SETTINGS]
 
 
 @app.command()

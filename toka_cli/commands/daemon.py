@@ -15,6 +15,7 @@ from daemon.ownership import open_private
 from daemon.paths import resolve_paths
 from store.errors import DaemonNeedsRestart, DaemonUnavailable
 from toka_cli.base import make_app
+from toka_cli.completers import choices
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit, note, print_view
 from toka_cli.render import key_values
@@ -83,7 +84,10 @@ def _state_rows(state: dict[str, Any]) -> None:
 def run(
     memory: Annotated[bool, typer.Option("--memory", help="Keep events in memory only.")] = False,
     durability: Annotated[
-        str | None, typer.Option(help="normal or full (fsync every commit); overrides the config.")
+        str | None,
+        typer.Option(
+            help="normal or full (fsync every commit); overrides the config.", autocompletion=choices("normal", "full")
+        ),
     ] = None,
 ) -> None:
     """Run the daemon in the foreground (for systemd, containers, debugging). Logs go to stderr."""

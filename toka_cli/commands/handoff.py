@@ -11,6 +11,7 @@ import typer
 from store.errors import IntegrityError, UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
+from toka_cli.completers import choices
 from toka_cli.options import JsonOpt, TargetArg
 from toka_cli.output import console, emit, note, print_json, print_view
 from toka_cli.render import percent, short_ts, table
@@ -49,7 +50,9 @@ def _created(handoff: Handoff) -> None:
 @app.command()
 def show(
     handoff_id: IdArg,
-    format_: Annotated[str, typer.Option("--format", help="markdown, prompt or json (as --json).")] = "markdown",
+    format_: Annotated[
+        str, typer.Option("--format", help="markdown, prompt or json (as --json).", autocompletion=choices(*FORMATS))
+    ] = "markdown",
     json_: JsonOpt = False,
 ) -> None:
     """Print a stored handoff: markdown for people, the continuation prompt, or its JSON."""
@@ -134,7 +137,12 @@ def _checked(report: HandoffCheck) -> None:
 
 def note_(
     target: TargetArg,
-    kind: Annotated[str, typer.Argument(help="decision, rejected, assumption, constraint, dependency or todo.")],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="decision, rejected, assumption, constraint, dependency or todo.", autocompletion=choices(*NOTE_KINDS)
+        ),
+    ],
     text: Annotated[str, typer.Argument(help="The note.")],
     reason: Annotated[str | None, typer.Option(help="Why: the reason for a decision, or for rejecting a path.")] = None,
     agent: Annotated[

@@ -11,8 +11,9 @@ from daemon.client.zone import local_timezone
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
-from toka_cli.cost_views import report_view
-from toka_cli.options import JsonOpt, project_arg
+from toka_cli.completers import choices
+from toka_cli.cost_views import FORMATS, report_view
+from toka_cli.options import SOURCES, JsonOpt, project_arg
 from toka_cli.output import console, emit_lines
 
 app = make_app(
@@ -34,14 +35,19 @@ ZoneOpt = Annotated[
     typer.Option("--timezone", "-z", help="Time zone the days are read in (Europe/Paris, UTC, +05:30); the local one."),
 ]
 SourceOpt = Annotated[
-    str | None, typer.Option("--source", help="Only sessions of this agent: claude-code, codex, toka.")
+    str | None,
+    typer.Option(
+        "--source", help="Only sessions of this agent: claude-code, codex, toka.", autocompletion=choices(*SOURCES)
+    ),
 ]
 ProjectOpt = Annotated[
     str | None,
     typer.Option("--project", help="Only sessions run in this folder (a path, or under it) or repository (a name)."),
 ]
 BreakdownOpt = Annotated[bool, typer.Option("--breakdown", help="Each model's share under each row.")]
-FormatOpt = Annotated[str, typer.Option("--format", help="table, csv or markdown (--json for JSON).")]
+FormatOpt = Annotated[
+    str, typer.Option("--format", help="table, csv or markdown (--json for JSON).", autocompletion=choices(*FORMATS))
+]
 
 
 def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toka_cli.call import call_and_show
+from toka_cli.completers import complete_sessions, complete_targets
 from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
 from toka_cli.output import console, print_view
 from toka_cli.render import short_ts, table, when
@@ -52,7 +53,12 @@ def search(
     query: QueryArg,
     session: Annotated[
         str | None,
-        typer.Option("--session", "-s", help="Only this session (or a prefix); SESSION/NAME: only that agent of it."),
+        typer.Option(
+            "--session",
+            "-s",
+            help="Only this session (or a prefix); SESSION/NAME: only that agent of it.",
+            autocompletion=complete_targets,
+        ),
     ] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only events of this agent.")] = None,
     kind: KindOpt = None,
@@ -92,7 +98,12 @@ def search(
 
 def recall(
     query: QueryArg,
-    session: Annotated[str, typer.Option("--session", "-s", help="The session recalling (or a unique prefix).")],
+    session: Annotated[
+        str,
+        typer.Option(
+            "--session", "-s", help="The session recalling (or a unique prefix).", autocompletion=complete_sessions
+        ),
+    ],
     limit: LimitOpt = None,
     json_: JsonOpt = False,
 ) -> None:

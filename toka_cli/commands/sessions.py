@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toka_cli.call import call, call_and_show
-from toka_cli.options import JsonOpt, LimitOpt, SessionArg, project_arg
+from toka_cli.completers import choices
+from toka_cli.options import SOURCES, JsonOpt, LimitOpt, SessionArg, project_arg
 from toka_cli.output import console, emit, print_view
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top, when
 
@@ -20,7 +21,10 @@ def sessions(
         str | None, typer.Option(help="Only sessions active at or after this time: ISO-8601, or an age such as 2d.")
     ] = None,
     until: Annotated[str | None, typer.Option(help="Only sessions that started before this time.")] = None,
-    source: Annotated[str | None, typer.Option(help="Only sessions of this agent: claude-code, codex, toka.")] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(help="Only sessions of this agent: claude-code, codex, toka.", autocompletion=choices(*SOURCES)),
+    ] = None,
     project: Annotated[
         str | None,
         typer.Option(help="Only sessions run in this folder (a path, or under it) or repository (a name)."),

@@ -11,6 +11,7 @@ import typer
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
+from toka_cli.completers import complete_targets
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit, note, print_view
 from toka_cli.render import key_values, short_ts, table
@@ -22,7 +23,9 @@ app = make_app(
     name="state",
 )
 MachineArg = Annotated[str, typer.Argument(help="A state machine: agent, session, or one declared or registered.")]
-EntityArg = Annotated[str, typer.Argument(help="Whose state: an agent id, a session name, any name.")]
+EntityArg = Annotated[
+    str, typer.Argument(help="Whose state: an agent id, a session name, any name.", autocompletion=complete_targets)
+]
 
 
 def _progress(value: float | None) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toka_cli.call import connection
+from toka_cli.completers import choices
 from toka_cli.options import JsonOpt, SessionArg
 from toka_cli.output import console, emit, note, print_json_line, progress
 
@@ -23,11 +24,13 @@ def _count(n: int, noun: str) -> str:
 
 
 FORMAT_HELP = "auto (detected per file), toka, claude-code or codex."
+# The formats of daemon/ingest/formats.py (tests/cli/test_completion.py holds them equal).
+FORMAT_CHOICES = choices("auto", "toka", "claude-code", "codex")
 
 
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files, or folders searched for *.jsonl.")],
-    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
+    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP, autocompletion=FORMAT_CHOICES)] = "auto",
     json_: JsonOpt = False,
 ) -> None:
     """Import toka exports, Claude Code transcripts (with subagents) and Codex rollouts.

@@ -8,6 +8,7 @@ import typer
 
 from toka_cli.call import call_and_show
 from toka_cli.commands.agent import agents_view
+from toka_cli.completers import complete_targets
 from toka_cli.options import JsonOpt
 from toka_cli.output import print_view
 from toka_cli.render import fill_line, key_values
@@ -21,7 +22,8 @@ def usage(
         str | None,
         typer.Argument(
             help="A session or a prefix of one (its main agent), or an agent (SESSION/NAME, or its id);"
-            " every agent, at risk first, when left out."
+            " every agent, at risk first, when left out.",
+            autocompletion=complete_targets,
         ),
     ] = None,
     json_: JsonOpt = False,

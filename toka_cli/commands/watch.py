@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toka_cli.commands.transfer import FORMAT_HELP
+from toka_cli.commands.transfer import FORMAT_CHOICES, FORMAT_HELP
 from toka_cli.output import console, note, print_json_line
 from toka_cli.render import short_path, top
 
@@ -22,7 +22,7 @@ def watch(
         list[Path] | None,
         typer.Argument(help="Files, or folders searched for *.jsonl; [watch] paths from the config when left out."),
     ] = None,
-    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
+    format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP, autocompletion=FORMAT_CHOICES)] = "auto",
     json_: Annotated[
         bool, typer.Option("--json", help="Print each new event as a JSON object per line (shape in docs/json.md).")
     ] = False,

@@ -2,7 +2,7 @@
 
 _toka_commands() {
     case "$1" in
-        '') echo 'admin agent alerts blob compress config context daemon deps doctor events export gc handoff heads hook import integrate mcp memory note pool proof prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
+        '') echo 'admin agent alerts blob completion compress config context daemon deps doctor events export gc handoff heads hook import integrate mcp memory note pool proof prune recall record replay report search sessions show state stats status statusline tui usage verify watch' ;;
         'admin') echo 'copy rebuild recover' ;;
         'agent') echo 'list pause resume show spawn terminate usage' ;;
         'blob') echo 'show' ;;
@@ -35,6 +35,7 @@ _toka_options() {
         'alerts') echo '--since -n --limit -f --follow --test --json -h --help' ;;
         'blob') echo '-h --help' ;;
         'blob show') echo '--json -h --help' ;;
+        'completion') echo '-h --help' ;;
         'compress') echo '--policy --target --dry-run --force --json -h --help' ;;
         'config') echo '-h --help' ;;
         'config get') echo '--json -h --help' ;;
@@ -116,7 +117,7 @@ _toka_options() {
     esac
 }
 
-# Succeeds when option $2 of command $1 takes a value; prints its choices, or @files.
+# Succeeds when option $2 of command $1 takes a value; prints its choices, @toka or @files.
 _toka_value() {
     case "$1|$2" in
         'admin copy|--to') echo '' ;;
@@ -129,7 +130,7 @@ _toka_value() {
         'agent spawn|--window') echo '' ;;
         'agent spawn|--warning') echo '' ;;
         'agent spawn|--critical') echo '' ;;
-        'agent spawn|--policy') echo '' ;;
+        'agent spawn|--policy') echo 'notify handoff' ;;
         'agent spawn|--session') echo '' ;;
         'agent spawn|--trace') echo '' ;;
         'agent terminate|--reason') echo '' ;;
@@ -142,14 +143,14 @@ _toka_value() {
         'alerts|--since') echo '' ;;
         'alerts|-n') echo '' ;;
         'alerts|--limit') echo '' ;;
-        'compress|--policy') echo '' ;;
+        'compress|--policy') echo 'fifo window summarize importance' ;;
         'compress|--target') echo '' ;;
         'context|--budget') echo '' ;;
-        'context|--policy') echo '' ;;
-        'context|--format') echo '' ;;
+        'context|--policy') echo 'fifo window summarize importance' ;;
+        'context|--format') echo 'messages text json' ;;
         'daemon logs|-n') echo '' ;;
         'daemon logs|--lines') echo '' ;;
-        'daemon run|--durability') echo '' ;;
+        'daemon run|--durability') echo 'normal full' ;;
         'deps add|--needs') echo '' ;;
         'deps rm|--needs') echo '' ;;
         'events|-k') echo '' ;;
@@ -162,10 +163,10 @@ _toka_value() {
         'export|--output') echo '@files' ;;
         'handoff create|--write') echo '@files' ;;
         'handoff list|--trace') echo '' ;;
-        'handoff show|--format') echo '' ;;
+        'handoff show|--format') echo 'markdown prompt json' ;;
         'heads|-n') echo '' ;;
         'heads|--limit') echo '' ;;
-        'import|--format') echo '' ;;
+        'import|--format') echo 'auto toka claude-code codex' ;;
         'integrate|--project') echo '@files' ;;
         'mcp|--session') echo '' ;;
         'memory list|--prefix') echo '' ;;
@@ -181,8 +182,8 @@ _toka_value() {
         'prune|--keep-days') echo '' ;;
         'prune|-s') echo '' ;;
         'prune|--session') echo '' ;;
-        'recall|-s') echo '' ;;
-        'recall|--session') echo '' ;;
+        'recall|-s') echo '@toka' ;;
+        'recall|--session') echo '@toka' ;;
         'recall|-n') echo '' ;;
         'recall|--limit') echo '' ;;
         'record|--agent') echo '' ;;
@@ -193,42 +194,42 @@ _toka_value() {
         'report blocks|--until') echo '' ;;
         'report blocks|-z') echo '' ;;
         'report blocks|--timezone') echo '' ;;
-        'report blocks|--source') echo '' ;;
+        'report blocks|--source') echo 'claude-code codex toka' ;;
         'report blocks|--project') echo '' ;;
         'report blocks|--token-limit') echo '' ;;
         'report blocks|--cost-limit') echo '' ;;
-        'report blocks|--format') echo '' ;;
+        'report blocks|--format') echo 'table csv markdown' ;;
         'report daily|--since') echo '' ;;
         'report daily|--until') echo '' ;;
         'report daily|-z') echo '' ;;
         'report daily|--timezone') echo '' ;;
-        'report daily|--source') echo '' ;;
+        'report daily|--source') echo 'claude-code codex toka' ;;
         'report daily|--project') echo '' ;;
-        'report daily|--format') echo '' ;;
+        'report daily|--format') echo 'table csv markdown' ;;
         'report monthly|--since') echo '' ;;
         'report monthly|--until') echo '' ;;
         'report monthly|-z') echo '' ;;
         'report monthly|--timezone') echo '' ;;
-        'report monthly|--source') echo '' ;;
+        'report monthly|--source') echo 'claude-code codex toka' ;;
         'report monthly|--project') echo '' ;;
-        'report monthly|--format') echo '' ;;
+        'report monthly|--format') echo 'table csv markdown' ;;
         'report session|--since') echo '' ;;
         'report session|--until') echo '' ;;
         'report session|-z') echo '' ;;
         'report session|--timezone') echo '' ;;
-        'report session|--source') echo '' ;;
+        'report session|--source') echo 'claude-code codex toka' ;;
         'report session|--project') echo '' ;;
         'report session|--compare') echo '' ;;
-        'report session|--format') echo '' ;;
+        'report session|--format') echo 'table csv markdown' ;;
         'report weekly|--since') echo '' ;;
         'report weekly|--until') echo '' ;;
         'report weekly|-z') echo '' ;;
         'report weekly|--timezone') echo '' ;;
-        'report weekly|--source') echo '' ;;
+        'report weekly|--source') echo 'claude-code codex toka' ;;
         'report weekly|--project') echo '' ;;
-        'report weekly|--format') echo '' ;;
-        'search|-s') echo '' ;;
-        'search|--session') echo '' ;;
+        'report weekly|--format') echo 'table csv markdown' ;;
+        'search|-s') echo '@toka' ;;
+        'search|--session') echo '@toka' ;;
         'search|-a') echo '' ;;
         'search|--agent') echo '' ;;
         'search|-k') echo '' ;;
@@ -239,15 +240,38 @@ _toka_value() {
         'search|--limit') echo '' ;;
         'sessions|--since') echo '' ;;
         'sessions|--until') echo '' ;;
-        'sessions|--source') echo '' ;;
+        'sessions|--source') echo 'claude-code codex toka' ;;
         'sessions|--project') echo '' ;;
         'sessions|-n') echo '' ;;
         'sessions|--limit') echo '' ;;
         'state set|--reason') echo '' ;;
         'verify|--since-head') echo '' ;;
-        'watch|--format') echo '' ;;
+        'watch|--format') echo 'auto toka claude-code codex' ;;
         *) return 1 ;;
     esac
+}
+
+# Succeeds when toka completes the arguments of command $1 (names from the daemon, words).
+_toka_asks() {
+    case "$1" in
+        'agent pause'|'agent resume'|'agent show'|'agent terminate'|'agent usage'|'completion'|'compress'|'config get'|'config set'|'context'|'events'|'export'|'handoff create'|'note'|'record'|'replay'|'show'|'state get'|'state history'|'state set'|'usage'|'verify') return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+# Asks toka, in Click's protocol, for what completes the word at COMP_CWORD: type,value lines,
+# most recent first. A daemon that is not running gives nothing; nothing is ever printed.
+_toka_ask() {
+    local IFS=$'\n' line
+    for line in $(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _TOKA_COMPLETE=bash_complete \
+        "${COMP_WORDS[0]}" 2>/dev/null); do
+        case ${line%%,*} in
+            file) COMPREPLY+=($(compgen -f -- "$cur")) ;;
+            dir) COMPREPLY+=($(compgen -d -- "$cur")) ;;
+            *) COMPREPLY+=("${line#*,}") ;;
+        esac
+    done
+    compopt -o nosort 2>/dev/null  # bash 4.4 and later: keep toka's order
 }
 
 _toka() {
@@ -269,9 +293,12 @@ _toka() {
     [[ $prev == "=" && COMP_CWORD -gt 2 ]] && prev=${COMP_WORDS[COMP_CWORD - 2]}
     [[ $cur == "=" ]] && cur=""
     local values
+    COMPREPLY=()
     if [[ $prev == -* ]] && values=$(_toka_value "$at" "$prev"); then
         if [[ $values == "@files" ]]; then
             COMPREPLY=($(compgen -f -- "$cur"))
+        elif [[ $values == "@toka" ]]; then
+            _toka_ask
         else
             COMPREPLY=($(compgen -W "$values" -- "$cur"))
         fi
@@ -285,8 +312,10 @@ _toka() {
     commands=$(_toka_commands "$at")
     if [[ -n $commands ]]; then
         COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+    elif _toka_asks "$at"; then
+        _toka_ask  # arguments: sessions, agents, words
     else
-        COMPREPLY=($(compgen -f -- "$cur"))  # arguments: sessions, paths, text
+        COMPREPLY=($(compgen -f -- "$cur"))  # arguments: paths, text
     fi
 }
 
