@@ -47,7 +47,10 @@ def _paragraphs(text: str) -> list[str]:
     for paragraph in re.split(r"\n\s*\n", text.strip()):
         if lines:
             lines.append(".PP")
-        lines.append(_roff(one_line(paragraph)))
+        if paragraph.startswith("\b"):  # Click's mark of a paragraph kept as it is written
+            lines += [".nf", *(_roff(line.rstrip()) for line in paragraph.splitlines()[1:]), ".fi"]
+        else:
+            lines.append(_roff(one_line(paragraph)))
     return lines
 
 

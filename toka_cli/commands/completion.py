@@ -21,10 +21,14 @@ def completion(
     """Print the completion script for SHELL: commands, options, their values, and the names of
     sessions and agents from the running daemon (most recent first).
 
-    bash: `toka completion bash > ~/.local/share/bash-completion/completions/toka` (or add
-    `source <(toka completion bash)` to ~/.bashrc). zsh: `toka completion zsh > ~/.zfunc/_toka`,
-    with `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc. fish: `toka completion fish >
-    ~/.config/fish/completions/toka.fish`. Open a new shell to use it.
+    Put it where the shell loads it, then open a new shell:
+
+    \b
+    bash: toka completion bash > ~/.local/share/bash-completion/completions/toka
+          (or, in ~/.bashrc: source <(toka completion bash))
+    zsh:  toka completion zsh > ~/.zfunc/_toka
+          (in ~/.zshrc, before compinit: fpath=(~/.zfunc $fpath))
+    fish: toka completion fish > ~/.config/fish/completions/toka.fish
     """
     if shell not in SCRIPTS:
         raise UsageError(f"no completion script for {shell!r}", f"use one of: {', '.join(SCRIPTS)}")
