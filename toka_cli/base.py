@@ -68,11 +68,11 @@ class TokaGroup(TyperGroup):
             raise typer.Exit(0) from None
 
 
-def make_app(help: str, name: str | None = None) -> typer.Typer:
+def make_app(help: str, name: str | None = None, cls: type[TokaGroup] = TokaGroup) -> typer.Typer:
     return typer.Typer(
         name=name,
         help=help,
-        cls=TokaGroup,
+        cls=cls,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         add_completion=False,

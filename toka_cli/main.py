@@ -18,6 +18,7 @@ from toka_cli.commands import (
     deps,
     doctor,
     events,
+    export,
     handoff,
     heads,
     hooks,
@@ -82,6 +83,7 @@ doctor.register(app)
 mcp.register(app)
 tui.register(app)
 deps.register(app)
+app.add_typer(export.app)
 app.add_typer(report.app)
 app.add_typer(daemon.app)
 app.add_typer(config.app)
