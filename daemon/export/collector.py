@@ -18,6 +18,7 @@ choice of toka's):
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -98,9 +99,10 @@ class Collector:
 
 
 def _reason(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc
-    text = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
-    return str(text)
+    cause = getattr(exc, "os_error", None) or exc.__cause__ or exc  # aiohttp keeps the OSError apart
+    if isinstance(cause, OSError) and cause.errno:
+        return os.strerror(cause.errno)  # "Connection refused", not asyncio's "Connect call failed (...)"
+    return str(cause) or type(cause).__name__
 
 
 def _quoted(content: bytes, content_type: str) -> str:

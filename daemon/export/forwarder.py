@@ -286,7 +286,6 @@ class Forwarder:
             self.counts["spans"] += delivered.spans
             self.counts["dropped"] += delivered.dropped
             self.counts["requests"] += delivered.requests
-            self.counts["retries"] += delivered.retries
             self.last_sent = round(self.core.clock() * 1_000_000)
             if delivered.dropped:
                 log.warning("export: the collector refused %d spans for good", delivered.dropped)
@@ -297,6 +296,7 @@ class Forwarder:
         return not self._stopping.is_set()
 
     def _retrying(self, unsent: Unsent, wait_s: float) -> None:
+        self.counts["retries"] += 1
         if self.retrying != unsent.message:
             log.warning("export: %s; trying again", unsent.message)
         self.retrying = unsent.message

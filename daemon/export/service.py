@@ -174,7 +174,7 @@ class Exporter:
             except Exception as exc:
                 message = getattr(exc, "message", str(exc))
                 raise ExportFailed(
-                    f"{message} ({summary.spans} spans of {summary.sessions} sessions were sent before)",
+                    f"{message} ({summary.spans} spans were sent before)",
                     "check that the collector runs and that the endpoint is its OTLP/HTTP address (port 4318);"
                     " exporting again sends the same spans, which the collector keeps once",
                 ) from None
