@@ -47,6 +47,11 @@ def test_the_example_exported_twice_is_the_same_spans_with_the_reports_totals(
     second = toka_json("export", "otel", "--endpoint", collector.url)  # every session: the same one
     twice = collector.received()[len(once) :]
 
+    assert set(first) == {
+        "endpoint", "include_content", "sessions", "spans", "requests", "tool_calls", "agents", "span_events",
+        "skipped_requests", "dropped", "posts", "bytes", "retries", "usage",
+    }  # fmt: skip
+    assert (first["requests"], first["tool_calls"], first["agents"], first["dropped"]) == (3, 7, 1, 0)
     assert first["spans"] == second["spans"] == len(once) == EXAMPLE_SPANS
     assert shape(once) == shape(twice)
     assert collector.paths == ["/v1/traces", "/v1/traces"]

@@ -60,7 +60,8 @@ FINAL_SCHEMA = [
         "table",
         "cursors",
         "cursors",
-        "CREATE TABLE cursors ( name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_us INTEGER NOT NULL ) WITHOUT ROWID",
+        "CREATE TABLE cursors ( name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_us INTEGER NOT NULL )"
+        " WITHOUT ROWID",
     ),
     (
         "table",
