@@ -17,6 +17,7 @@ from daemon import config_values as values
 from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.cost.overrides import parse_prices
+from daemon.export.settings import OtlpExportSettings
 from daemon.otel.settings import OtelSettings
 from daemon.redact import KINDS as REDACT_KINDS
 from daemon.setting import setting as _setting
@@ -226,6 +227,7 @@ SECTIONS: dict[str, type] = {
     "watch": WatchSettings,
     "alerts": AlertSettings,
     "otel": OtelSettings,
+    "export.otlp": OtlpExportSettings,
 }
 
 
@@ -244,10 +246,16 @@ class Settings:
     watch: WatchSettings = field(default_factory=WatchSettings)
     alerts: AlertSettings = field(default_factory=AlertSettings)
     otel: OtelSettings = field(default_factory=OtelSettings)
+    export_otlp: OtlpExportSettings = field(default_factory=OtlpExportSettings)  # [export.otlp]
 
     def value(self, name: str) -> Any:
         """A setting by its name (``durability``), wherever its section."""
-        return getattr(getattr(self, SECTION_OF[name]), name)
+        return getattr(getattr(self, attribute_of(SECTION_OF[name])), name)
+
+
+def attribute_of(section: str) -> str:
+    """The field of :class:`Settings` that holds a section: ``export_otlp`` for ``[export.otlp]``."""
+    return section.replace(".", "_")
 
 
 # Every setting by name (names are unique across sections, so `toka config get durability`
@@ -289,6 +297,8 @@ def allowed(name: str) -> str:
     """What setting ``name`` may be, for people: ``4096 to 1073741824``, ``normal, full``."""
     spec = SETTINGS[name].metadata
     kind = type(SETTINGS[name].default) if SETTINGS[name].default is not MISSING else dict
+    if spec["shape"]:
+        return str(spec["shape"])
     if spec["bounds"]:
         low, high = spec["bounds"]
         return f"{values.shown_number(low)} to {values.shown_number(high)}"
@@ -329,6 +339,8 @@ def coerce(name: str, value: Any, source: str) -> Any:
 
 def shown(name: str, value: Any) -> Any:
     """A setting's value as it may be printed: a secret one with its password hidden."""
+    if SETTINGS[name].metadata["secret"] == "whole" and isinstance(value, dict):
+        return {key: "********" for key in value}
     if SETTINGS[name].metadata["secret"] and isinstance(value, str):
         if SETTINGS[name].metadata["secret"] == "whole":
             return "********" if value else value

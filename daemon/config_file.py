@@ -17,7 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from daemon import config_values as values
-from daemon.config import SECTION_OF, SECTIONS, SETTINGS, Settings, coerce, env_name, key_of, lookup, suggestion
+from daemon.config import (
+    SECTION_OF,
+    SECTIONS,
+    SETTINGS,
+    Settings,
+    attribute_of,
+    coerce,
+    env_name,
+    key_of,
+    lookup,
+    suggestion,
+)
 from daemon.ownership import open_private, private_dir, trusted_config
 from store.errors import ConfigError
 
@@ -51,11 +62,26 @@ def read_file(path: Path) -> dict[str, Any]:
     return found
 
 
+# Tables that only hold tables of settings: ``[export.otlp]`` parses as {"export": {"otlp": {...}}}.
+PARENT_TABLES = {section.split(".")[0] for section in SECTIONS if "." in section}
+
+
+def _tables(raw: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The top tables of a parsed config.toml, with a parent table's own tables as ``parent.name``."""
+    tables: list[tuple[str, Any]] = []
+    for section, table in raw.items():
+        if section in PARENT_TABLES and isinstance(table, dict):
+            tables.extend((f"{section}.{name}", inner) for name, inner in table.items())
+        else:
+            tables.append((section, table))
+    return tables
+
+
 def _settings_in(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The settings of a parsed config.toml by name, and what in it is none (each with its suggestion)."""
     found = {}
     unknown = []
-    for section, table in raw.items():
+    for section, table in _tables(raw):
         if section in OTHER_TABLES:
             continue
         if not isinstance(table, dict):  # a key above every table
@@ -100,7 +126,7 @@ def load_settings(config_file: Path, flags: dict[str, Any] | None = None) -> Res
 def settings_of(found: dict[str, Any]) -> Settings:
     """The defaults, with the checked values of ``found`` (by name) over them."""
     sections = {
-        section: replace(kind(), **{n: v for n, v in found.items() if SECTION_OF[n] == section})
+        attribute_of(section): replace(kind(), **{n: v for n, v in found.items() if SECTION_OF[n] == section})
         for section, kind in SECTIONS.items()
     }
     return Settings(**sections)
@@ -133,9 +159,12 @@ def write_setting(config_file: Path, key: str, value: str) -> Any:
     checked = coerce(name, value, "the command line")
     data = read_toml(config_file)
     section = SECTION_OF[name]
-    if not isinstance(data.setdefault(section, {}), dict):
-        raise ConfigError(f"{config_file}: {section} must be a table", "fix it by hand first")
-    data[section][name] = list(checked) if isinstance(checked, tuple) else checked
+    table = data
+    for part in section.split("."):
+        table = table.setdefault(part, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{config_file}: {section} must be a table", "fix it by hand first")
+    table[name] = list(checked) if isinstance(checked, tuple) else checked
     in_file = {n: coerce(n, v, str(config_file)) for n, v in _settings_in(data)[0].items()}
     sources = {n: str(config_file) if n in in_file else "default" for n in SETTINGS} | {name: "the command line"}
     check_order(settings_of(in_file), sources, only=name)

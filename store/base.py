@@ -301,6 +301,16 @@ class EventStore(abc.ABC):
         """The leaf of the event with this id (or unique id prefix), pruned or not."""
         raise UsageError(f"the log at {self.location} keeps no Merkle tree", "run the daemon on a SQLite log")
 
+    # Cursors (store/cursors.py): where a reader of the log that must survive restarts stands.
+
+    @abc.abstractmethod
+    async def cursor(self, name: str) -> str | None:
+        """The value saved under ``name``; None when none was."""
+
+    @abc.abstractmethod
+    async def save_cursor(self, name: str, value: str) -> None:
+        """Save ``value`` under ``name``, replacing what was; durable once it returns."""
+
     @abc.abstractmethod
     async def rebuild_projections(self) -> int:
         """Recreate the query tables from the events; returns the number of sessions."""

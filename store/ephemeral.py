@@ -38,6 +38,7 @@ class EphemeralStore(EventStore):
         self._by_key: dict[tuple[str, str], Event] = {}
         self._sessions: dict[str, SessionInfo] = {}
         self._texts: dict[int, tuple[str, list[str]]] = {}  # seq -> (indexed text, its tokens)
+        self._cursors: dict[str, str] = {}
 
     @property
     def location(self) -> str:
@@ -153,6 +154,12 @@ class EphemeralStore(EventStore):
             blob_bytes,
             0,
         )
+
+    async def cursor(self, name: str) -> str | None:
+        return self._cursors.get(name)
+
+    async def save_cursor(self, name: str, value: str) -> None:
+        self._cursors[name] = value
 
     async def rebuild_projections(self) -> int:
         self._sessions.clear()

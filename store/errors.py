@@ -136,6 +136,13 @@ class Conflict(TokaError):
     exit_code = 6
 
 
+class ExportFailed(TokaError):
+    """The collector an export was sent to could not be reached, or would not take it."""
+
+    code = "export_failed"
+    exit_code = 1
+
+
 def _family(cls: type[TokaError]) -> list[type[TokaError]]:
     return [cls] + [sub for child in cls.__subclasses__() for sub in _family(child)]
 

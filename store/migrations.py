@@ -197,6 +197,19 @@ def m008_usage_requests(db: sqlite3.Connection) -> None:
     )
 
 
+def m009_cursors(db: sqlite3.Connection) -> None:
+    # Where a reader of the log that must survive restarts stands (store/cursors.py): the OTLP
+    # forwarder (daemon/export/forwarder.py) keeps its position and what it holds open here, in
+    # the database the log is in, so the two cannot disagree about which database they belong to.
+    db.execute(
+        """CREATE TABLE cursors (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_us INTEGER NOT NULL
+        ) WITHOUT ROWID"""
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -206,6 +219,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m006_usage_buckets,
     m007_merkle,
     m008_usage_requests,
+    m009_cursors,
 ]
 
 

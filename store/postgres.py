@@ -29,8 +29,10 @@ from typing import Any, TypeVar
 import psycopg
 
 from store.base import CHUNK, AppendResult, EventQuery, EventStore, ProgressCallback, SessionInfo, Stats, VerifyReport
+from store.cursors import READ as READ_CURSOR
+from store.cursors import SAVE as SAVE_CURSOR
 from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
-from store.events import Event, NewEvent
+from store.events import Event, NewEvent, now_us
 from store.postgres_append import CHANNEL, append_batch, forget_old_batches
 from store.postgres_link import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
 from store.postgres_reads import (
@@ -248,6 +250,13 @@ class PostgresStore(EventStore):
     async def disk_bytes(self) -> int:
         rows = await self._read(fetch_rows, "SELECT pg_database_size(current_database())", ())
         return int(rows[0][0])
+
+    async def cursor(self, name: str) -> str | None:
+        rows = await self._read(fetch_rows, READ_CURSOR, (name,))
+        return str(rows[0][0]) if rows else None
+
+    async def save_cursor(self, name: str, value: str) -> None:
+        await self._write(fetch_rows, SAVE_CURSOR + " RETURNING name", (name, value, now_us()))
 
     async def rebuild_projections(self) -> int:
         return await self._write(rebuild_projections)

@@ -141,6 +141,17 @@ STEPS: list[Step] = [
             )""",
         ),
     ),
+    (
+        # Where a reader of the log that must survive restarts stands (store/cursors.py), as SQLite's m009.
+        "p007_cursors",
+        (
+            """CREATE TABLE cursors (
+                name text COLLATE "C" PRIMARY KEY,
+                value text NOT NULL,
+                updated_us bigint NOT NULL
+            )""",
+        ),
+    ),
 ]
 
 MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (

@@ -39,6 +39,7 @@ from store.base import (
     Stats,
     VerifyReport,
 )
+from store.cursors import read_cursor, save_cursor
 from store.damage import Damage, is_corruption, record_damage
 from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
 from store.events import Event, NewEvent, now_us
@@ -292,6 +293,12 @@ class SqliteStore(EventStore):
 
     async def disk_bytes(self) -> int:
         return disk_bytes(self.path)
+
+    async def cursor(self, name: str) -> str | None:
+        return await self._read(read_cursor, name)
+
+    async def save_cursor(self, name: str, value: str) -> None:
+        await self._write(save_cursor, name, value)
 
     async def rebuild_projections(self) -> int:
         return await self._write(rebuild_projections)

@@ -25,6 +25,7 @@ from daemon.config_file import load_settings, read_file
 from daemon.paths import Paths
 from store.errors import ConfigError, TokaError, UnsafePath
 from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
+from toka_cli.doctor_export import export_check
 from toka_cli.doctor_integrations import integration_checks
 from toka_cli.doctor_postgres import postgres_checks
 
@@ -52,6 +53,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         _watched_paths(settings),
         *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
+        export_check(paths),
     ]
     return checks
 

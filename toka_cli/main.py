@@ -34,7 +34,12 @@ class Toka(LazyGroup):
         Lazy("replay", "events", "The session as it stood at a point, in order: a readable transcript, or JSON lines."),
         Lazy("record", "events", "Append an event (or a batch, one JSON payload per line on stdin) to a session."),
         Lazy("import", "transfer", "Import toka exports, Claude Code transcripts (with subagents) and Codex rollouts."),
-        Lazy("export", "transfer", "Export a session as JSON lines, one event per line (the shape of docs/json.md)."),
+        Lazy(
+            "export",
+            "export",
+            "Export sessions: as toka's JSON lines (toka export SESSION), or as OpenTelemetry traces"
+            " (toka export otel).",
+        ),
         Lazy("watch", "watch", "Ingest transcripts as they are written, until Ctrl-C."),
         Lazy(
             "usage",

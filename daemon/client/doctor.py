@@ -18,7 +18,7 @@ from daemon.paths import Paths
 from store.errors import ConfigError, DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
-    from daemon.client.results import DatabaseHealth, PostgresHealth
+    from daemon.client.results import DatabaseHealth, ExportStatus, PostgresHealth, Status
 
 # quick_check reads every page: a large database takes a while, in the daemon as here.
 DATABASE_CHECK_TIMEOUT_S = 300.0
@@ -82,3 +82,11 @@ def clock_offset_us(paths: Paths) -> int:
 def _now_us() -> int:
     # store.events.now_us, without loading blake3 with it
     return time.time_ns() // 1000
+
+
+def export_status(paths: Paths) -> ExportStatus | None:
+    """The forwarder's part of the daemon's ``status``; None when it is off. DaemonUnavailable
+    when no daemon answers (doctor does not start one)."""
+    with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
+        status = cast("Status", client.call("status"))
+    return status.get("export")

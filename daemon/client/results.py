@@ -9,7 +9,9 @@ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 
 from typing import Any, NotRequired, TypedDict
 
-# `toka status` and its parts, likewise.
+# What `toka export otel` sends and the forwarder's status, `toka status` and its parts, likewise.
+from daemon.client.results_otel import ExportStatus as ExportStatus
+from daemon.client.results_otel import OtelExport as OtelExport
 from daemon.client.results_status import AgentAtRisk as AgentAtRisk
 from daemon.client.results_status import ConnectionState as ConnectionState
 from daemon.client.results_status import HeadsStatus as HeadsStatus

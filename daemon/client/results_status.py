@@ -4,6 +4,7 @@ and the parts of the log it reports on. Read through results.py as the other res
 
 from typing import NotRequired, TypedDict
 
+from daemon.client.results_otel import ExportStatus
 from daemon.client.results_upkeep import Damage
 
 
@@ -76,3 +77,4 @@ class Status(TypedDict):
     agents_at_risk: list[AgentAtRisk]
     otel: OtelStatus | None  # null unless otel.listen is set
     heads: HeadsStatus | None  # null when no heads are signed
+    export: ExportStatus | None  # null unless export.otlp.endpoint is set

@@ -7,6 +7,7 @@ from daemon.alerts import ops as alerts
 from daemon.compress import ops as compress
 from daemon.cost import ops as cost
 from daemon.deps import ops as deps
+from daemon.export import ops as export
 from daemon.handoff import ops as handoff
 from daemon.heads import ops as heads
 from daemon.ingest import ops as ingest
@@ -43,5 +44,6 @@ REGISTRY = Registry(
         alerts.OPS,
         heads.OPS,
         ingest.OPS,
+        export.OPS,
     ]
 )

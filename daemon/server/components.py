@@ -14,6 +14,7 @@ from daemon.cost.live import LiveCosts
 from daemon.cost.service import Costs
 from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
+from daemon.export.service import Exporter
 from daemon.handoff.service import Handoffs
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
@@ -53,6 +54,7 @@ def build_components(
         Dependencies: deps,
         Retention: Retention(core.store, lifecycle.agents, refs),
         Costs: costs,
+        Exporter: Exporter(core, costs, refs),
         Alerts: alerts,
         Heads: heads,
         SpoolDrain: spool,

@@ -27,6 +27,7 @@ from daemon.config import Settings
 from daemon.core import Core
 from daemon.cost.service import Costs
 from daemon.deps.graph import Dependencies
+from daemon.export.forwarder import Forwarder
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
 from daemon.memory.context_store import ContextStore
@@ -90,6 +91,7 @@ class Daemon:
         self.costs = Costs(core)
         self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
         self.otel = Endpoint(core)  # serves only when otel.listen is set
+        self.export = Forwarder(core, self.costs.prices)  # sends only when export.otlp.endpoint is set
         services = (self.memory, self.pool, self.states, self.deps, self.costs, self.alerts, self.heads, self.spool)
         self.components = build_components(self, core, self.hub, self.lifecycle, services)
         self.started = time.monotonic()
@@ -124,6 +126,7 @@ class Daemon:
         self.costs.committed(events)
         self.alerts.committed(events, evaluate=own)
         self.heads.committed()
+        self.export.committed(events)
 
     async def _count(self) -> None:
         sessions = await self.store.sessions()
@@ -155,6 +158,7 @@ class Daemon:
             "agents_at_risk": self.lifecycle.at_risk(),
             "otel": self.otel.status(),
             "heads": self.heads.status(),
+            "export": self.export.status(),
         }
 
     @property
@@ -172,6 +176,7 @@ class Daemon:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
         await self.heads.start()  # a key that cannot be read stops start-up, before anything is appended
+        await self.export.start()  # its cursor read before anything is committed
         self.committer.start()
         self.pool.start()
         if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
@@ -252,6 +257,7 @@ class Daemon:
         await self.alerts.stop(self.settings.daemon.shutdown_deadline)
         await self.pool.stop()
         await self.committer.close()
+        await self.export.stop(self.settings.daemon.shutdown_deadline)  # after the last commit: its spans go too
         await self.heads.stop(self.settings.daemon.shutdown_deadline)
         if self.follower is not None:
             await self.follower.stop()

@@ -34,6 +34,7 @@ NAMES = [
     "mcp",
     "codex_notify",
     "daemon_clock",
+    "export",
 ]
 
 

@@ -172,6 +172,7 @@ def test_status_json(example: str) -> None:
         "damaged": None,
         "agents_at_risk": [],
         "otel": None,
+        "export": None,
     }
 
 
@@ -379,6 +380,15 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "otel.token", "value": "", "source": "default", "help": "<help>"},
             {"key": "otel.max_body_bytes", "value": 16 * 1024 * 1024, "source": "default", "help": "<help>"},
             {"key": "otel.max_output_bytes", "value": 64 * 1024, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.endpoint", "value": "", "source": "default", "help": "<help>"},
+            {"key": "export.otlp.headers", "value": {}, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.protocol", "value": "http/protobuf", "source": "default", "help": "<help>"},
+            {"key": "export.otlp.include_content", "value": False, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.session_idle_s", "value": 300.0, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.queue_events", "value": 10_000, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.batch_spans", "value": 512, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.retry_max_s", "value": 60.0, "source": "default", "help": "<help>"},
+            {"key": "export.otlp.request_timeout_s", "value": 10.0, "source": "default", "help": "<help>"},
         ]
     }
 

@@ -58,6 +58,13 @@ FINAL_SCHEMA = [
     ),
     (
         "table",
+        "cursors",
+        "cursors",
+        "CREATE TABLE cursors ( name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_us INTEGER NOT NULL )"
+        " WITHOUT ROWID",
+    ),
+    (
+        "table",
         "events",
         "events",
         "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
@@ -198,6 +205,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m006_usage_buckets",
         "m007_merkle",
         "m008_usage_requests",
+        "m009_cursors",
     ]
 
 
@@ -309,6 +317,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m006_usage_buckets",
         "m007_merkle",
         "m008_usage_requests",
+        "m009_cursors",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs

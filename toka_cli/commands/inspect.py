@@ -16,7 +16,7 @@ from toka_cli.output import console, print_view
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import ConnectionState, Stats, Status, VerifyProblem, VerifyReport
+    from daemon.client.results import ConnectionState, ExportStatus, Stats, Status, VerifyProblem, VerifyReport
 
 
 def status(json_: JsonOpt = False) -> None:
@@ -63,7 +63,24 @@ def _status(info: Status) -> None:
         else:
             received = f"{otel.get('log_records', 0)} log records, {otel.get('metric_points', 0)} metric points"
             rows.append(("otel", f"http://{otel['listen']}: {received}, {otel.get('refused', 0)} requests refused"))
+    export = info.get("export")
+    if export is not None:
+        rows.append(("export", export_line(export)))
     print_view(key_values(rows))
+
+
+def export_line(export: ExportStatus) -> str:
+    """The forwarder, in one line: where it sends, how far behind it is, what it could not send."""
+    if export["error"]:
+        return f"not forwarding: {export['error']}"
+    line = (
+        f"{export['endpoint']}: {export['state']}, {export['sent_spans']} spans sent, {export['behind']} events behind"
+    )
+    if export["dropped_spans"]:
+        line += f", {export['dropped_spans']} spans refused by the collector"
+    if export["last_error"]:
+        line += f"; {export['last_error']}"
+    return line
 
 
 def _connection(state: ConnectionState) -> str:

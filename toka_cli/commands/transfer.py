@@ -1,4 +1,4 @@
-"""`toka import` and `toka export`: toka's own JSON-lines format."""
+"""`toka import` and `toka export [jsonl]`: toka's own JSON-lines format."""
 
 from __future__ import annotations
 
@@ -94,5 +94,4 @@ def export(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("import")(import_)
-    app.command()(export)
+    app.command("import")(import_)  # `export` is a group of its own (toka_cli/commands/export.py)

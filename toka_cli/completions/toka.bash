@@ -9,6 +9,7 @@ _toka_commands() {
         'config') echo 'get path set show' ;;
         'daemon') echo 'logs restart run start status stop' ;;
         'deps') echo 'add order rm show' ;;
+        'export') echo 'jsonl otel' ;;
         'handoff') echo 'chain create list show stats verify' ;;
         'memory') echo 'get history list rm set watch' ;;
         'pool') echo 'get health list put rm stats' ;;
@@ -57,7 +58,9 @@ _toka_options() {
         'deps show') echo '--json -h --help' ;;
         'doctor') echo '--json -h --help' ;;
         'events') echo '-k --kind --since --until -n --limit --last -f --follow --json -h --help' ;;
-        'export') echo '-o --output -h --help' ;;
+        'export') echo '-h --help' ;;
+        'export jsonl') echo '-o --output -h --help' ;;
+        'export otel') echo '--since --until --endpoint --header --include-content --no-content --json -h --help' ;;
         'gc') echo '--vacuum --dry-run --json -h --help' ;;
         'handoff') echo '-h --help' ;;
         'handoff chain') echo '--json -h --help' ;;
@@ -159,8 +162,12 @@ _toka_value() {
         'events|--until') echo '' ;;
         'events|-n') echo '' ;;
         'events|--limit') echo '' ;;
-        'export|-o') echo '@files' ;;
-        'export|--output') echo '@files' ;;
+        'export jsonl|-o') echo '@files' ;;
+        'export jsonl|--output') echo '@files' ;;
+        'export otel|--since') echo '' ;;
+        'export otel|--until') echo '' ;;
+        'export otel|--endpoint') echo '' ;;
+        'export otel|--header') echo '' ;;
         'handoff create|--write') echo '@files' ;;
         'handoff list|--trace') echo '' ;;
         'handoff show|--format') echo 'markdown prompt json' ;;
@@ -254,7 +261,7 @@ _toka_value() {
 # Succeeds when toka completes the arguments of command $1 (names from the daemon, words).
 _toka_asks() {
     case "$1" in
-        'agent pause'|'agent resume'|'agent show'|'agent terminate'|'agent usage'|'completion'|'compress'|'config get'|'config set'|'context'|'events'|'export'|'handoff create'|'note'|'record'|'replay'|'show'|'state get'|'state history'|'state set'|'usage'|'verify') return 0 ;;
+        'agent pause'|'agent resume'|'agent show'|'agent terminate'|'agent usage'|'completion'|'compress'|'config get'|'config set'|'context'|'events'|'export jsonl'|'handoff create'|'note'|'record'|'replay'|'show'|'state get'|'state history'|'state set'|'usage'|'verify') return 0 ;;
         *) return 1 ;;
     esac
 }
