@@ -16,8 +16,12 @@ OPUS_COST = (10 * 5 + 100_000 * 0.5 + 1000 * 25) / 1e6  # $0.07505 a call
 
 
 def usage(client: Any, session: str, agent: str, minutes_ago: float) -> None:
-    client.append([{"session": session, "kind": "usage", "agent": agent, "payload": OPUS,
-                    "ts": time.time() - minutes_ago * 60}])  # fmt: skip
+    """A call ``minutes_ago`` minutes ago, or, that soon after midnight, at the same share of the
+    hour today: it must count in today's cost whatever the time the test runs at."""
+    now = time.time()
+    since_midnight = now - time.mktime(time.localtime(now)[:3] + (0, 0, 0, 0, 0, -1))
+    ago = min(minutes_ago * 60, since_midnight * minutes_ago / 60)
+    client.append([{"session": session, "kind": "usage", "agent": agent, "payload": OPUS, "ts": now - ago}])
 
 
 def test_the_cost_screen_shows_today_the_block_and_the_agents(daemon: Any) -> None:
