@@ -202,8 +202,9 @@ def _received(result: dict[str, Any], would: str) -> None:
         console().print(f"{would}{_VERBS[state]} telemetry export to {otel['endpoint']}")
     elif state == "other":
         console().print(
-            "telemetry: the agent already exports to another endpoint; left as it is (remove that export to send it"
-            " to toka instead)"
+            "telemetry: the agent already exports to another endpoint; left as it is. For both, remove that export"
+            " and rerun this, then set export.otlp.endpoint to that collector: toka forwards each session there as"
+            " traces (docs/otel.md)"
         )
     if otel["listen_set"]:
         console().print(
