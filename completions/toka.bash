@@ -55,7 +55,7 @@ _toka_options() {
         'deps rm') echo '--needs --json -h --help' ;;
         'deps show') echo '--json -h --help' ;;
         'doctor') echo '--json -h --help' ;;
-        'events') echo '-k --kind --since --until -n --limit --last -f --follow --json -h --help' ;;
+        'events') echo '-k --kind --exclude-kind --since --until -n --limit --last -f --follow --json -h --help' ;;
         'export') echo '-o --output -h --help' ;;
         'gc') echo '--vacuum --dry-run --json -h --help' ;;
         'handoff') echo '-h --help' ;;
@@ -89,14 +89,14 @@ _toka_options() {
         'prune') echo '--before --keep-days -s --session --dry-run --json -h --help' ;;
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;
-        'replay') echo '--to --json -h --help' ;;
+        'replay') echo '--to -k --kind --exclude-kind --all --json -h --help' ;;
         'report') echo '-h --help' ;;
         'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live --format --json -h --help' ;;
         'report daily') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report session') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
-        'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --fts --json -h --help' ;;
+        'search') echo '-s --session -a --agent -k --kind --exclude-kind --since --until -n --limit --fts --json -h --help' ;;
         'sessions') echo '--since --until --source --project --json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
         'state') echo '-h --help' ;;
@@ -154,6 +154,7 @@ _toka_value() {
         'deps rm|--needs') echo '' ;;
         'events|-k') echo '' ;;
         'events|--kind') echo '' ;;
+        'events|--exclude-kind') echo '' ;;
         'events|--since') echo '' ;;
         'events|--until') echo '' ;;
         'events|-n') echo '' ;;
@@ -189,6 +190,9 @@ _toka_value() {
         'record|--key') echo '' ;;
         'record|--ts') echo '' ;;
         'replay|--to') echo '' ;;
+        'replay|-k') echo '' ;;
+        'replay|--kind') echo '' ;;
+        'replay|--exclude-kind') echo '' ;;
         'report blocks|--since') echo '' ;;
         'report blocks|--until') echo '' ;;
         'report blocks|-z') echo '' ;;
@@ -232,6 +236,7 @@ _toka_value() {
         'search|--agent') echo '' ;;
         'search|-k') echo '' ;;
         'search|--kind') echo '' ;;
+        'search|--exclude-kind') echo '' ;;
         'search|--since') echo '' ;;
         'search|--until') echo '' ;;
         'search|-n') echo '' ;;

@@ -10,7 +10,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from store.errors import TokaError
-from toka_cli.render import gist, short_ts
+from toka_cli.gists import gist
+from toka_cli.render import short_ts
 from toka_cli.tui.notices import changed_state, compressed, handed_off, verified
 from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, refill, styled_state
 
@@ -166,7 +167,8 @@ class OverviewScreen(TokaScreen):
         table = self.recent
         table.clear()
         for event in list(self.toka.recent)[:RECENT_ROWS]:
-            table.add_row(short_ts(event["ts"])[11:], event["kind"], event["session"], gist(event["payload"], 60))
+            what = gist(event["kind"], event["payload"], 60)
+            table.add_row(short_ts(event["ts"])[11:], event["kind"], event["session"], what)
 
     def _selected(self, table: DataTable[Any]) -> str | None:
         if not table.row_count:

@@ -17,7 +17,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Sparkline, Static
 
 from store.errors import TokaError
-from toka_cli.render import gist, short_ts
+from toka_cli.gists import gist
+from toka_cli.render import short_ts
 from toka_cli.tui.notices import compressed, handed_off, verified
 from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style
 
@@ -158,13 +159,12 @@ class SessionScreen(TokaScreen):
 
     def _row(self, event: Event) -> tuple[Any, ...]:
         payload = event["payload"]
-        line = gist(payload, 200)
+        line = gist(event["kind"], payload, 200)
         call_id = payload.get("tool_use_id") or payload.get("call_id")
         if event["kind"] == "tool.call" and isinstance(call_id, str):
             self.calls[call_id] = event["seq"]
         elif event["kind"] == "tool.result" and isinstance(call_id, str) and call_id in self.calls:
-            outcome = "failed" if payload.get("ok") is False or payload.get("is_error") else "ok"
-            line = f"↳ #{self.calls[call_id]} {outcome}: {line}"
+            line = f"↳ #{self.calls[call_id]} {line}"
         mark = MARKS.get(event["kind"], "")
         kind = Text(event["kind"], style="bold yellow" if event["kind"] in LIFECYCLE_KINDS else "")
         return (
