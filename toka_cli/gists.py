@@ -62,8 +62,11 @@ def plain_gist(payload: Payload) -> str:
 def _usage(payload: Payload) -> str:
     parts = []
     cache = _number(payload, "cache_read_tokens", "cache_creation_tokens", "cached_input_tokens")
+    fresh = _number(payload, "input_tokens")
+    if fresh is not None and isinstance(payload.get("cached_input_tokens"), int):
+        fresh = max(0, fresh - payload["cached_input_tokens"])  # OpenAI counts the cached part in the input
     for label, figure in (
-        ("in", _number(payload, "input_tokens")),
+        ("in", fresh),
         ("cache", cache),
         ("out", _number(payload, "output_tokens")),
     ):

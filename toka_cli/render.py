@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from store.errors import UsageError
@@ -60,6 +60,21 @@ def short_ts(ts: str) -> str:
     except ValueError:
         return ts[:19].replace("T", " ")
     return moment.astimezone(UTC if _UTC["on"] else None).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def local_day(now: datetime) -> date:
+    """The day ``now`` falls on in the zone times are shown in."""
+    return now.astimezone(UTC if _UTC["on"] else None).date()
+
+
+def day_ts(ts: str, today: date) -> str:
+    """The time alone when it is ``today`` (``13:00:05``), else the day and the minute
+    (``2026-01-31 13:00``): a list that stays open shows February's events as February's."""
+    try:
+        moment = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC if _UTC["on"] else None)
+    except ValueError:
+        return ts[:16].replace("T", " ")
+    return moment.strftime("%H:%M:%S") if moment.date() == today else moment.strftime("%Y-%m-%d %H:%M")
 
 
 def short_path(path: str | None, width: int = 32) -> str:
