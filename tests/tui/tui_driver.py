@@ -7,6 +7,7 @@ import html
 import re
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,11 @@ def import_example(client: Client) -> None:
     import_files(client, [EXAMPLE])
 
 
-def drive(scenario: Scenario, size: tuple[int, int] = (100, 30)) -> None:
+def drive(scenario: Scenario, size: tuple[int, int] = (100, 30), clock: Callable[[], datetime] | None = None) -> None:
     """Run the app against the test's daemon and play ``scenario`` with the pilot."""
 
     async def play() -> None:
-        app = TokaApp()
+        app = TokaApp(clock=clock)
         async with app.run_test(size=size) as pilot:
             await scenario(pilot)
 

@@ -181,8 +181,12 @@ class TokaApp(App[None]):
             self.install_screen(SessionScreen(), "session")
         screen = cast("SessionScreen", self.get_screen("session"))
         self.session_name = session
-        screen.show(session, at_seq)
-        self.switch_mode("session")
+        if screen.is_attached and self.client is not None:
+            # Built already: switch once its rows are in, so the screen is drawn once, with them.
+            screen.show(session, at_seq, then=lambda: self.switch_mode("session"))
+        else:
+            screen.show(session, at_seq)
+            self.switch_mode("session")
 
     def action_open_tab(self, mode: str) -> None:
         if mode == "session" and not self.is_screen_installed("session"):

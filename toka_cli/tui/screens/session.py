@@ -28,6 +28,8 @@ from toka_cli.tui.timeline import COLUMNS, RowMaker, context_tokens, payload_vie
 from toka_cli.tui.widgets import TokaScreen, fill_gauge, fill_style
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.app import ComposeResult
 
     from daemon.client.results import Event, EventsPage, Session
@@ -64,6 +66,7 @@ class SessionScreen(TokaScreen):
         self.more = False
         self.curve: list[float] = []
         self.replay_to: int | None = None  # the seq the session is shown as it stood at
+        self.then: Callable[[], object] | None = None  # what show() asked for once the rows are in
         self.rows = RowMaker(date.today())
         self.position = 0  # how many of the session's events the replay point is
         # Held here rather than queried: a worker's answer may arrive while the screen is
@@ -83,9 +86,10 @@ class SessionScreen(TokaScreen):
             yield self.payload
         yield from self.compose_keys()
 
-    def show(self, session: str, at_seq: int | None = None) -> None:
-        """Show ``session`` (at ``at_seq``, as a search hit opens it), from its latest events."""
-        self.session, self.at_seq, self.replay_to = session, at_seq, None
+    def show(self, session: str, at_seq: int | None = None, then: Callable[[], object] | None = None) -> None:
+        """Show ``session`` (at ``at_seq``, as a search hit opens it), from its latest events;
+        ``then`` once its rows are in (the app brings the screen up then: one refresh, not two)."""
+        self.session, self.at_seq, self.replay_to, self.then = session, at_seq, None, then
         self.events, self.later_lifecycle, self.curve = {}, [], []
         self.timeline.clear()
         self.payload.update("")
@@ -117,9 +121,16 @@ class SessionScreen(TokaScreen):
             self.events = {event["seq"]: event for event in page["events"]}
             self.later_lifecycle = []
             self._show_timeline(focus=self.replay_to if self.replay_to is not None else self.at_seq)
+            self._shown()
             await self._read_figures()
         except TokaError as error:
+            self._shown()
             self.show_error(error, title=f"cannot read session {self.session}")
+
+    def _shown(self) -> None:
+        then, self.then = self.then, None
+        if then is not None:
+            then()
 
     async def _read_figures(self) -> None:
         """What the title and the curve show, read after the rows are up."""
