@@ -113,10 +113,9 @@ def fill_session(events: int) -> None:
 def open_session(rounds: int) -> dict[str, float]:
     """Open the session as the dashboard does (enter on a row: ``TokaApp.open_session``) until its
     timeline holds its rows; the first open builds the session screen, later ones reuse it."""
-    from textual.widgets import DataTable
-
     from daemon.client.sync import Client
     from toka_cli.tui.app import TokaApp
+    from toka_cli.tui.rows_view import RowsView
     from toka_cli.tui.screens.session import PAGE
 
     reference = []
@@ -138,7 +137,7 @@ def open_session(rounds: int) -> dict[str, float]:
                 app.open_session(SESSION)
                 while not app.screen.query("#timeline"):
                     await asyncio.sleep(0)
-                table: DataTable[Any] = app.screen.query_one("#timeline", DataTable)
+                table = app.screen.query_one("#timeline", RowsView)
                 while table.row_count < PAGE:
                     await asyncio.sleep(0)
                 times.append(time.perf_counter() - start)

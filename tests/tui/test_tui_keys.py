@@ -14,6 +14,7 @@ from tui_driver import EXAMPLE_SESSION, drive, import_example, rows, screen_text
 
 from daemon.client.sync import Client
 from toka_cli.tui.app import TokaApp
+from toka_cli.tui.rows_view import RowsView
 from toka_cli.tui.screens.cost import CostScreen
 from toka_cli.tui.screens.handoffs import HandoffsScreen
 from toka_cli.tui.screens.memory import MemoryScreen
@@ -116,7 +117,7 @@ def test_the_replay_shows_a_lifecycle_change_right_after_its_cause(daemon: Any) 
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 7, "the timeline")
         kinds = [row.split(" | ")[4] for row in rows(pilot, "#timeline")]
         assert kinds == ["message", "message", "usage", "lifecycle", "message", "message", "message"]
-        table: DataTable[Any] = pilot.app.screen.query_one("#timeline", DataTable)
+        table = pilot.app.screen.query_one("#timeline", RowsView)
         table.focus()
         table.move_cursor(row=2)  # the usage: the change it caused was appended after the batch
         await pilot.press("r")

@@ -12,6 +12,7 @@ from tui_driver import EXAMPLE_SESSION, drive, import_example, in_thread, rows, 
 from daemon.client.transfer import import_files
 from toka_cli.tui.fill_curve import FillCurve
 from toka_cli.tui.modals import HelpScreen
+from toka_cli.tui.rows_view import RowsView
 from toka_cli.tui.screens.session import SessionScreen
 
 
@@ -116,7 +117,7 @@ def test_the_replay_scrubber_shows_the_session_as_it_stood_at_an_event(daemon: A
     async def scenario(pilot: Pilot[None]) -> None:
         await _open_example_session(pilot)
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "the timeline")
-        table = pilot.app.screen.query_one("#timeline", DataTable)
+        table = pilot.app.screen.query_one("#timeline", RowsView)
         table.focus()
         table.move_cursor(row=9)  # seq 10
         await pilot.press("r")

@@ -17,6 +17,7 @@ from textual.widgets import DataTable
 from daemon.client.sync import Client
 from daemon.client.transfer import import_files
 from toka_cli.tui.app import TokaApp
+from toka_cli.tui.rows_view import RowsView
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "session.jsonl"
@@ -60,7 +61,7 @@ async def in_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def rows(pilot: Pilot[None], selector: str) -> list[str]:
     """The rows of a table on the current screen, each as its cells joined by ' | '."""
-    table: DataTable[Any] = pilot.app.screen.query_one(selector, DataTable)
+    table: DataTable[Any] | RowsView = pilot.app.screen.query_one(selector, DataTable | RowsView)
     return [" | ".join(str(cell) for cell in table.get_row_at(index)) for index in range(table.row_count)]
 
 

@@ -16,14 +16,14 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from daemon.client.replay import LIFECYCLE, RAW
 from store.errors import TokaError
 from toka_cli.render import day_ts
-from toka_cli.tui.chrome import Table
 from toka_cli.tui.fill_curve import THRESHOLDS, FillCurve
 from toka_cli.tui.notices import compressed, handed_off, verified
+from toka_cli.tui.rows_view import RowsView
 from toka_cli.tui.timeline import COLUMNS, RowMaker, context_tokens, payload_view, shown_order
 from toka_cli.tui.widgets import TokaScreen, fill_gauge, fill_style
 
@@ -73,8 +73,7 @@ class SessionScreen(TokaScreen):
         # being taken down, when its children can no longer be found.
         self.title_line = Static(self.session, id="session-title")
         self.fill_curve = FillCurve(id="fill-curve")
-        self.timeline: DataTable[Any] = Table(id="timeline", cursor_type="row")
-        self.timeline.add_columns(*COLUMNS)
+        self.timeline = RowsView(COLUMNS, id="timeline")
         self.payload = Static("", id="payload")
 
     def compose(self) -> ComposeResult:
@@ -182,10 +181,8 @@ class SessionScreen(TokaScreen):
 
     def _show_timeline(self, focus: int | None = None) -> None:
         table = self.timeline
-        table.clear()
         self.rows = RowMaker(self.toka.today())
-        for event in shown_order(self.events, self.later_lifecycle):
-            table.add_row(*self.rows.row(event), key=str(event["seq"]))
+        table.set_rows([(str(e["seq"]), self.rows.row(e)) for e in shown_order(self.events, self.later_lifecycle)])
         if not table.row_count:
             return
         if focus is not None and focus in self.events:
@@ -210,12 +207,10 @@ class SessionScreen(TokaScreen):
             curve, last = self.fill_curve, day_ts(event["ts"], self.toka.today())
             curve.show(self.curve[-CURVE_POINTS:], curve.window, curve.thresholds, (curve.span[0], last))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is None:
-            return
-        shown = self.events.get(int(event.row_key.value))
+    def on_rows_view_highlighted(self, event: RowsView.Highlighted) -> None:
+        shown = self.events.get(int(event.key))
         if shown is None:
-            shown = next((e for e in self.later_lifecycle if str(e["seq"]) == event.row_key.value), None)
+            shown = next((e for e in self.later_lifecycle if str(e["seq"]) == event.key), None)
         if shown is not None:
             self.payload.update(payload_view(shown))
 
@@ -259,10 +254,7 @@ class SessionScreen(TokaScreen):
         self.reload()
 
     def action_replay(self) -> None:
-        table = self.timeline
-        if not table.row_count:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        key = self.timeline.cursor_key
         if key is not None:
             self.replay_to = int(key)
             self.reload()
