@@ -132,13 +132,18 @@ class RowsView(ScrollView, can_focus=True):
     def watch_cursor_row(self, row: int) -> None:
         if not self._rows:
             return
-        sight = max(1, self.scrollable_content_region.height - 1)
-        if row < self.scroll_y:
-            self.scroll_to(y=row, animate=False)
-        elif row >= self.scroll_y + sight:
-            self.scroll_to(y=row - sight + 1, animate=False)
+        self._follow_cursor()
+        # Once more after the refresh: new rows change the scroll range only then.
+        self.call_after_refresh(self._follow_cursor)
         self.refresh()
         self.post_message(self.Highlighted(self, self._keys[row]))
+
+    def _follow_cursor(self) -> None:
+        row, sight = self.cursor_row, max(1, self.scrollable_content_region.height - 1)
+        if row < self.scroll_y:
+            self.scroll_to(y=row, animate=False, immediate=True)
+        elif row >= self.scroll_y + sight:
+            self.scroll_to(y=row - sight + 1, animate=False, immediate=True)
 
     def action_move(self, by: int) -> None:
         self.move_cursor(self.cursor_row + by)
