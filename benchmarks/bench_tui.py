@@ -141,7 +141,10 @@ def open_session(rounds: int) -> dict[str, float]:
                 while table.row_count < PAGE:
                     await asyncio.sleep(0)
                 times.append(time.perf_counter() - start)
-                await pilot.pause(0.3)  # let the title and the curve arrive before leaving
+                # The title and the curve are read next: let them arrive before leaving, so that
+                # the next open does not wait behind them on the connection.
+                while any(worker.group == "session" and worker.is_running for worker in app.workers):
+                    await pilot.pause(0.01)
                 app.action_leave_session()
             # The bound under it: switching to the session tab as it is, with nothing to read.
             for _ in range(rounds):

@@ -143,9 +143,11 @@ class SessionScreen(TokaScreen):
             self._show_timeline(focus=self.replay_to)
             counted = await self.toka.call("events.count", session=self.session, **point)
             self.position = counted["events"]
-        usage: EventsPage = await self.toka.call(
-            "events.query", session=self.session, kinds=["usage"], order="desc", limit=CURVE_POINTS, **point
-        )
+        usage: EventsPage = {"session": self.session, "events": [], "more": False}
+        if summary["kinds"].get("usage"):  # else the query would read the whole session to find none
+            usage = await self.toka.call(
+                "events.query", session=self.session, kinds=["usage"], order="desc", limit=CURVE_POINTS, **point
+            )
         try:
             agent = await self.toka.call("agents.get", agent=self.session)
             thresholds = (agent["thresholds"]["warning_pct"], agent["thresholds"]["critical_pct"])
