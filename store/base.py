@@ -206,6 +206,10 @@ class EventStore(abc.ABC):
         """
         return [(event.seq, event.to_json_text()) for event in await self.query(query)]
 
+    async def count(self, query: EventQuery) -> int:
+        """How many events ``query`` matches (its limit and order are not used)."""
+        return sum([1 async for _ in self.scan(query)])
+
     async def scan(self, query: EventQuery, page: int = 5000) -> AsyncIterator[Event]:
         """Every event ``query`` matches, oldest first, read ``page`` at a time (its limit and
         order are not used): for folding a kind of event over the whole log."""

@@ -49,7 +49,7 @@ from store.postgres_reads import (
 from store.postgres_schema import migrate
 from store.postgres_search import hits, search_sql
 from store.postgres_usage import read_usage, sum_usage_rows
-from store.query import where_clause
+from store.query import count_sql, where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
 from store.search import SearchHit, SearchQuery
@@ -211,6 +211,11 @@ class PostgresStore(EventStore):
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
         return [event_of(row) for row in await self._read(fetch_rows, SELECT + sql, params)]
+
+    async def count(self, query: EventQuery) -> int:
+        sql, params = count_sql(query)
+        rows = await self._read(fetch_rows, sql, params)
+        return int(rows[0][0])
 
     async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
         sql, params = where_clause(query)

@@ -4,32 +4,37 @@ placeholders written as psycopg's."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from store.base import EventQuery
 from store.events import Event
+from store.kinds import kind_taken, split_kinds
 from store.search import SearchQuery
-
-
-def _kind_matches(kind: str, patterns: tuple[str, ...]) -> bool:
-    for pattern in patterns:
-        if pattern.endswith(".*"):
-            if kind == pattern[:-2] or kind.startswith(pattern[:-1]):
-                return True
-        elif kind == pattern:
-            return True
-    return False
 
 
 def matches(event: Event, query: EventQuery) -> bool:
     return (
         (query.session is None or event.session == query.session)
-        and (not query.kinds or _kind_matches(event.kind, query.kinds))
+        and kind_taken(event.kind, query.kinds)
         and (query.since is None or event.ts >= query.since)
         and (query.until is None or event.ts < query.until)
         and (query.after_seq is None or event.seq > query.after_seq)
         and (query.before_seq is None or event.seq < query.before_seq)
     )
+
+
+def _kinds_sql(patterns: tuple[str, ...], params: list[Any]) -> str:
+    """``(e.kind = ? OR ...)``: any of ``patterns``, its parameters added to ``params``."""
+    alternatives = []
+    for pattern in patterns:
+        if pattern.endswith(".*"):
+            alternatives.append("(e.kind = ? OR substr(e.kind, 1, ?) = ?)")
+            params += [pattern[:-2], len(pattern) - 1, pattern[:-1]]
+        else:
+            alternatives.append("e.kind = ?")
+            params.append(pattern)
+    return "(" + " OR ".join(alternatives) + ")"
 
 
 def where_clause(query: EventQuery) -> tuple[str, list[Any]]:
@@ -39,16 +44,11 @@ def where_clause(query: EventQuery) -> tuple[str, list[Any]]:
     if query.session is not None:
         terms.append("e.session = ?")
         params.append(query.session)
-    if query.kinds:
-        alternatives = []
-        for pattern in query.kinds:
-            if pattern.endswith(".*"):
-                alternatives.append("(e.kind = ? OR substr(e.kind, 1, ?) = ?)")
-                params += [pattern[:-2], len(pattern) - 1, pattern[:-1]]
-            else:
-                alternatives.append("e.kind = ?")
-                params.append(pattern)
-        terms.append("(" + " OR ".join(alternatives) + ")")
+    wanted, left_out = split_kinds(query.kinds)
+    if wanted:
+        terms.append(_kinds_sql(wanted, params))
+    if left_out:
+        terms.append("NOT " + _kinds_sql(left_out, params))
     for column, op, value in (
         ("e.ts", ">=", query.since),
         ("e.ts", "<", query.until),
@@ -64,6 +64,12 @@ def where_clause(query: EventQuery) -> tuple[str, list[Any]]:
         sql += " LIMIT ?"
         params.append(query.limit)
     return sql, params
+
+
+def count_sql(query: EventQuery) -> tuple[str, list[Any]]:
+    """``SELECT count(*)`` of the events ``query`` matches (its limit and order not used)."""
+    sql, params = where_clause(replace(query, limit=None))
+    return "SELECT count(*) FROM events e" + sql.split(" ORDER BY")[0], params
 
 
 def narrowing_terms(query: SearchQuery) -> tuple[str, list[Any]]:

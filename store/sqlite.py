@@ -46,7 +46,7 @@ from store.events import Event, NewEvent, now_us
 from store.health import disk_bytes
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.query import where_clause
+from store.query import count_sql, where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
@@ -215,6 +215,11 @@ class SqliteStore(EventStore):
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
         return [event_of(row) for row in await self._read(fetch_rows, SELECT + sql, params)]
+
+    async def count(self, query: EventQuery) -> int:
+        sql, params = count_sql(query)
+        rows = await self._read(fetch_rows, sql, params)
+        return int(rows[0][0])
 
     async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
         sql, params = where_clause(query)

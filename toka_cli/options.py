@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from store.errors import UsageError
 from toka_cli.completers import complete_sessions, complete_targets
 
 # The agents whose sessions toka reads, as --source names them.
@@ -39,8 +40,25 @@ SinceOpt = Annotated[
 UntilOpt = Annotated[str | None, typer.Option(help="Only events before this time: ISO-8601, or an age such as 1h.")]
 KindOpt = Annotated[
     list[str] | None,
-    typer.Option("--kind", "-k", help="Only this kind (repeatable); 'tool.*' matches a family."),
+    typer.Option(
+        "--kind", "-k", help="Only this kind (repeatable); 'tool.*' matches a family, '!raw' leaves a kind out."
+    ),
 ]
+ExcludeKindOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude-kind", help="Leave this kind out (repeatable; 'tool.*': a family), as --kind '!KIND'."),
+]
+
+
+def kind_patterns(kinds: list[str] | None, excluded: list[str] | None = None) -> list[str]:
+    """The kinds of --kind and --exclude-kind as the daemon reads them: ``tool.*``, ``!raw``."""
+    patterns = [k.strip() for k in kinds or []] + [f"!{k.strip().removeprefix('!')}" for k in excluded or []]
+    for pattern in patterns:
+        if pattern.removeprefix("!") in ("", "*", ".*") or pattern.startswith("!!"):
+            raise UsageError(
+                f"--kind {pattern!r} names no kind", "name one: --kind message, --kind 'tool.*', --kind '!raw'"
+            )
+    return patterns
 
 
 def project_arg(value: str | None) -> str | None:

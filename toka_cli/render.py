@@ -1,12 +1,11 @@
-"""How toka shows things to people: times, sizes, one-line gists of events, tables."""
+"""How toka shows things to people: times, sizes, tables (the gists of events are in gists.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from store.errors import UsageError
@@ -16,8 +15,6 @@ if TYPE_CHECKING:
 
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-# Keys whose value is the readable text of a payload, most telling first.
-_TEXT_KEYS = ("text", "content", "message", "summary", "output", "command", "name", "title")
 
 
 def when(value: str | None) -> str | None:
@@ -65,6 +62,21 @@ def short_ts(ts: str) -> str:
     return moment.astimezone(UTC if _UTC["on"] else None).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def local_day(now: datetime) -> date:
+    """The day ``now`` falls on in the zone times are shown in."""
+    return now.astimezone(UTC if _UTC["on"] else None).date()
+
+
+def day_ts(ts: str, today: date) -> str:
+    """The time alone when it is ``today`` (``13:00:05``), else the day and the minute
+    (``2026-01-31 13:00``): a list that stays open shows February's events as February's."""
+    try:
+        moment = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC if _UTC["on"] else None)
+    except ValueError:
+        return ts[:16].replace("T", " ")
+    return moment.strftime("%H:%M:%S") if moment.date() == today else moment.strftime("%Y-%m-%d %H:%M")
+
+
 def short_path(path: str | None, width: int = 32) -> str:
     """A project path that fits a column: the home folder as ``~``, then its last parts."""
     if not path:
@@ -85,23 +97,6 @@ def short_path(path: str | None, width: int = 32) -> str:
 
 def percent(pct: float | None) -> str:
     return "-" if pct is None else f"{pct:.0f}%"
-
-
-def gist(payload: dict[str, Any], width: int = 100) -> str:
-    """One line that says what an event's payload is about."""
-    text = None
-    for key in _TEXT_KEYS:
-        value = payload.get(key)
-        if isinstance(value, str) and value.strip():
-            text = value
-            break
-    if text is None and isinstance(payload.get("tool"), str):
-        details = payload.get("input", {k: v for k, v in payload.items() if k != "tool"})
-        text = f"{payload['tool']} {json.dumps(details, ensure_ascii=False, separators=(',', ':'))}"
-    if text is None:
-        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def fill_line(figures: Mapping[str, Any]) -> str:

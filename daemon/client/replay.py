@@ -11,10 +11,31 @@ one whose cause is not in the session (or has been pruned) stays where its seq p
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from daemon.client.results import Event
+from store.kinds import kind_taken
+
+if TYPE_CHECKING:
+    from daemon.client.sync import Client
 
 LIFECYCLE = "lifecycle"
+# What an importer keeps of a line it does not map (progress, snapshots): the bulk of a real
+# session, hidden from transcripts and timelines unless asked for.
+RAW = "raw"
+
+
+def replay_lines(
+    client: Client, session: str, to_seq: int | None = None, kinds: list[str] | None = None
+) -> Iterator[Event]:
+    """The events of ``session`` up to ``to_seq`` (all when None) that ``kinds`` takes (patterns
+    as the daemon reads them: ``tool.*``, ``!raw``), in causal order."""
+    query: dict[str, Any] = {"session": session, "kinds": kinds or []}
+    if to_seq is not None:
+        query["before_seq"] = to_seq + 1
+    taken = kind_taken(LIFECYCLE, tuple(kinds or ()))
+    lifecycle = list(client.iter_events(session=session, kinds=[LIFECYCLE])) if taken else []
+    return causal_order(client.iter_events(**query), lifecycle)
 
 
 def causal_order(events: Iterable[Event], lifecycle: Iterable[Event]) -> Iterator[Event]:

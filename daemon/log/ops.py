@@ -120,6 +120,14 @@ async def events_query(log: EventLog, request: Query, call: Call) -> RawJson:
     return RawJson(f'{{"session":{session},"events":[{texts}],"more":{"true" if more else "false"}}}')
 
 
+@OPS.op("events.count", Query)
+async def events_count(log: EventLog, request: Query, call: Call) -> dict[str, Any]:
+    """How many events the query matches (``limit`` and ``order`` are not used): a position in a
+    session (``before_seq``), or what a kind filter leaves out."""
+    query = request.to_query(await _session(log, request.session), MAX_PAGE)
+    return {"session": query.session, "events": await log.core.store.count(query)}
+
+
 @OPS.op("events.stream", Query)
 async def events_stream(log: EventLog, request: Query, call: Call) -> dict[str, Any]:
     """Every matching event (up to ``limit``), as lines of pages, then the count.

@@ -88,7 +88,7 @@ def test_replay_transcript_stops_at_the_point(example: str) -> None:
         "2026-03-14 09:30:22 #4 main tool.result",
         "2026-03-14 09:30:29 #5 main tool.call",
     ]
-    assert lines[1].startswith("  Login requests time out after 30s")
+    assert lines[1].startswith("  user: Login requests time out after 30s")
 
 
 def test_replay_to_an_unknown_event_is_not_found(example: str) -> None:

@@ -57,6 +57,7 @@ CLIENT_MAY_IMPORT = {
     "daemon.ingest.parser": "an import names the line of each record it reports",
     "daemon.batching": "requests are cut by the bounds the daemon's own batches use",
     "store.events": "the digest a record cut to fit a request keeps of the whole (loaded only then)",
+    "store.kinds": "what a kind filter takes (`tool.*`, `!raw`), as the daemon reads it (a replay's lifecycle)",
 }
 CLI_MAY_IMPORT_IN = {"toka_cli/commands/daemon.py": {"daemon.server.main"}}
 

@@ -79,6 +79,24 @@ async def test_query_by_kind_prefix_matches_the_kind_and_its_subkinds_only(
     assert await seqs(store, kinds=("tool.*", "note.*")) == [2, 4, 5, 7, 9, 10]
 
 
+async def test_a_kind_written_with_a_bang_is_left_out(store: EventStore) -> None:
+    await load(store)
+
+    assert await seqs(store, kinds=("!tool.*",)) == [1, 3, 6, 8, 10]
+    assert await seqs(store, kinds=("!message", "!usage")) == [2, 4, 5, 6, 7, 9, 10]
+    assert await seqs(store, kinds=("tool.*", "!tool.call")) == [4, 5, 7]
+    assert await seqs(store, session="alpha", kinds=("tool.*", "!tool.call.*")) == [4, 5]
+
+
+async def test_count_is_how_many_events_a_query_matches_whatever_its_limit(store: EventStore) -> None:
+    await load(store)
+
+    assert await store.count(EventQuery()) == 10
+    assert await store.count(EventQuery(session="alpha", before_seq=8)) == 5
+    assert await store.count(EventQuery(kinds=("!tool.*",), limit=2, order="desc")) == 5
+    assert await store.count(EventQuery(session="gamma")) == 0
+
+
 async def test_query_by_time_includes_since_and_excludes_until(store: EventStore) -> None:
     await load(store)
 

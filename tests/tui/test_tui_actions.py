@@ -13,7 +13,7 @@ from toka_cli.tui.screens.overview import OverviewScreen
 
 
 async def _select_agent(pilot: Pilot[None], agent: str) -> None:
-    await wait_until(pilot, lambda: any(row.startswith(agent) for row in rows(pilot, "#agents")), f"agent {agent}")
+    await wait_until(pilot, lambda: any(agent in row for row in rows(pilot, "#agents")), f"agent {agent}")
     table: DataTable[Any] = pilot.app.screen.query_one("#agents", DataTable)
     table.focus()
     table.move_cursor(row=table.get_row_index(agent))

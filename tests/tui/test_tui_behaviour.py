@@ -54,7 +54,7 @@ def test_the_main_screens_fit_80_by_24(daemon: Any) -> None:
         text = await wait_until(pilot, overview, "the overview")
         lines = [line for line in text.splitlines() if line.strip()]
         assert tuple(pilot.app.size) == (80, 24)
-        assert "Terminate" in lines[-1] and "Quit" in lines[-1]
+        assert all(key in lines[-1] for key in ("? Help", "q Quit", "Terminate"))
         await pilot.app.push_screen(SessionScreen(EXAMPLE_SESSION))
         await wait_until(pilot, lambda: len(rows(pilot, "#timeline")) == 23, "the timeline")
         text = await wait_until(
@@ -102,3 +102,16 @@ def test_toka_tui_is_a_registered_command_that_loads_the_app_lazily() -> None:
     result = CliRunner().invoke(app, ["tui", "--help"])
     assert result.exit_code == 0
     assert "dashboard" in result.output
+
+
+def test_the_first_frame_imports_only_the_overview() -> None:
+    probe = (
+        "import sys\n"
+        "import toka_cli.tui.app\n"
+        "later = ('markdown_it', 'toka_cli.tui.screens.handoffs', 'toka_cli.tui.screens.session',\n"
+        "         'toka_cli.tui.screens.search', 'toka_cli.tui.modals', 'rich.syntax')\n"
+        "print([m for m in later if m in sys.modules])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"

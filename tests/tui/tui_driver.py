@@ -7,6 +7,7 @@ import html
 import re
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from textual.widgets import DataTable
 from daemon.client.sync import Client
 from daemon.client.transfer import import_files
 from toka_cli.tui.app import TokaApp
+from toka_cli.tui.rows_view import RowsView
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "session.jsonl"
@@ -30,11 +32,11 @@ def import_example(client: Client) -> None:
     import_files(client, [EXAMPLE])
 
 
-def drive(scenario: Scenario, size: tuple[int, int] = (100, 30)) -> None:
+def drive(scenario: Scenario, size: tuple[int, int] = (100, 30), clock: Callable[[], datetime] | None = None) -> None:
     """Run the app against the test's daemon and play ``scenario`` with the pilot."""
 
     async def play() -> None:
-        app = TokaApp()
+        app = TokaApp(clock=clock)
         async with app.run_test(size=size) as pilot:
             await scenario(pilot)
 
@@ -59,7 +61,7 @@ async def in_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def rows(pilot: Pilot[None], selector: str) -> list[str]:
     """The rows of a table on the current screen, each as its cells joined by ' | '."""
-    table: DataTable[Any] = pilot.app.screen.query_one(selector, DataTable)
+    table: DataTable[Any] | RowsView = pilot.app.screen.query_one(selector, DataTable | RowsView)
     return [" | ".join(str(cell) for cell in table.get_row_at(index)) for index in range(table.row_count)]
 
 

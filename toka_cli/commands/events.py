@@ -11,9 +11,19 @@ import typer
 
 from store.errors import NotFound, UsageError
 from toka_cli.call import connection
-from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SessionArg, SinceOpt, UntilOpt
+from toka_cli.gists import gist
+from toka_cli.options import (
+    ExcludeKindOpt,
+    JsonOpt,
+    KindOpt,
+    LimitOpt,
+    SessionArg,
+    SinceOpt,
+    UntilOpt,
+    kind_patterns,
+)
 from toka_cli.output import console, emit, emit_lines, note, plain, styled
-from toka_cli.render import gist, short_ts, when
+from toka_cli.render import short_ts, when
 
 if TYPE_CHECKING:
     from daemon.client.results import Event
@@ -21,7 +31,8 @@ if TYPE_CHECKING:
 
 def _line(event: Event) -> None:
     agent = event["agent"] or "-"
-    line = f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {gist(event['payload'])}"
+    what = gist(event["kind"], event["payload"])
+    line = f"{event['seq']:>7}  {short_ts(event['ts'])}  {agent:<12}  {event['kind']:<14}  {what}"
     sys.stdout.write(plain(line) + "\n")
     sys.stdout.flush()  # --follow: each event as it commits
 
@@ -29,6 +40,7 @@ def _line(event: Event) -> None:
 def events(
     session: SessionArg,
     kind: KindOpt = None,
+    exclude_kind: ExcludeKindOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: LimitOpt = None,
@@ -39,7 +51,8 @@ def events(
     json_: JsonOpt = False,
 ) -> None:
     """List a session's events, oldest first; with --json, one JSON object per line."""
-    query: dict[str, Any] = {"session": session, "kinds": kind or [], "since": when(since), "until": when(until)}
+    kinds = kind_patterns(kind, exclude_kind)
+    query: dict[str, Any] = {"session": session, "kinds": kinds, "since": when(since), "until": when(until)}
     query = {k: v for k, v in query.items() if v not in (None, [])}
     with connection() as client:
         head = None
@@ -58,7 +71,7 @@ def events(
             found = iter(reversed(list(found)))
         emit_lines(found, json_, _line)
         if head is not None:
-            emit_lines(client.subscribe(session=session, kinds=kind or [], after_seq=head), json_, _line)
+            emit_lines(client.subscribe(session=session, kinds=kinds, after_seq=head), json_, _line)
 
 
 def replay(
@@ -66,35 +79,48 @@ def replay(
     to: Annotated[
         str | None, typer.Option("--to", help="Stop at this event: a seq number or an event id (prefix).")
     ] = None,
+    kind: KindOpt = None,
+    exclude_kind: ExcludeKindOpt = None,
+    all_kinds: Annotated[
+        bool, typer.Option("--all", help="Show raw records too (the transcript hides them unless --kind names them).")
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
     """The session as it stood at a point, in order: a readable transcript, or JSON lines.
 
     Each lifecycle change comes right after the event that caused it (the usage that crossed a
-    threshold), also when it was appended later, as after an import's batch.
+    threshold), also when it was appended later, as after an import's batch. The transcript
+    leaves out raw records (what toka kept of lines it does not map, such as progress), saying
+    how many; --all shows them. --json prints every event unless --kind or --exclude-kind says
+    otherwise.
     """
-    from daemon.client.replay import LIFECYCLE, causal_order
+    from daemon.client.replay import RAW, replay_lines
 
+    kinds = kind_patterns(kind, exclude_kind)
+    hide_raw = not (kinds or all_kinds or json_)
     with connection() as client:
-        query: dict[str, Any] = {"session": session}
+        to_seq = None
         if to is not None:
             point = client.call("events.get", **({"seq": int(to)} if to.isdigit() else {"id": to}))
-            seq = int(point["seq"])
-            if not any(client.iter_events(session=session, after_seq=seq - 1, before_seq=seq + 1, limit=1)):
+            to_seq = int(point["seq"])
+            if not any(client.iter_events(session=session, after_seq=to_seq - 1, before_seq=to_seq + 1, limit=1)):
                 raise UsageError(
                     f"event {to} is not in session {session} (it is in {point['session']})",
                     f"toka events {session} lists the session's events",
                 )
-            query["before_seq"] = seq + 1
-        lifecycle = list(client.iter_events(session=session, kinds=[LIFECYCLE]))
-        emit_lines(causal_order(client.iter_events(**query), lifecycle), json_, _transcript_entry)
+        emit_lines(replay_lines(client, session, to_seq, [f"!{RAW}"] if hide_raw else kinds), json_, _transcript_entry)
+        if hide_raw:
+            up_to: dict[str, Any] = {} if to_seq is None else {"before_seq": to_seq + 1}
+            hidden = client.call("events.count", session=session, kinds=[RAW], **up_to)["events"]
+            if hidden:
+                note(f"{hidden:,} raw record{'s' if hidden != 1 else ''} left out (toka replay --all shows them)")
 
 
 def _transcript_entry(event: Event) -> None:
     who = f" {plain(event['agent'])}" if event["agent"] else ""
     when = styled(f"{short_ts(event['ts'])} #{event['seq']}", "dim")
     head = f"{when}{who} {styled(plain(event['kind']), 'bold')}"
-    sys.stdout.write(f"{head}\n  {plain(gist(event['payload'], width=400))}\n")
+    sys.stdout.write(f"{head}\n  {plain(gist(event['kind'], event['payload'], width=400))}\n")
 
 
 def _read_payloads(payload: str | None) -> list[tuple[str, Any]]:

@@ -9,7 +9,7 @@ import typer
 
 from toka_cli.call import call_and_show
 from toka_cli.completers import complete_sessions, complete_targets
-from toka_cli.options import JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt
+from toka_cli.options import ExcludeKindOpt, JsonOpt, KindOpt, LimitOpt, SinceOpt, UntilOpt, kind_patterns
 from toka_cli.output import console, print_view
 from toka_cli.render import short_ts, table, when
 
@@ -62,6 +62,7 @@ def search(
     ] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only events of this agent.")] = None,
     kind: KindOpt = None,
+    exclude_kind: ExcludeKindOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: LimitOpt = None,
@@ -88,7 +89,7 @@ def search(
         query=query,
         session=session,
         agent=agent,
-        kinds=kind or None,
+        kinds=kind_patterns(kind, exclude_kind) or None,
         since=when(since),
         until=when(until),
         limit=limit,

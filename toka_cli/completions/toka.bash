@@ -57,7 +57,7 @@ _toka_options() {
         'deps rm') echo '--needs --json -h --help' ;;
         'deps show') echo '--json -h --help' ;;
         'doctor') echo '--json -h --help' ;;
-        'events') echo '-k --kind --since --until -n --limit --last -f --follow --json -h --help' ;;
+        'events') echo '-k --kind --exclude-kind --since --until -n --limit --last -f --follow --json -h --help' ;;
         'export') echo '-h --help' ;;
         'export jsonl') echo '-o --output -h --help' ;;
         'export otel') echo '--since --until --endpoint --header --include-content --no-content --json -h --help' ;;
@@ -93,14 +93,14 @@ _toka_options() {
         'prune') echo '--before --keep-days -s --session --dry-run --json -h --help' ;;
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;
-        'replay') echo '--to --json -h --help' ;;
+        'replay') echo '--to -k --kind --exclude-kind --all --json -h --help' ;;
         'report') echo '-h --help' ;;
         'report blocks') echo '--since --until -z --timezone --source --project --token-limit --cost-limit --breakdown --live --format --json -h --help' ;;
         'report daily') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report session') echo '--since --until -z --timezone --source --project --breakdown --compare --format --json -h --help' ;;
         'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
-        'search') echo '-s --session -a --agent -k --kind --since --until -n --limit --fts --json -h --help' ;;
+        'search') echo '-s --session -a --agent -k --kind --exclude-kind --since --until -n --limit --fts --json -h --help' ;;
         'sessions') echo '--since --until --source --project --json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
         'state') echo '-h --help' ;;
@@ -158,6 +158,7 @@ _toka_value() {
         'deps rm|--needs') echo '' ;;
         'events|-k') echo '' ;;
         'events|--kind') echo '' ;;
+        'events|--exclude-kind') echo '' ;;
         'events|--since') echo '' ;;
         'events|--until') echo '' ;;
         'events|-n') echo '' ;;
@@ -197,6 +198,9 @@ _toka_value() {
         'record|--key') echo '' ;;
         'record|--ts') echo '' ;;
         'replay|--to') echo '' ;;
+        'replay|-k') echo '' ;;
+        'replay|--kind') echo '' ;;
+        'replay|--exclude-kind') echo '' ;;
         'report blocks|--since') echo '' ;;
         'report blocks|--until') echo '' ;;
         'report blocks|-z') echo '' ;;
@@ -241,6 +245,7 @@ _toka_value() {
         'search|--agent') echo '' ;;
         'search|-k') echo '' ;;
         'search|--kind') echo '' ;;
+        'search|--exclude-kind') echo '' ;;
         'search|--since') echo '' ;;
         'search|--until') echo '' ;;
         'search|-n') echo '' ;;

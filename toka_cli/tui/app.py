@@ -11,27 +11,58 @@ import asyncio
 import os
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, ClassVar
+from datetime import UTC, date, datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 
 from daemon.client.aio import AsyncClient
 from store.errors import DaemonUnavailable, TokaError
-from toka_cli.tui.modals import HelpScreen
-from toka_cli.tui.screens.cost import CostScreen
-from toka_cli.tui.screens.handoffs import HandoffsScreen
-from toka_cli.tui.screens.memory import MemoryScreen
+from toka_cli.render import local_day
+from toka_cli.tui.chrome import TABS
 from toka_cli.tui.screens.overview import OverviewScreen
-from toka_cli.tui.screens.search import SearchScreen
 from toka_cli.tui.widgets import LIFECYCLE_KINDS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from textual.screen import Screen
+
     from daemon.client.results import Event, EventsPage, Status
     from daemon.paths import Paths
+    from toka_cli.tui.screens.session import SessionScreen
     from toka_cli.tui.widgets import TokaScreen
+
+
+def _handoffs() -> Screen[None]:
+    # Each screen but the first is imported when it first opens: the handoffs screen brings
+    # Markdown (markdown_it), which would otherwise delay the first frame.
+    from toka_cli.tui.screens.handoffs import HandoffsScreen
+
+    return HandoffsScreen()
+
+
+def _search() -> Screen[None]:
+    from toka_cli.tui.screens.search import SearchScreen
+
+    return SearchScreen()
+
+
+def _memory() -> Screen[None]:
+    from toka_cli.tui.screens.memory import MemoryScreen
+
+    return MemoryScreen()
+
+
+def _cost() -> Screen[None]:
+    from toka_cli.tui.screens.cost import CostScreen
+
+    return CostScreen()
+
 
 # Seconds between attempts to reach a daemon that went away.
 RETRY_S = 1.0
@@ -45,31 +76,32 @@ FIRST_FRAME_MARKER = b"toka-tui: first frame\n"
 class TokaApp(App[None]):
     CSS_PATH = "toka.tcss"
     TITLE = "toka"
-    # The footer needs the width for toka's own keys at 80 columns.
-    ENABLE_COMMAND_PALETTE = False
     MODES: ClassVar[dict[str, Any]] = {
         "overview": OverviewScreen,
-        "handoffs": HandoffsScreen,
-        "search": SearchScreen,
-        "memory": MemoryScreen,
-        "cost": CostScreen,
+        "handoffs": _handoffs,
+        "search": _search,
+        "memory": _memory,
+        "cost": _cost,
+        "session": "session",  # installed when a session is first opened
     }
     DEFAULT_MODE = "overview"
+    # One meaning per key on every screen (docs/tui.md lists them): the screens' own keys never
+    # reuse these, nor each other's.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "switch_mode('overview')", "Overview", id="app.overview", show=False),
-        Binding("2", "switch_mode('handoffs')", "Handoffs", id="app.handoffs", show=False),
-        Binding("3", "switch_mode('search')", "Search", id="app.search", show=False),
-        Binding("4", "switch_mode('memory')", "Memory", id="app.memory", show=False),
-        Binding("5", "switch_mode('cost')", "Cost", id="app.cost", show=False),
-        Binding("question_mark", "help", "Help", id="app.help"),
+        *(Binding(key, f"open_tab('{mode}')", label, id=f"app.{mode}", show=False) for mode, key, label in TABS),
+        Binding("slash", "find", "Search", key_display="/", id="app.find", show=False),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
     offline: reactive[str] = reactive("")
+    session_name: reactive[str] = reactive("")  # the session last opened, named in the tab bar
 
-    def __init__(self, paths: Paths | None = None) -> None:
+    def __init__(self, paths: Paths | None = None, clock: Callable[[], datetime] | None = None) -> None:
         super().__init__()
         self.paths = paths
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.came_from = "overview"  # where `escape` goes back to from a session
         self.client: AsyncClient | None = None
         self.listeners: set[TokaScreen] = set()
         self.status: Status | None = None
@@ -135,7 +167,58 @@ class TokaApp(App[None]):
             self._arrivals.popleft()
         return len(self._arrivals) / RATE_WINDOW_S
 
+    def today(self) -> date:
+        """The day times are compared with: a time of another day is shown with its date."""
+        return local_day(self.clock())
+
+    def open_session(self, session: str, at_seq: int | None = None) -> None:
+        """Show ``session`` (at ``at_seq``) on the session tab, one screen made once and reused."""
+        from toka_cli.tui.screens.session import SessionScreen
+
+        if self.current_mode != "session":
+            self.came_from = self.current_mode
+        if not self.is_screen_installed("session"):
+            self.install_screen(SessionScreen(), "session")
+        screen = cast("SessionScreen", self.get_screen("session"))
+        self.session_name = session
+        if screen.is_attached and self.client is not None:
+            # Built already: switch once its rows are in, so the screen is drawn once, with them.
+            screen.show(session, at_seq, then=lambda: self.switch_mode("session"))
+        else:
+            screen.show(session, at_seq)
+            self.switch_mode("session")
+
+    def action_open_tab(self, mode: str) -> None:
+        if mode == "session" and not self.is_screen_installed("session"):
+            self.notify("no session open yet: press enter on one in Overview or Search")
+            return
+        if mode != self.current_mode:
+            self.switch_mode(mode)
+
+    def action_leave_session(self) -> None:
+        self.switch_mode(self.came_from)
+
+    def action_find(self) -> None:
+        """`/` on any screen: to Search, with the cursor in its query."""
+        self.switch_mode("search")
+        self.call_after_refresh(lambda: self.screen.run_action("focus_query"))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """The command palette (ctrl+p): the tabs, then this screen's actions, then Textual's own."""
+        for mode, key, label in TABS:
+            switch = partial(self.action_open_tab, mode)
+            yield SystemCommand(f"{label} ({key})", f"switch to the {label.lower()} tab", switch)
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if binding.id and binding.description and not binding.id.startswith("app."):
+                help_text = f"key {binding.key_display or self.get_key_display(binding)}"
+                run = partial(self.run_action, binding.action, active.node)
+                yield SystemCommand(binding.description, help_text, run)
+        yield from super().get_system_commands(screen)
+
     def action_help(self) -> None:
+        from toka_cli.tui.modals import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         shown = [

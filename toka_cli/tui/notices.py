@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toka_cli.tui.modals import ErrorScreen
-
 if TYPE_CHECKING:
     from daemon.client.results import Agent, Compression, Handoff, VerifyReport
     from toka_cli.tui.widgets import TokaScreen
@@ -32,6 +30,8 @@ def changed_state(agent: Agent) -> str:
 
 def verified(screen: TokaScreen, report: VerifyReport) -> str | None:
     """A clean log is a notification; problems are a modal, since they need reading."""
+    from toka_cli.tui.modals import ErrorScreen
+
     if report["ok"]:
         return f"verified {report['events']:,} events: the log is intact"
     lines = [

@@ -11,11 +11,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from store.errors import TokaError
-from toka_cli.tui.modals import ConfirmScreen, ErrorScreen
+from toka_cli.tui.chrome import KeyBar, TabBar
 
 if TYPE_CHECKING:
     from collections import deque
     from collections.abc import Callable
+    from datetime import date
 
     from textual.app import ComposeResult
 
@@ -37,6 +38,8 @@ LIFECYCLE_KINDS = frozenset(
     {"lifecycle", "compression", "compaction", "handoff", "hook.pre_compact", "pool.pressure", "summary"}
 )
 GAUGE_WIDTH = 10
+# Session names up to this long are shown whole in narrow columns.
+SHORT_NAME = 20
 
 
 def fill_style(pct: float | None, state: str | None = None, thresholds: Thresholds | None = None) -> str:
@@ -93,6 +96,10 @@ class Dashboard(Protocol):
 
     def events_per_second(self) -> float: ...
 
+    def today(self) -> date: ...
+
+    def open_session(self, session: str, at_seq: int | None = None) -> None: ...
+
 
 class TokaScreen(Screen[None]):
     """A screen that reads from the daemon: reloaded on (re)connect, told of each live event."""
@@ -101,8 +108,16 @@ class TokaScreen(Screen[None]):
     def toka(self) -> Dashboard:
         return cast("Dashboard", self.app)
 
-    def compose_banner(self) -> ComposeResult:
+    # The tab this screen is (toka_cli.tui.chrome.TABS).
+    TAB = ""
+
+    def compose_top(self) -> ComposeResult:
+        """The tab bar and the offline banner, at the top of every screen."""
+        yield TabBar(self.TAB)
         yield Banner(id="banner")
+
+    def compose_keys(self) -> ComposeResult:
+        yield KeyBar(compact=True)
 
     def on_mount(self) -> None:
         self.toka.listeners.add(self)
@@ -124,11 +139,15 @@ class TokaScreen(Screen[None]):
         """An event that just committed, from the app's subscription."""
 
     def show_error(self, error: TokaError, title: str = "error") -> None:
+        from toka_cli.tui.modals import ErrorScreen
+
         self.app.push_screen(ErrorScreen(error.message, error.hint, title=title))
 
     @work(group="action")
     async def act(self, question: str | None, op: str, args: dict[str, Any], done: Callable[[Any], str | None]) -> None:
         """Ask first when ``question`` is given, call ``op``, then say what happened or show the error."""
+        from toka_cli.tui.modals import ConfirmScreen
+
         if question is not None and not await self.app.push_screen_wait(ConfirmScreen(question)):
             return
         try:
@@ -164,3 +183,16 @@ def refill(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[str | Text]
         table.add_row(*cells, key=row_key)
     if keep_cursor and table.row_count:
         table.move_cursor(row=min(keep, table.row_count - 1))
+
+
+def short_names(sessions: set[str]) -> dict[str, str]:
+    """Each session name as it fits a narrow column: whole up to SHORT_NAME characters, else its
+    shortest prefix of at least 8 that no other has, with an ellipsis (a uuid is told apart by
+    its first 8 characters, and the text beside it gets the width the whole id would take)."""
+    names = {}
+    for session in sessions:
+        length = 8
+        while length < len(session) and any(o != session and o.startswith(session[:length]) for o in sessions):
+            length += 1
+        names[session] = session if len(session) <= max(SHORT_NAME, length) else session[:length] + "…"
+    return names

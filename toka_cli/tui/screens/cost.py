@@ -10,12 +10,13 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from daemon.client.zone import local_timezone
 from store.errors import TokaError
 from toka_cli.block_views import local, zone
 from toka_cli.cost_views import compact, dollars
+from toka_cli.tui.chrome import Table
 from toka_cli.tui.widgets import TokaScreen, fill_gauge
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ REFRESH_S = 30.0
 
 
 class CostScreen(TokaScreen):
+    TAB = "cost"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "refresh", "Refresh", id="cost.refresh"),
     ]
@@ -41,19 +43,18 @@ class CostScreen(TokaScreen):
         self._settling: Timer | None = None
         self.today = Static("connecting to the daemon…", id="cost-today")
         self.block = Static("", id="cost-block")
-        self.agents: DataTable[Any] = DataTable(id="cost-agents", cursor_type="row", zebra_stripes=True)
+        self.agents: DataTable[Any] = Table(id="cost-agents", cursor_type="row", zebra_stripes=True)
         self.agents.add_columns("agent", "source", "calls", "tokens", "cost")
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield from self.compose_banner()
+        yield from self.compose_top()
         yield Label("Today", classes="section")
         yield self.today
         yield Label("5-hour block", classes="section")
         yield self.block
         yield Label("Agents today", classes="section")
         yield self.agents
-        yield Footer(compact=True)
+        yield from self.compose_keys()
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Markdown, Static
+from textual.widgets import DataTable, Markdown, Static
 
 from store.errors import TokaError
-from toka_cli.render import percent, short_ts
+from toka_cli.render import day_ts, percent
+from toka_cli.tui.chrome import Table
 from toka_cli.tui.widgets import TokaScreen
 
 if TYPE_CHECKING:
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
 
 class HandoffsScreen(TokaScreen):
+    TAB = "handoffs"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "copy_prompt", "Copy prompt", id="handoffs.copy"),
+        Binding("y", "copy_prompt", "Copy prompt", id="handoffs.copy"),
         Binding("g", "refresh", "Refresh", id="handoffs.refresh"),
     ]
 
@@ -32,15 +34,14 @@ class HandoffsScreen(TokaScreen):
         self.rendered: str | None = None  # the handoff whose document the Markdown widget holds
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield from self.compose_banner()
-        table: DataTable[Any] = DataTable(id="handoffs", cursor_type="row", zebra_stripes=True)
+        yield from self.compose_top()
+        table: DataTable[Any] = Table(id="handoffs", cursor_type="row", zebra_stripes=True)
         table.add_columns("id", "time", "trace", "from", "to", "reason", "fill", "active")
         yield table
         yield Static("", id="handoff-chain")
         with VerticalScroll(id="handoff-doc-box"):
             yield Markdown("Select a handoff to read its document.", id="handoff-doc")
-        yield Footer(compact=True)
+        yield from self.compose_keys()
 
     def reload(self) -> None:
         self._load()
@@ -64,10 +65,11 @@ class HandoffsScreen(TokaScreen):
         table: DataTable[Any] = self.query_one("#handoffs", DataTable)
         table.clear()
         handoffs = listed["handoffs"]
+        today = self.toka.today()
         for handoff in reversed(handoffs) if _oldest_first(handoffs) else handoffs:
             table.add_row(
                 handoff["id"][:12],
-                short_ts(handoff["ts"]),
+                day_ts(handoff["ts"], today),
                 handoff.get("trace") or "-",
                 handoff.get("predecessor") or handoff["session"],
                 handoff.get("successor") or "-",

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.text import Text
 from textual import work
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from store.errors import TokaError
-from toka_cli.render import short_ts, size
+from toka_cli.render import day_ts, size
+from toka_cli.tui.chrome import Table
 from toka_cli.tui.widgets import TokaScreen, fill_gauge
 
 if TYPE_CHECKING:
@@ -21,20 +22,20 @@ if TYPE_CHECKING:
 
 
 class MemoryScreen(TokaScreen):
+    TAB = "memory"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "refresh", "Refresh", id="memory.refresh"),
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield from self.compose_banner()
+        yield from self.compose_top()
         yield Label("Pool", classes="section")
         yield Static("", id="pool")
         yield Label("Context store", classes="section")
-        table: DataTable[Any] = DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Any] = Table(id="entries", cursor_type="row", zebra_stripes=True)
         table.add_columns("scope", "key", "version", "pinned", "set", "value")
         yield table
-        yield Footer(compact=True)
+        yield from self.compose_keys()
 
     def reload(self) -> None:
         self._load()
@@ -66,6 +67,7 @@ class MemoryScreen(TokaScreen):
         self.query_one("#pool", Static).update(line)
         table: DataTable[Any] = self.query_one("#entries", DataTable)
         table.clear()
+        today = self.toka.today()
         for entry in listed["entries"]:
             value = json.dumps(entry["value"], ensure_ascii=False)
             table.add_row(
@@ -73,6 +75,6 @@ class MemoryScreen(TokaScreen):
                 entry["key"],
                 str(entry["version"]),
                 "yes" if entry.get("pinned") else "",
-                short_ts(entry["set_ts"]),
+                day_ts(entry["set_ts"], today),
                 value if len(value) <= 60 else value[:59] + "…",
             )

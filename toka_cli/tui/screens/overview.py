@@ -7,12 +7,22 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.text import Text
 from textual import work
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from store.errors import TokaError
-from toka_cli.render import gist, short_ts
+from toka_cli.gists import gist
+from toka_cli.render import day_ts
+from toka_cli.tui.chrome import Table
 from toka_cli.tui.notices import changed_state, compressed, handed_off, verified
-from toka_cli.tui.widgets import LIFECYCLE_KINDS, TokaScreen, fill_gauge, fill_style, refill, styled_state
+from toka_cli.tui.widgets import (
+    LIFECYCLE_KINDS,
+    TokaScreen,
+    fill_gauge,
+    fill_style,
+    refill,
+    short_names,
+    styled_state,
+)
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
@@ -32,14 +42,15 @@ RECENT_ROWS = 20
 
 
 class OverviewScreen(TokaScreen):
+    TAB = "overview"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_session", "Open", id="overview.open", show=False),
         Binding("c", "compress", "Compress", id="overview.compress"),
         Binding("h", "handoff", "Handoff", id="overview.handoff"),
-        Binding("v", "verify", "Verify", id="overview.verify"),
-        Binding("p", "pause", "Pause", id="overview.pause"),
-        Binding("r", "resume", "Resume", id="overview.resume"),
+        Binding("v", "verify", "Verify", id="overview.verify", show=False),
+        Binding("p", "pause", "Pause/resume", id="overview.pause"),
         Binding("t", "terminate", "Terminate", id="overview.terminate"),
+        Binding("g", "refresh", "Refresh", id="overview.refresh", show=False),
     ]
 
     def __init__(self) -> None:
@@ -47,20 +58,20 @@ class OverviewScreen(TokaScreen):
         self._agents_stale = False
         self._sessions_stale = False
         self.pool: PoolStats | None = None
+        self.agent_states: dict[str, str] = {}
         self._loading = False  # a _load is under way
         # Held here rather than queried: a timer or a worker may still run while the screen
         # is being taken down, when its children can no longer be found.
         self.status_line = Static("connecting to the daemon…", id="status")
-        self.agents: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
-        self.agents.add_columns("agent", "fill", "state", "window", "model")
-        self.sessions: DataTable[Any] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        self.agents: DataTable[Any] = Table(id="agents", cursor_type="row", zebra_stripes=True)
+        self.agents.add_columns("state", "fill", "agent", "window", "model")
+        self.sessions: DataTable[Any] = Table(id="sessions", cursor_type="row", zebra_stripes=True)
         self.sessions.add_columns("session", "fill", "events", "last event", "model")
-        self.recent: DataTable[Any] = DataTable(id="recent", cursor_type="row", show_header=False)
-        self.recent.add_columns("time", "kind", "session", "what")
+        self.recent: DataTable[Any] = Table(id="recent", cursor_type="row", show_header=False)
+        self.recent.add_columns("time", "kind", "what", "session")
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield from self.compose_banner()
+        yield from self.compose_top()
         yield self.status_line
         yield Label("Agents", classes="section")
         yield self.agents
@@ -68,7 +79,7 @@ class OverviewScreen(TokaScreen):
         yield self.sessions
         yield Label("Recent lifecycle", classes="section")
         yield self.recent
-        yield Footer(compact=True)
+        yield from self.compose_keys()
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -135,13 +146,14 @@ class OverviewScreen(TokaScreen):
         self.status_line.update(line)
 
     def _show_agents(self, agents: list[Agent]) -> None:
+        self.agent_states = {agent["id"]: agent.get("state") or "" for agent in agents}
         rows = []
         for agent in agents:
             style = fill_style(agent.get("fill_pct"), agent.get("state"), agent.get("thresholds"))
             cells = (
-                agent["id"],
-                fill_gauge(agent.get("fill_pct"), style),
                 styled_state(agent.get("state")),
+                fill_gauge(agent.get("fill_pct"), style),
+                agent["id"],
                 f"{agent['context_window']:,}" if agent.get("context_window") else "-",
                 agent.get("model") or "-",
             )
@@ -150,23 +162,28 @@ class OverviewScreen(TokaScreen):
 
     def _show_sessions(self, sessions: list[Session]) -> None:
         rows = []
+        today = self.toka.today()
         for session in sessions:
             pct = session.get("fill_pct")
             cells = (
                 session["session"],
                 fill_gauge(pct, fill_style(pct)),
                 f"{session['events']:,}",
-                short_ts(session["last_ts"]) if session.get("last_ts") else "-",
+                day_ts(session["last_ts"], today) if session.get("last_ts") else "-",
                 session.get("model") or "-",
             )
             rows.append((session["session"], cells))
         refill(self.sessions, rows)
 
     def _show_recent(self) -> None:
-        table = self.recent
-        table.clear()
-        for event in list(self.toka.recent)[:RECENT_ROWS]:
-            table.add_row(short_ts(event["ts"])[11:], event["kind"], event["session"], gist(event["payload"], 60))
+        today = self.toka.today()
+        rows = []
+        recent = list(self.toka.recent)[:RECENT_ROWS]
+        names = short_names({event["session"] for event in recent})
+        for number, event in enumerate(recent):
+            what = gist(event["kind"], event["payload"], 80)
+            rows.append((str(number), (day_ts(event["ts"], today), event["kind"], what, names[event["session"]])))
+        refill(self.recent, rows, keep_cursor=False)
 
     def _selected(self, table: DataTable[Any]) -> str | None:
         if not table.row_count:
@@ -197,9 +214,10 @@ class OverviewScreen(TokaScreen):
             self._open(session)
 
     def _open(self, session: str) -> None:
-        from toka_cli.tui.screens.session import SessionScreen
+        self.toka.open_session(session)
 
-        self.app.push_screen(SessionScreen(session))
+    def action_refresh(self) -> None:
+        self._load(agents=True, sessions=True)
 
     def action_compress(self) -> None:
         if (session := self._target_session()) is not None:
@@ -216,12 +234,13 @@ class OverviewScreen(TokaScreen):
         return verified(self, report)
 
     def action_pause(self) -> None:
-        if (agent := self._target_agent()) is not None:
-            self.act(f"Pause agent {agent}?", "agents.pause", {"agent": agent}, changed_state)
-
-    def action_resume(self) -> None:
-        if (agent := self._target_agent()) is not None:
+        """Pause the agent under the cursor, or resume it when it is paused."""
+        if (agent := self._target_agent()) is None:
+            return
+        if self.agent_states.get(agent) == "PAUSED":
             self.act(f"Resume agent {agent}?", "agents.resume", {"agent": agent}, changed_state)
+        else:
+            self.act(f"Pause agent {agent}?", "agents.pause", {"agent": agent}, changed_state)
 
     def action_terminate(self) -> None:
         if (agent := self._target_agent()) is not None:

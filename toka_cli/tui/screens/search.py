@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Input
+from textual.widgets import DataTable, Input
 
 from daemon.client.results import MARK_END, MARK_START
 from store.errors import TokaError
-from toka_cli.render import short_ts
-from toka_cli.tui.widgets import TokaScreen
+from toka_cli.render import day_ts
+from toka_cli.tui.chrome import Table
+from toka_cli.tui.widgets import TokaScreen, short_names
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
@@ -20,9 +21,12 @@ if TYPE_CHECKING:
 
 # Hits asked for: the daemon's own ceiling.
 HITS = 200
+HEADERS = ("seq", "time", "session", "kind", "snippet")
+MIN_SNIPPET = 30
 
 
 class SearchScreen(TokaScreen):
+    TAB = "search"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_query", "Query", key_display="/", id="search.query"),
     ]
@@ -30,15 +34,15 @@ class SearchScreen(TokaScreen):
     def __init__(self) -> None:
         super().__init__()
         self.hits: dict[str, SearchHit] = {}
+        self.found: list[SearchHit] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield from self.compose_banner()
-        yield Input(placeholder='search the log: words, "a phrase", pre*, AND/OR/NOT', id="query")
-        table: DataTable[Any] = DataTable(id="hits", cursor_type="row", zebra_stripes=True)
-        table.add_columns("seq", "time", "session", "kind", "snippet")
+        yield from self.compose_top()
+        yield Input(placeholder="search the log: words, paths, names, as written (every one of them)", id="query")
+        table: DataTable[Any] = Table(id="hits", cursor_type="row", zebra_stripes=True)
+        table.add_columns(*HEADERS)
         yield table
-        yield Footer(compact=True)
+        yield from self.compose_keys()
 
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()
@@ -56,23 +60,39 @@ class SearchScreen(TokaScreen):
             return
         if self.gone:
             return
-        table: DataTable[Any] = self.query_one("#hits", DataTable)
-        table.clear()
-        self.hits = {}
-        hits = found["hits"]
-        for hit in hits:
-            key = str(hit["seq"])
-            self.hits[key] = hit
-            snippet = " ".join(hit["snippet"].replace(MARK_START, "«").replace(MARK_END, "»").split())
-            table.add_row(str(hit["seq"]), short_ts(hit["ts"]), hit["session"], hit["kind"], snippet, key=key)
-        if hits:
-            table.focus()
+        self.found = found["hits"]
+        self._show_hits()
+        if self.found:
+            self.query_one("#hits", DataTable).focus()
         else:
             self.notify(f"no events match {query}")
+
+    def on_resize(self) -> None:
+        if self.found:
+            self._show_hits()
+
+    def _show_hits(self) -> None:
+        """The hits, the session as its shortest prefix that tells the hits' sessions apart and the
+        snippet as wide as the rest of the screen allows."""
+        table: DataTable[Any] = self.query_one("#hits", DataTable)
+        today = self.toka.today()
+        names = short_names({hit["session"] for hit in self.found})
+        self.hits = {str(hit["seq"]): hit for hit in self.found}
+        rows = []
+        for hit in self.found:
+            snippet = " ".join(hit["snippet"].replace(MARK_START, "«").replace(MARK_END, "»").split())
+            cells = (str(hit["seq"]), day_ts(hit["ts"], today), names[hit["session"]], hit["kind"], snippet)
+            rows.append((str(hit["seq"]), cells))
+        fixed = [max([len(c[i]) for _, c in rows] + [len(label)]) for i, label in enumerate(HEADERS[:-1])]
+        # Each column is padded by one cell on either side; the scroll bar takes two.
+        snippet_width = max(MIN_SNIPPET, self.size.width - sum(w + 2 for w in fixed) - 4)
+        table.clear(columns=True)
+        for label, width in zip(HEADERS, [*fixed, snippet_width], strict=True):
+            table.add_column(label, width=width, key=label)
+        for key, cells in rows:
+            table.add_row(*cells[:-1], cells[-1][:snippet_width], key=key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         hit = self.hits.get(str(event.row_key.value))
         if hit is not None:
-            from toka_cli.tui.screens.session import SessionScreen
-
-            self.app.push_screen(SessionScreen(hit["session"], at_seq=hit["seq"]))
+            self.toka.open_session(hit["session"], at_seq=hit["seq"])
