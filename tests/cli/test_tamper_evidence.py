@@ -70,6 +70,17 @@ def test_a_clean_log_matches_its_signed_heads() -> None:
     assert report["heads"]["covered"] == 3 * ROUNDS and report["heads"]["unsigned"] == 0
 
 
+def test_verify_before_the_first_head_says_none_is_signed_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKA_HEAD_INTERVAL_MS", "3600000")  # no head until the daemon stops
+    with Client() as client:
+        client.append([{"session": "a", "kind": "message", "payload": {"n": 1}}])
+
+    result = invoke("verify")
+
+    assert result.exit_code == 0, result.stderr
+    assert "no signed head yet" in result.stdout and "signed heads, the latest" not in result.stdout
+
+
 def test_a_sessions_tail_deleted_and_the_tables_rebuilt_is_named() -> None:
     write_log()
     with database() as db:

@@ -183,6 +183,12 @@ def _verified(report: VerifyReport) -> None:
                 + (f" ({signed['unsigned']} since)" if signed["unsigned"] else ""),
                 highlight=False,
             )
+        elif signed is not None and not report["session"]:
+            console().print(
+                "no signed head yet: the daemon signs one within store.head_interval_ms of a commit, and at a clean"
+                " stop (`toka heads`)",
+                highlight=False,
+            )
     else:
         first = report["problems"][0]
         event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] and first["session"] else ""
