@@ -68,7 +68,7 @@ class TreeClock:
 
 async def ingest(path: Path, batch: int, total: int, merkle: bool) -> float:
     """Seconds to append ``total`` events ``batch`` at a time to a fresh log at ``path``."""
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", "-tip", "-damaged"):  # the tip would say the new log lost the old
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     store = await SqliteStore.open(path, merkle=merkle)
     todo = [events(batch, n) for n in range(0, total, batch)]
