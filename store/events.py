@@ -65,14 +65,20 @@ def _day(days: int) -> str:
     return (date(1970, 1, 1) + timedelta(days=days)).isoformat()
 
 
-def format_ts(ts_us: int) -> str:
-    """2026-01-31T12:00:00.000000Z. Hashed in every header, so written out by hand: a third of
-    the time strftime takes, and the same on every platform (a four-digit year, always)."""
-    days, rest = divmod(ts_us, 86_400_000_000)
-    seconds, micros = divmod(rest, 1_000_000)
+@lru_cache(maxsize=4096)
+def _second(epoch_s: int) -> str:
+    days, seconds = divmod(epoch_s, 86_400)
     hours, seconds = divmod(seconds, 3600)
     minutes, seconds = divmod(seconds, 60)
-    return f"{_day(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}Z"
+    return f"{_day(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}."
+
+
+def format_ts(ts_us: int) -> str:
+    """2026-01-31T12:00:00.000000Z. Hashed in every header, so written out by hand: the same on
+    every platform (a four-digit year, always). Events come in runs of nearby times, so the text
+    of each second is kept: a third of the time of formatting it afresh."""
+    seconds, micros = divmod(ts_us, 1_000_000)
+    return f"{_second(seconds)}{micros:06d}Z"
 
 
 def _in_range(ts_us: int | float, value: object) -> int:
