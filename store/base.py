@@ -271,6 +271,11 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]: ...
 
+    async def totals(self) -> tuple[int, int]:
+        """How many events and sessions the log holds (a backend may count them cheaper)."""
+        sessions = await self.sessions()
+        return sum(s.events for s in sessions), len(sessions)
+
     @abc.abstractmethod
     async def session(self, name: str) -> SessionInfo:
         """A session by name or unique prefix."""

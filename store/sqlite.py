@@ -59,7 +59,15 @@ from store.sqlite_projections import (
     rebuild_projections,
     sum_usage_rows,
 )
-from store.sqlite_reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
+from store.sqlite_reads import (
+    fetch_json,
+    fetch_rows,
+    get_event,
+    get_payload,
+    read_stats,
+    read_totals,
+    verify_chain,
+)
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
 from store.tip import Tip, log_tip
@@ -221,6 +229,9 @@ class SqliteStore(EventStore):
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(read_sessions, None)
+
+    async def totals(self) -> tuple[int, int]:
+        return await self._read(read_totals)  # one row of the sessions table's sums, not every session
 
     async def usage_rows(
         self, since: int | None = None, until: int | None = None, session: str | None = None

@@ -96,7 +96,8 @@ class Daemon:
         # The log's events and sessions as status last read them, with those committed since: what
         # status reports while the database server cannot be read (PostgreSQL).
         self._events = 0
-        self._sessions: set[str] = set()
+        self._sessions: set[str] = set()  # their names: counted so only on a log other daemons share
+        self._session_count = 0
         self.clients = 0
         self.gate = Gate(settings.daemon)
         self._stop = asyncio.Event()
@@ -116,7 +117,9 @@ class Daemon:
         evaluated only by the daemon that committed it (``own``)."""
         self.hub.publish(events)
         self._events += len(events)
-        self._sessions.update(event.session for event in events)
+        if self.store.shared:
+            self._sessions.update(event.session for event in events)
+            self._session_count = len(self._sessions)
         self.lifecycle.committed(events, evaluate=own)
         self.states.committed(events)
         self.deps.committed(events)
@@ -126,8 +129,12 @@ class Daemon:
         self.heads.committed()
 
     async def _count(self) -> None:
+        if not self.store.shared:  # nothing appends to it but this daemon: the store's totals will do
+            self._events, self._session_count = await self.store.totals()
+            return
         sessions = await self.store.sessions()
         self._events, self._sessions = sum(s.events for s in sessions), {s.session for s in sessions}
+        self._session_count = len(self._sessions)
 
     async def status(self) -> dict[str, Any]:
         """The ``status`` document (docs/json.md). While the database server cannot be reached
@@ -144,7 +151,7 @@ class Daemon:
             "durability": self.settings.store.durability,
             "socket": str(self.paths.socket),
             "events": self._events,
-            "sessions": len(self._sessions),
+            "sessions": self._session_count,
             "clients": self.clients,
             "buffered_bytes": self.gate.budget.held,
             "subscribers": len(self.hub),
