@@ -46,6 +46,7 @@ from store.health import disk_bytes
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.query import where_clause
+from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
@@ -158,6 +159,11 @@ class SqliteStore(EventStore):
         return await _run(self._writer, self.path, fn, *args, seen=self._integrity)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        gone = requester_gone.get()
+        if gone is not None:  # store/requester.py: skipped when its turn comes and no one waits
+            if gone():
+                raise RequestAbandoned()
+            return await _run(self._reader, self.path, _unless_gone, gone, fn, *args, seen=self._integrity)
         return await _run(self._reader, self.path, fn, *args, seen=self._integrity)
 
     async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
@@ -369,6 +375,13 @@ async def _run(
         else:
             record_damage(path, damage)
         raise damage.refusal(path) from None
+
+
+def _unless_gone(db: sqlite3.Connection, gone: Callable[[], bool], fn: Callable[..., T], *args: Any) -> T:
+    """``fn(db, *args)`` on the reader's thread, unless its requester has gone by then."""
+    if gone():
+        raise RequestAbandoned()
+    return fn(db, *args)
 
 
 def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:

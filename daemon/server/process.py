@@ -38,7 +38,7 @@ from daemon.protocol import encode, error_message
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
 from daemon.server.components import build_components
-from daemon.server.connection import ACCEPT_BACKLOG, Gate, LineReader, RefusedLine, read_size
+from daemon.server.connection import ACCEPT_BACKLOG, ClientProtocol, Gate, LineReader, RefusedLine, read_size
 from daemon.server.follow import Follower
 from daemon.server.hub import Hub
 from daemon.server.registry import Call, Op, progress_sender, wants_progress
@@ -49,6 +49,7 @@ from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventStore
 from store.errors import Busy, StoreUnavailable, TokaError, UsageError
 from store.events import Event
+from store.requester import RequestAbandoned, requester_gone
 
 if TYPE_CHECKING:
     from daemon.ingest.watch import DaemonWatcher
@@ -195,7 +196,10 @@ class Daemon:
         self.spool.start()
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
+            loop = asyncio.get_running_loop()
+            self._server = await loop.create_unix_server(
+                lambda: ClientProtocol(asyncio.StreamReader(), self._client), path=sock_path, backlog=ACCEPT_BACKLOG
+            )
         finally:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
@@ -277,6 +281,10 @@ class Daemon:
         read_size(writer.transport)
         lines = self.gate.lines(reader)
         closed = asyncio.Event()
+        protocol = writer.transport.get_protocol()
+        if isinstance(protocol, ClientProtocol):  # reads asked for a client that hung up are skipped
+            protocol.hung_up = closed.set
+            requester_gone.set(closed.is_set)  # in this connection's task only
 
         async def send(message: dict[str, Any] | bytes) -> None:
             writer.write(message if isinstance(message, bytes) else encode(message))
@@ -300,6 +308,8 @@ class Daemon:
                 self._idle.clear()
                 try:
                     await self._answer(line, writer, send, closed, lines)
+                except RequestAbandoned:
+                    break  # its client has gone: nothing to answer, nobody to read from
                 finally:
                     self._in_flight -= 1
                     if not self._in_flight:
