@@ -142,6 +142,11 @@ class LineReader:
                 return None  # a half line at hang-up is dropped: it was never a request
             self._buffer += chunk
 
+    def more_sent(self) -> bool:
+        """Whether the client has sent more than the lines read: the start of its next request,
+        read already or waiting in the stream."""
+        return bool(self._buffer) or bool(getattr(self._reader, "_buffer", b""))
+
     async def _read(self, waiting: bool) -> bytes:
         """The next bytes; within daemon.line_timeout when a line is unfinished."""
         if not waiting:

@@ -3,11 +3,11 @@ holds them within the daemon's bounds), answered in the order they came, with wh
 owes them for a clean shutdown (who is connected, what is being answered, which streams run).
 
 Requests are answered inline, on their connection's task: one event-loop turn less each. Appends
-are the exception. While an append commits, the connection's next request is read and decoded,
-and when it is an append too it is handed to the group committer at once (up to
-``APPENDS_IN_FLIGHT`` per connection): a client that sends appends without waiting for each
-answer (``toka import``) keeps the writer busy while the daemon decodes what comes next, and one
-writer is not bound by round trips. Every other request waits until the appends before it are
+whose client has sent more behind them are the exception: while such an append commits, the
+connection's next request is read and decoded, and when it is an append too it is handed to the
+group committer at once (up to ``APPENDS_IN_FLIGHT`` per connection). A client that sends appends
+without waiting for each answer (``toka import``) keeps the writer busy while the daemon decodes
+what comes next, and one writer is not bound by round trips. Every other request waits until the appends before it are
 answered, so it sees them; answers go out in request order.
 """
 
@@ -94,7 +94,14 @@ class Connections:
                 self._begin()
                 try:
                     asked = self._decode(line, send, closed)
-                    if isinstance(asked, Asked) and asked.op.pipelined and not self._stopping():
+                    # Pipelined only when the client has sent more already: a client that waits for
+                    # each answer (a hook) is answered inline, without a task's extra turn.
+                    if (
+                        isinstance(asked, Asked)
+                        and asked.op.pipelined
+                        and (appending or lines.more_sent())
+                        and not self._stopping()
+                    ):
                         if len(appending) >= APPENDS_IN_FLIGHT:
                             await appending.popleft()
                         previous = appending[-1] if appending else None
