@@ -34,9 +34,11 @@ if TYPE_CHECKING:
 # Bytes of a request line left for what surrounds its events: {"id":..,"op":"events.append",
 # "args":{"events":[...]}} and a newline take about 60.
 LINE_HEADROOM = 1024
-# Append requests sent before the first of them is answered. The daemon reads a connection's
-# next appends while one commits (a few at most); more in flight would only wait in its socket.
-REQUESTS_IN_FLIGHT = 3
+# Append requests sent and not yet answered when the next is sent. The daemon decodes the next
+# request while one commits. More would deadlock this client, which reads no answer while it
+# sends: past what the socket holds (a request is up to 4 MiB, an answer ~100 KB), the daemon
+# would block writing answers not read while this process blocks sending a request not read.
+REQUESTS_IN_FLIGHT = 1
 # The payload field a truncated event carries.
 TRUNCATED = "toka_truncated"
 CUT = "…"
@@ -147,10 +149,10 @@ Answered = Callable[[list[Prepared], list[dict[str, Any]]], None]
 
 
 class Appends:
-    """Events appended through ``client`` in requests that fit its daemon's line, with up to
-    REQUESTS_IN_FLIGHT requests sent and not yet answered: the daemon commits one while it
-    decodes the next and this process prepares the one after, instead of the three waiting on
-    each other. ``answered(events, results)`` is called with each answer, in order.
+    """Events appended through ``client`` in requests that fit its daemon's line, with
+    REQUESTS_IN_FLIGHT request sent and not yet answered when the next is sent: the daemon
+    commits one while it decodes the next and this process prepares the one after, instead of
+    the three waiting on each other. ``answered(events, results)`` is called with each answer.
 
     ``source`` (a file, say) names the events added while it is set in the errors of their
     requests; a request holds the events of one source when :meth:`flush` is called before the

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from daemon_support import RawConnection, Spawner, wait_for
 
+from daemon.client.appends import append_all
+from daemon.client.sync import Client
 from daemon.paths import Paths
 
 APPENDS = 40
@@ -59,3 +61,16 @@ def test_appends_of_a_client_that_hangs_up_before_their_answers_commit_in_order(
         events = client.call("events.query", session="s", limit=1000)["events"]
         assert [e["payload"]["n"] for e in events] == list(range(len(events)))
         assert client.call("events.append", events=[append_line(-1)])["events"][0]["created"] is True
+
+
+def test_many_full_append_requests_through_the_client_all_commit(paths: Paths, spawn: Spawner) -> None:
+    # Requests of 1,000 events of 3 KB, past what the socket holds, whose answers run to ~100 KB
+    # each: with too many sent before their answers are read, the daemon blocks writing answers
+    # the client does not read while the client blocks sending a request the daemon does not read.
+    spawn()
+    text = "x" * 3_000
+    events = [{"session": "s", "kind": "note", "key": f"k{n}", "payload": {"n": n, "text": text}} for n in range(8_000)]
+    with Client(paths, autostart=False, timeout=20) as client:
+        done = append_all(client, events)
+        assert [result["created"] for _, result in done] == [True] * len(events)
+        assert client.call("status")["events"] == len(events)
