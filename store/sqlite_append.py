@@ -72,10 +72,14 @@ def _held_keys(db: sqlite3.Connection, batch: list[NewEvent]) -> dict[tuple[str,
         if new.key is not None:
             keys[new.session].append(new.key)
     held = {}
+    # Nothing was ever pruned from most logs: then no tombstone can hold a key.
+    pruned_any = bool(keys) and db.execute("SELECT 1 FROM pruned LIMIT 1").fetchone() is not None
     for session, names in keys.items():
         rows = db.execute(SELECT + " WHERE e.session = ? AND e.key IN " + JSON_LIST, (session, json.dumps(names)))
         for row in rows:
             held[(session, row[8])] = event_of(row)
+        if not pruned_any:
+            continue
         # A key of an event pruned away is held by the checkpoint that replaced it.
         pruned = db.execute(
             "SELECT p.key, " + SELECT.removeprefix("SELECT ") + " JOIN pruned p ON p.checkpoint = e.seq"
