@@ -57,7 +57,11 @@ def _synchronous(durability: str) -> str:
     return "FULL" if durability == "full" else "NORMAL"
 
 
+_LOG: Any = None  # the eventsourcing aggregate class, made once: it registers itself by name
+
+
 def eventsourcing_writer(path: Path, durability: str, name: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+    global _LOG
     from eventsourcing.application import Application
     from eventsourcing.domain import Aggregate, event
     from eventsourcing.sqlite import SQLiteConnectionPool
@@ -74,13 +78,17 @@ def eventsourcing_writer(path: Path, durability: str, name: str) -> tuple[Callab
         SQLiteConnectionPool._create_connection = with_durability  # type: ignore[method-assign]
     os.environ["BENCH_DURABILITY"] = durability
 
-    class Log(Aggregate):
-        @event("Recorded")
-        def record(self, body: dict[str, Any]) -> None:
-            pass
+    if _LOG is None:
+
+        class Log(Aggregate):
+            @event("Recorded")
+            def record(self, body: dict[str, Any]) -> None:
+                pass
+
+        _LOG = Log
 
     app = Application(env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)})
-    aggregate = Log()
+    aggregate = _LOG()
     app.save(aggregate)
 
     def write(i: int) -> None:

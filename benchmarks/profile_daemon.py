@@ -38,7 +38,7 @@ def serve(out_dir: str) -> None:
 
     profiles: dict[int, tuple[str, cProfile.Profile]] = {}
     lock = threading.Lock()
-    original = sqlite_backend._run
+    original = sqlite_backend.on_thread
 
     def thread_profile() -> cProfile.Profile:
         ident = threading.get_ident()
@@ -59,7 +59,7 @@ def serve(out_dir: str) -> None:
         wrapped.__name__ = getattr(fn, "__name__", "fn")
         return await original(conn, path, wrapped, *args, **kwargs)
 
-    sqlite_backend._run = profiled_run
+    sqlite_backend.on_thread = profiled_run
     main_profile = cProfile.Profile()
     main_profile.enable()
     try:
