@@ -11,8 +11,9 @@ asyncio Unix-socket echo server in its own process, in the same run:
 
 The load generator is one asyncio process (this one) doing the same work against every server:
 it writes lines encoded in advance and reads one answer line per request. Rounds alternate echo,
-``status``, ``pool.get`` (64-byte values, every get a hit), so drift in machine load hits all of
-them alike; each figure is the median over the rounds, and the load average is recorded with it.
+``status`` (of a log of 1,000 sessions), ``pool.get`` (64-byte values, every get a hit), so drift
+in machine load hits all of them alike; each figure is the median over the rounds, and the load
+average is recorded with it.
 
 Targets: each op's capacity ≥ 0.5 of echo's, and its CPU per request ≤ 3× echo's.
 
@@ -41,8 +42,22 @@ from daemon.protocol import request  # noqa: E402
 
 VALUE = "v" * 64
 KEYS = 1_024  # a multiple of the connections, so that the fill puts every key
+# The log status counts: sessions of a few events each, as a day of hooks and imports leaves.
+SESSIONS = 1_000
+EVENTS_PER_SESSION = 5
 CAPACITY_TARGET = 0.5
 CPU_TARGET = 3.0
+
+
+def fill_sessions(client: Any) -> None:
+    """SESSIONS sessions of EVENTS_PER_SESSION events each, for status to count."""
+    events = [
+        {"session": f"s{n:05d}", "kind": "note", "payload": {"n": n, "i": i}}
+        for n in range(SESSIONS)
+        for i in range(EVENTS_PER_SESSION)
+    ]
+    for start in range(0, len(events), 1000):
+        client.call("events.append", events=events[start : start + 1000])
 
 
 def cpu_ns(pid: int) -> int:
@@ -95,6 +110,8 @@ def run(per_round: int, rounds: int, in_flight: int) -> dict[str, Any]:
     try:
         with DaemonProcess(Home(work, "home")) as daemon:
             socket_path = str(daemon.home.paths.socket)
+            with daemon.client() as client:
+                fill_sessions(client)
 
             async def main() -> None:
                 echo_conns = await _connections(echo_path, in_flight)
