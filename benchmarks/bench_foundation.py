@@ -50,7 +50,9 @@ from daemon.client.sync import Client
 from daemon.paths import Paths
 from daemon.protocol import request
 from store.events import NewEvent, canonical_json, digest, header_id, now_us
-from store.migrations import m001_events
+from store.migrations import migrate
+from store.search import indexed_text
+from store.sqlite_connect import WRITER_CACHE_KIB
 
 HERE = Path(__file__).resolve()
 BATCH = 100  # events per commit for L, per request for batched ingest
@@ -108,23 +110,35 @@ def new_event(session: str, i: int) -> NewEvent:
     return NewEvent(session, KINDS[i % 3], payload(i), AGENT)
 
 
-def sealed_rows(session: str, start: int, count: int, first_seq: int) -> list[tuple[tuple, tuple]]:
-    """(blob row, event row) pairs for events [start, start+count) of ``session``, as toka
-    would write them: same canonical payload bytes, digest, header id and parent chain."""
+@dataclass(frozen=True)
+class RawRow:
+    """One event as toka writes it, computed before any clock starts: its blob row, its event
+    row and the text it adds to the search index (None: none)."""
+
+    blob: tuple[Any, ...]
+    event: tuple[Any, ...]
+    text: str | None
+
+
+def sealed_rows(session: str, start: int, count: int, first_seq: int) -> list[RawRow]:
+    """Events [start, start+count) of ``session`` as toka would write them: same canonical
+    payload bytes, digest, header id and parent chain, same indexed text."""
     rows = []
     head: str | None = None
     ts0 = now_us()
     for n, i in enumerate(range(start, start + count)):
-        data = canonical_json(payload(i))
+        body = payload(i)
+        data = canonical_json(body)
         name = digest(data)
         parents = (head,) if head else ()
         ts = ts0 + n
         kind = KINDS[i % 3]
         eid = header_id(session, AGENT, kind, ts, parents, name, None)
         rows.append(
-            (
+            RawRow(
                 (name, len(data), 0, data),
                 (first_seq + n, eid, session, AGENT, kind, ts, ",".join(parents), name, None),
+                indexed_text(kind, body),
             )
         )
         head = eid
@@ -176,24 +190,90 @@ def raw_connection(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA busy_timeout = 5000")
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
+    db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
     return db
 
 
 def raw_schema(path: Path) -> sqlite3.Connection:
+    """A database of toka's current schema: every migration of the chain, as toka opens one."""
     db = raw_connection(path)
-    db.execute("BEGIN IMMEDIATE")
-    m001_events(db)  # the blobs and events tables with every index toka creates on them
-    db.execute("COMMIT")
+    migrate(db)
     return db
 
 
-def raw_insert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple]], per_commit: int) -> None:
+@dataclass(frozen=True)
+class RawCommit:
+    """What one raw commit writes, computed before the clock starts. ``full``: besides the blobs
+    and events, what toka's append writes into the search index and the session tables."""
+
+    blobs: list[tuple[Any, ...]]
+    events: list[tuple[Any, ...]]
+    texts: list[tuple[int, str]]
+    sessions: list[tuple[Any, ...]]
+    agents: list[tuple[str, str, int]]
+    kinds: list[tuple[str, str, int]]
+
+
+def raw_plan(rows: list[RawRow], per_commit: int, full: bool) -> list[RawCommit]:
+    plan = []
     for start in range(0, len(rows), per_commit):
         chunk = rows[start : start + per_commit]
+        events = [r.event for r in chunk]
+        texts, sessions, agents, kinds = [], [], [], []
+        if full:
+            texts = [(e[0], r.text) for e, r in zip(events, chunk, strict=True) if r.text is not None]
+            by_session: dict[str, list[tuple[Any, ...]]] = {}
+            for e in events:
+                by_session.setdefault(e[2], []).append(e)
+            counts: dict[tuple[str, str], int] = {}
+            kind_counts: dict[tuple[str, str], int] = {}
+            for name, es in by_session.items():
+                first_ts, last_ts = min(e[5] for e in es), max(e[5] for e in es)
+                sessions.append((name, len(es), es[0][0], es[-1][0], first_ts, last_ts, es[-1][1]))
+                for e in es:
+                    if e[3] is not None:
+                        counts[(name, e[3])] = counts.get((name, e[3]), 0) + 1
+                    kind_counts[(name, e[4])] = kind_counts.get((name, e[4]), 0) + 1
+            agents = [(s, a, n) for (s, a), n in counts.items()]
+            kinds = [(s, k, n) for (s, k), n in kind_counts.items()]
+        plan.append(RawCommit([r.blob for r in chunk], events, texts, sessions, agents, kinds))
+    return plan
+
+
+def raw_write(db: sqlite3.Connection, plan: list[RawCommit]) -> None:
+    """The plan's commits, the same statements toka's append runs, with nothing computed."""
+    for commit in plan:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", [b for b, _ in chunk])
-        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [e for _, e in chunk])
+        db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", commit.blobs)
+        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", commit.events)
+        if commit.texts:
+            db.executemany("INSERT INTO search_text VALUES (?, ?)", commit.texts)
+            db.executemany("INSERT INTO search_index (rowid, text) VALUES (?, ?)", commit.texts)
+        if commit.sessions:
+            db.executemany(
+                """INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET
+                    events = events + excluded.events, last_seq = excluded.last_seq,
+                    first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
+                    head = excluded.head""",
+                commit.sessions,
+            )
+        if commit.agents:
+            db.executemany(
+                "INSERT INTO session_agents VALUES (?, ?, ?) ON CONFLICT (session, agent)"
+                " DO UPDATE SET events = events + excluded.events",
+                commit.agents,
+            )
+        if commit.kinds:
+            db.executemany(
+                "INSERT INTO session_kinds VALUES (?, ?, ?) ON CONFLICT (session, kind)"
+                " DO UPDATE SET events = events + excluded.events",
+                commit.kinds,
+            )
         db.execute("COMMIT")
+
+
+def raw_insert(db: sqlite3.Connection, rows: list[RawRow], per_commit: int, full: bool = False) -> None:
+    raw_write(db, raw_plan(rows, per_commit, full))
 
 
 class Home:
@@ -291,45 +371,80 @@ def us(seconds: float) -> str:
 # L: raw sqlite3, 100 rows per commit
 
 
-def raw_ingest_once(work: Path, sizes: Sizes, rep: int) -> float:
-    """Events/s of raw sqlite3 into a fresh database, after a 1,000-event warm-up."""
-    path = work / f"raw-ingest-{rep}.db"
-    db = raw_schema(path)
-    raw_insert(db, sealed_rows("warmup", 0, 1_000, 1), BATCH)
+# Events per round of the ingest comparison: each round writes this many with L, with L+ and
+# through the daemon, one after the other, so that load that comes and goes hits all three.
+INGEST_ROUND = 2_000
+# The parts of the run, each after the one before: --only picks some.
+SECTIONS = frozenset({"ingest", "concurrent", "latency", "replay"})
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def bench_ingest(work: Path, sizes: Sizes) -> dict[str, Any]:
+    """L (blobs and events), L+ (and the search index and session tables) and batched ingest
+    through the daemon, each into its own database of toka's current schema, growing alike:
+    rounds of INGEST_ROUND events alternate the three, each after a 1,000-event warm-up. Rates
+    are events over the sum of each side's round times; ``ratios`` are per round."""
+    db_same = raw_schema(work / "raw-same.db")
+    db_full = raw_schema(work / "raw-full.db")
+    raw_insert(db_same, sealed_rows("warmup", 0, 1_000, 1), BATCH)
+    raw_insert(db_full, sealed_rows("warmup", 0, 1_000, 1), BATCH, full=True)
     rows = sealed_rows("ingest", 0, sizes.ingest_events, 1_001)
+    plans = {"same": raw_plan(rows, BATCH, False), "full": raw_plan(rows, BATCH, True)}
+    dbs = {"same": db_same, "full": db_full}
+    events = [event_dict("ingest", i) for i in range(sizes.ingest_events)]
+    home = Home(work, "ingest")
+    per_round = INGEST_ROUND // BATCH
+    times: dict[str, list[float]] = {"same": [], "full": [], "daemon": []}
+    loads = [load_average()]
+    with DaemonProcess(home) as daemon, daemon.client() as client:
+        for start in range(0, 1_000, BATCH):
+            client.call("events.append", events=[event_dict("warmup", i) for i in range(start, start + BATCH)])
+        for first in range(0, len(plans["same"]), per_round):
+            for side in ("same", "full"):
+                began = time.perf_counter()
+                raw_write(dbs[side], plans[side][first : first + per_round])
+                times[side].append(time.perf_counter() - began)
+            began = time.perf_counter()
+            for n in range(first, min(first + per_round, len(plans["same"]))):
+                client.call("events.append", events=events[n * BATCH : (n + 1) * BATCH])
+            times["daemon"].append(time.perf_counter() - began)
+    loads.append(load_average())
+    for db in dbs.values():
+        db.close()
+    shutil.rmtree(home.root, ignore_errors=True)
+    total = {side: sizes.ingest_events / sum(t) for side, t in times.items()}
+    return {
+        "rates": total,
+        "ratios": {
+            side: statistics.median(r / d for r, d in zip(times[side], times["daemon"], strict=True))
+            for side in ("same", "full")
+        },
+        "load": loads,
+        "rounds": len(times["daemon"]),
+    }
+
+
+def raw_rate(work: Path, sizes: Sizes, full: bool) -> float:
+    """Events/s of raw sqlite3 writing the same number of events as the concurrent clients do,
+    into a fresh database, after a 1,000-event warm-up."""
+    path = work / f"raw-rate-{'full' if full else 'same'}.db"
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+    db = raw_schema(path)
+    raw_insert(db, sealed_rows("warmup", 0, 1_000, 1), BATCH, full)
+    plan = raw_plan(sealed_rows("ingest", 0, sizes.ingest_events, 1_001), BATCH, full)
     start = time.perf_counter()
-    raw_insert(db, rows, BATCH)
+    raw_write(db, plan)
     elapsed = time.perf_counter() - start
     db.close()
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
     return sizes.ingest_events / elapsed
-
-
-def daemon_ingest_once(work: Path, sizes: Sizes, rep: int) -> float:
-    """Events/s of one client sending batches of 100 to a fresh daemon on a fresh database."""
-    home = Home(work, f"ingest{rep}")
-    warm = [event_dict("warmup", i) for i in range(1_000)]
-    events = [event_dict("ingest", i) for i in range(sizes.ingest_events)]
-    with DaemonProcess(home) as daemon, daemon.client() as client:
-        for start in range(0, len(warm), BATCH):
-            client.call("events.append", events=warm[start : start + BATCH])
-        begin = time.perf_counter()
-        for start in range(0, len(events), BATCH):
-            client.call("events.append", events=events[start : start + BATCH])
-        elapsed = time.perf_counter() - begin
-    shutil.rmtree(home.root, ignore_errors=True)
-    return sizes.ingest_events / elapsed
-
-
-def bench_ingest(work: Path, sizes: Sizes) -> tuple[list[float], list[float]]:
-    """L and batched daemon ingest, alternating repetitions so that drift hits both alike."""
-    raw, daemon = [], []
-    for rep in range(sizes.ingest_reps):
-        raw.append(raw_ingest_once(work, sizes, rep))
-        daemon.append(daemon_ingest_once(work, sizes, rep))
-    return raw, daemon
 
 
 # --------------------------------------------------------------------------------------------
@@ -385,9 +500,26 @@ def concurrent_once(work: Path, sizes: Sizes, rep: int) -> dict[str, Any]:
 
 
 def bench_concurrent(work: Path, sizes: Sizes) -> dict[str, Any]:
-    runs = [concurrent_once(work, sizes, rep) for rep in range(sizes.ingest_reps)]
-    middle = sorted(runs, key=lambda r: r["rate"])[len(runs) // 2]
-    return {**middle, "reps": [r["rate"] for r in runs]}
+    """The concurrent clients' rate, each run between runs of L and L+ writing as many events,
+    so that each ratio is of neighbours in time; the median run by ratio to L+."""
+    runs = []
+    for rep in range(sizes.ingest_reps):
+        load = load_average()
+        same, full = raw_rate(work, sizes, False), raw_rate(work, sizes, True)
+        run = concurrent_once(work, sizes, rep)
+        same, full = (same + raw_rate(work, sizes, False)) / 2, (full + raw_rate(work, sizes, True)) / 2
+        runs.append(
+            {
+                **run,
+                "same": same,
+                "full": full,
+                "ratio_same": run["rate"] / same,
+                "ratio_full": run["rate"] / full,
+                "load": [load, load_average()],
+            }
+        )
+    middle = sorted(runs, key=lambda r: r["ratio_full"])[len(runs) // 2]
+    return {**middle, "reps": [(r["rate"], r["ratio_same"], r["ratio_full"]) for r in runs]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -453,7 +585,7 @@ def bench_latency(work: Path, sizes: Sizes) -> dict[str, list[float]]:
                 reader.readline()
 
             def commit(n: int) -> None:
-                blob, event = raw_rows[n]
+                blob, event = raw_rows[n].blob, raw_rows[n].event
                 db.execute("BEGIN IMMEDIATE")
                 db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", blob)
                 db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", event)
@@ -675,56 +807,72 @@ def show(result: dict[str, Any], as_json: bool) -> None:
         print(f"{name:>{width}}: {value}")
 
 
-def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
+def ingest_rows(work: Path, sizes: Sizes) -> list[Row]:
     rows: list[Row] = []
-
     log(
-        f"L (raw sqlite3, {BATCH} per commit) and batched ingest through the daemon,"
-        f" {sizes.ingest_events:,} events x {sizes.ingest_reps} each, alternating"
+        f"L, L+ (raw sqlite3, {BATCH} per commit) and batched ingest through the daemon,"
+        f" {sizes.ingest_events:,} events each, alternating rounds of {INGEST_ROUND:,}"
     )
-    raw_rates, daemon_rates = bench_ingest(work, sizes)
-    ref_rate, batched = statistics.median(raw_rates), statistics.median(daemon_rates)
-    rows.append(
-        Row(
-            "L: raw sqlite3 insert, 100/commit (reference)",
-            f"{ref_rate:,.0f} ev/s",
-            "—",
-            "—",
-            "—",
-            "info",
-            {"events_per_s": ref_rate, "reps": raw_rates},
+    ingest = bench_ingest(work, sizes)
+    rates, ratios, load = ingest["rates"], ingest["ratios"], ingest["load"]
+    names = (("same", "L: raw sqlite3, same tables"), ("full", "L+: raw sqlite3, same tables + index + projections"))
+    for side, name in names:
+        rows.append(
+            Row(
+                f"{name}, 100/commit (reference)",
+                f"{rates[side]:,.0f} ev/s",
+                "—",
+                "—",
+                "—",
+                f"info (load {load[0]}–{load[1]})",
+                {"events_per_s": rates[side], "load": load},
+            )
         )
-    )
-    ratio = batched / ref_rate
-    rows.append(
-        Row(
-            "Batched ingest via daemon (100/request)",
-            f"{batched:,.0f} ev/s",
-            f"L {ref_rate:,.0f} ev/s",
-            f"{ratio:.0%}",
-            "≥ 70%",
-            verdict(ratio >= 0.70),
-            {"events_per_s": batched, "ratio": ratio, "reps": daemon_rates},
+    for side, label, target in (("same", "L", 0.70), ("full", "L+", 0.80)):
+        rows.append(
+            Row(
+                f"Batched ingest via daemon (100/request) vs {label}",
+                f"{rates['daemon']:,.0f} ev/s",
+                f"{label} {rates[side]:,.0f} ev/s",
+                f"{ratios[side]:.0%}",
+                f"≥ {target:.0%}",
+                f"{verdict(ratios[side] >= target)} (load {load[0]}–{load[1]})",
+                {"events_per_s": rates["daemon"], "ratio": ratios[side], "rounds": ingest["rounds"], "load": load},
+            )
         )
-    )
 
-    log(f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends x {sizes.ingest_reps}")
-    conc = bench_concurrent(work, sizes)
-    ratio = conc["rate"] / ref_rate
-    rows.append(
-        Row(
-            f"{CLIENTS} concurrent clients, 1 event/request",
-            f"{conc['rate']:,.0f} ev/s",
-            f"L {ref_rate:,.0f} ev/s",
-            f"{ratio:.0%}",
-            "≥ 25%",
-            verdict(ratio >= 0.25),
-            {**conc, "ratio": ratio},
+    return rows
+
+
+def run(sizes: Sizes, work: Path, skip_daemon_replay: bool, sections: set[str] = SECTIONS) -> list[Row]:
+    rows: list[Row] = []
+    if "ingest" in sections:
+        rows += ingest_rows(work, sizes)
+    if "concurrent" in sections:
+        log(
+            f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends x {sizes.ingest_reps}"
         )
-    )
+        conc = bench_concurrent(work, sizes)
+        for side, label, target in (("same", "L", 0.25), ("full", "L+", 0.35)):
+            ratio = conc[f"ratio_{side}"]
+            rows.append(
+                Row(
+                    f"{CLIENTS} concurrent clients, 1 event/request, vs {label}",
+                    f"{conc['rate']:,.0f} ev/s",
+                    f"{label} {conc[side]:,.0f} ev/s",
+                    f"{ratio:.0%}",
+                    f"≥ {target:.0%}",
+                    f"{verdict(ratio >= target)} (load {conc['load'][0]}–{conc['load'][1]})",
+                    {**conc, "ratio": ratio},
+                )
+            )
+    if "latency" not in sections:
+        return rows
 
     log(f"sequential latency: echo, raw commit, daemon ({sizes.latency_events:,} each, interleaved)")
+    load = load_average()
     lat = bench_latency(work, sizes)
+    load = f"load {load}–{load_average()}"
     echo, commit, appends = lat["echo"], lat["commit"], lat["daemon"]
     reference = statistics.median(echo) + statistics.median(commit)
     p50, p99 = statistics.median(appends), percentile(appends, 99)
@@ -736,7 +884,7 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
             f"{us(reference)} (echo {us(statistics.median(echo))} + commit {us(statistics.median(commit))})",
             f"{ratio:.2f}×",
             "≤ 1.5×",
-            verdict(ratio <= 1.5),
+            f"{verdict(ratio <= 1.5)} ({load})",
             {
                 "p50_s": p50,
                 "reference_s": reference,
@@ -753,7 +901,7 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
             f"echo {us(percentile(echo, 99))} + commit {us(percentile(commit, 99))}",
             "—",
             "≤ 2 ms",
-            verdict(p99 <= 0.002),
+            f"{verdict(p99 <= 0.002)} ({load})",
             {
                 "p99_s": p99,
                 "p99_9_s": percentile(appends, 99.9),
@@ -767,11 +915,14 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool) -> list[Row]:
         )
     )
 
+    if "replay" not in sections:
+        return rows
     big = Home(work, "big")
     small = Home(work, "small")
     log(f"building a {sizes.replay_events:,}-event session via SqliteStore.append({BUILD_BATCH})")
     built = build_log(big, "big", sizes.replay_events)
-    if built:
+    ref_rate = next((r.data["events_per_s"] for r in rows if r.name.startswith("L:")), None)
+    if built and ref_rate:
         rows.append(
             Row(
                 f"Build {sizes.replay_events:,}-event log (store.append, {BUILD_BATCH}/call)",
@@ -902,6 +1053,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="keep databases here and reuse the built logs")
     parser.add_argument("--replay-events", type=int, help="override the size of the big log")
     parser.add_argument("--skip-daemon-replay", action="store_true", help="skip replay through the daemon")
+    parser.add_argument("--only", help="comma-separated sections to run: " + ", ".join(sorted(SECTIONS)))
     parser.add_argument("--_child-replay", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -922,7 +1074,8 @@ def main(argv: list[str] | None = None) -> int:
         cleanup = True
     started = time.perf_counter()
     try:
-        rows = run(sizes, work, args.skip_daemon_replay)
+        sections = set(args.only.split(",")) if args.only else set(SECTIONS)
+        rows = run(sizes, work, args.skip_daemon_replay, sections)
     finally:
         if cleanup:
             shutil.rmtree(work, ignore_errors=True)

@@ -38,7 +38,7 @@ def serve(out_dir: str) -> None:
 
     profiles: dict[int, tuple[str, cProfile.Profile]] = {}
     lock = threading.Lock()
-    original = sqlite_backend._run
+    original = sqlite_backend.on_thread
 
     def thread_profile() -> cProfile.Profile:
         ident = threading.get_ident()
@@ -47,7 +47,7 @@ def serve(out_dir: str) -> None:
                 profiles[ident] = (f"thread-{len(profiles)}", cProfile.Profile())
             return profiles[ident][1]
 
-    async def profiled_run(conn, path, fn, *args):  # type: ignore[no-untyped-def]
+    async def profiled_run(conn, path, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         def wrapped(*inner):  # type: ignore[no-untyped-def]
             prof = thread_profile()
             prof.enable()
@@ -57,9 +57,9 @@ def serve(out_dir: str) -> None:
                 prof.disable()
 
         wrapped.__name__ = getattr(fn, "__name__", "fn")
-        return await original(conn, path, wrapped, *args)
+        return await original(conn, path, wrapped, *args, **kwargs)
 
-    sqlite_backend._run = profiled_run
+    sqlite_backend.on_thread = profiled_run
     main_profile = cProfile.Profile()
     main_profile.enable()
     try:

@@ -21,8 +21,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+# One encoder for every line: json.dumps builds a new one on each call (a third of its time).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return _ENCODER.encode(message).encode("utf-8") + b"\n"
 
 
 def request(request_id: int, op: str, args: dict[str, Any]) -> bytes:
@@ -32,7 +36,7 @@ def request(request_id: int, op: str, args: dict[str, Any]) -> bytes:
 def request_of_encoded(request_id: int, op: str, name: str, items: list[bytes]) -> bytes:
     """A request whose one argument ``name`` is a list of JSON values encoded already: appends
     encode each event once, to measure it (daemon/client/appends.py) and to send it."""
-    head = json.dumps({"id": request_id, "op": op}, separators=(",", ":"), ensure_ascii=False)[:-1]
+    head = _ENCODER.encode({"id": request_id, "op": op})[:-1]
     return f'{head},"args":{{{json.dumps(name)}:['.encode() + b",".join(items) + b"]}}\n"
 
 

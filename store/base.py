@@ -181,8 +181,10 @@ class EventStore(abc.ABC):
         return None
 
     @abc.abstractmethod
-    async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
-        """Append atomically: all of the batch commits, or none of it."""
+    async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
+        """Append atomically: all of the batch commits, or none of it. ``alone``: no other append
+        waits behind this one (a lone writer), so a backend may commit a small batch without
+        handing it to another thread first (SQLite does)."""
 
     @abc.abstractmethod
     async def get(self, event_id: str) -> Event:
@@ -274,6 +276,11 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]: ...
+
+    async def totals(self) -> tuple[int, int]:
+        """How many events and sessions the log holds (a backend may count them cheaper)."""
+        sessions = await self.sessions()
+        return sum(s.events for s in sessions), len(sessions)
 
     @abc.abstractmethod
     async def session(self, name: str) -> SessionInfo:

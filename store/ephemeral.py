@@ -44,7 +44,7 @@ class EphemeralStore(EventStore):
     def location(self) -> str:
         return ":memory:"
 
-    async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
+    async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
         sealer = Sealer(
             len(self._events) + 1,
             lambda s: self._sessions[s].head if s in self._sessions else None,

@@ -135,7 +135,7 @@ class PostgresStore(EventStore):
         async with self._writing:
             return await self._run(self._writer, fn, *args)
 
-    async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
+    async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
         token = uuid.uuid4().hex
         deadline = time.monotonic() + APPEND_RETRY_S
         retry = False

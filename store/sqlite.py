@@ -7,8 +7,10 @@ a long read (replay, verify) never holds up appends: WAL lets the reader see a c
 snapshot while the writer commits.
 
 This module is the store itself: its connections, the WAL's checkpoints, and each operation run
-in one hop; what a connection sets and checks when it opens is in store/sqlite_connect.py, what
-the store knows of its file's soundness in store/sqlite_integrity.py. The operations live
+in one hop (store/sqlite_hop.py runs them; a small append commits on the caller's thread while
+the writer's thread is idle, see ``INLINE_EVENTS``); what a connection sets and checks when it
+opens is in store/sqlite_connect.py, what the store knows of its file's soundness in
+store/sqlite_integrity.py. The operations live
 apart: the append path in store/sqlite_append.py, the session tables in
 store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
 store/sqlite_reads.py and retention in store/sqlite_retention.py; what they share is
@@ -40,18 +42,19 @@ from store.base import (
     VerifyReport,
 )
 from store.cursors import read_cursor, save_cursor
-from store.damage import Damage, is_corruption, record_damage
+from store.damage import Damage
 from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
-from store.events import Event, NewEvent, now_us
+from store.events import Event, NewEvent
 from store.health import disk_bytes
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.query import count_sql, where_clause
+from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
-from store.sqlite_append import append_batch
 from store.sqlite_connect import Durability, describe, prepare_reader, prepare_writer
+from store.sqlite_hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
 from store.sqlite_integrity import Integrity
 from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.sqlite_projections import (
@@ -60,7 +63,15 @@ from store.sqlite_projections import (
     rebuild_projections,
     sum_usage_rows,
 )
-from store.sqlite_reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, verify_chain
+from store.sqlite_reads import (
+    fetch_json,
+    fetch_rows,
+    get_event,
+    get_payload,
+    read_stats,
+    read_totals,
+    verify_chain,
+)
 from store.sqlite_retention import collect_garbage, prune_session
 from store.sqlite_search import rebuild_search_index, run_search, search_sql
 from store.tip import Tip, log_tip
@@ -74,6 +85,11 @@ T = TypeVar("T")
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
+# Appends of at most this many events, with no other append waiting (``alone``), commit on the
+# event loop's thread when the writer's thread is idle (durability normal only): a one-event
+# commit takes about as long as the two thread hand-offs it would otherwise cost, and a hook or a
+# lone client waits for both. While it commits the loop serves nothing else: a few hundred µs.
+INLINE_EVENTS = 8
 
 
 class SqliteStore(EventStore):
@@ -97,6 +113,8 @@ class SqliteStore(EventStore):
         self._checkpointing: asyncio.Task[None] | None = None
         self._appends = 0
         self._closed = False
+        self._writer_jobs = 0  # queued or running on the writer's thread
+        self._inline_events = 0  # appends of at most this many events commit on the event loop
 
     @property
     def location(self) -> str:
@@ -119,12 +137,14 @@ class SqliteStore(EventStore):
                     raise describe(path, exc) from None
                 connections.append(conn)
                 prepare = prepare_writer if role == "writer" else prepare_reader
-                await _run(conn, path, prepare, durability, seen=integrity)
+                await on_thread(conn, path, prepare, durability, seen=integrity)
         except BaseException:
             for conn in connections:
                 await conn.close()
             raise
         store = cls(path, connections[0], connections[1], connections[2], integrity)
+        # With fsync on every commit (durability full) a commit is too long to hold the loop for.
+        store._inline_events = INLINE_EVENTS if durability == "normal" else 0
         with contextlib.suppress(DatabaseDamaged):  # it opens damaged: reads go on, writes are refused
             await store._read(integrity.opened)
         if merkle:
@@ -141,21 +161,41 @@ class SqliteStore(EventStore):
         tree = Tree()
         fit = self._integrity.damage is None
         try:
-            kept = await _run(self._writer, self.path, catch_up, tree, fit, seen=self._integrity)
+            kept = await on_thread(self._writer, self.path, catch_up, tree, fit, seen=self._integrity)
         except DatabaseDamaged:
             return None
         return tree if kept else None
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         self._integrity.refuse_writes()
-        return await _run(self._writer, self.path, fn, *args, seen=self._integrity)
+        self._writer_jobs += 1
+        try:
+            return await on_thread(self._writer, self.path, fn, *args, seen=self._integrity)
+        finally:
+            self._writer_jobs -= 1
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _run(self._reader, self.path, fn, *args, seen=self._integrity)
+        gone = requester_gone.get()
+        if gone is not None:  # store/requester.py: skipped when its turn comes and no one waits
+            if gone():
+                raise RequestAbandoned()
+            return await on_thread(self._reader, self.path, unless_gone, gone, fn, *args, seen=self._integrity)
+        return await on_thread(self._reader, self.path, fn, *args, seen=self._integrity)
 
-    async def append(self, batch: Sequence[NewEvent]) -> list[AppendResult]:
+    async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
-        results = await self._write(_append, list(batch), wal_bytes >= CATCH_UP_WAL_BYTES, self._tree)
+        catch_up = wal_bytes >= CATCH_UP_WAL_BYTES
+        if alone and len(batch) <= self._inline_events and not catch_up and not self._writer_jobs:
+            # Nothing is queued on the writer's thread, so its connection is free: committing here
+            # spares the two thread hand-offs that cost a lone writer more than a small commit
+            # does. Writers that come together are better served by the thread: the event loop
+            # reads the next group's requests while this one commits.
+            self._integrity.refuse_writes()
+            results = here(
+                self._writer, self.path, append_after_checkpoint, list(batch), False, self._tree, seen=self._integrity
+            )
+        else:
+            results = await self._write(append_after_checkpoint, list(batch), catch_up, self._tree)
         if created := [r.event for r in results if r.created]:
             self._integrity.committed(Tip(created[-1].seq, created[-1].id))
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
@@ -189,14 +229,14 @@ class SqliteStore(EventStore):
         rest. A PASSIVE checkpoint on another connection never blocks the writer, and once it
         has copied everything the writer starts the WAL from the top again. Under a write load
         that never pauses it may never catch up, so past CATCH_UP_WAL_BYTES the writer runs one
-        checkpoint itself before its next transaction (see ``_append``).
+        checkpoint itself before its next transaction (see ``append_after_checkpoint``).
         """
         if self._checkpointing is None or self._checkpointing.done():
             self._checkpointing = asyncio.create_task(self._checkpoint("PASSIVE"), name="wal-checkpoint")
 
     async def _checkpoint(self, mode: str) -> None:
         try:
-            await _run(self._checkpointer, self.path, _wal_checkpoint, mode)
+            await on_thread(self._checkpointer, self.path, wal_checkpoint, mode)
         except TokaError as exc:  # the next append tries again; the commits themselves are safe
             logging.getLogger("toka.store").warning("WAL checkpoint failed: %s", exc.message)
 
@@ -227,6 +267,9 @@ class SqliteStore(EventStore):
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(read_sessions, None)
+
+    async def totals(self) -> tuple[int, int]:
+        return await self._read(read_totals)  # one row of the sessions table's sums, not every session
 
     async def usage_rows(
         self, since: int | None = None, until: int | None = None, session: str | None = None
@@ -347,37 +390,3 @@ class SqliteStore(EventStore):
             for conn in (self._checkpointer, self._reader, self._writer):
                 await conn.close()
             self._integrity.close()
-
-
-async def _run(
-    conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any, seen: Integrity | None = None
-) -> T:
-    """Run ``fn(sqlite3_connection, *args)`` on the connection's thread: one hop per call.
-
-    aiosqlite queues every public call the same way through ``_execute``; calling it with our own
-    function is what lets a whole batch share one hop. Corruption reported by SQLite marks the
-    database damaged (``seen``, else the record beside the file) whatever the statement was.
-    """
-    try:
-        result: T = await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
-        return result
-    except sqlite3.Error as exc:
-        if not is_corruption(exc):
-            raise describe(path, exc) from None
-        damage = Damage(f"SQLite reports: {exc}", now_us())
-        if seen is not None:
-            seen.mark(damage.reason)
-        else:
-            record_damage(path, damage)
-        raise damage.refusal(path) from None
-
-
-def _wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
-    db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
-
-
-def _append(db: sqlite3.Connection, batch: list[NewEvent], wal_catch_up: bool, tree: Tree | None) -> list[AppendResult]:
-    """The batch appended, after a checkpoint of the WAL when the background ones fell behind."""
-    if wal_catch_up:
-        _wal_checkpoint(db, "PASSIVE")
-    return append_batch(db, batch, tree)

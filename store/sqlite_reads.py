@@ -67,6 +67,12 @@ def verify_chain(db: sqlite3.Connection, session: str | None, progress: Progress
     return verifier.report(session)
 
 
+def read_totals(db: sqlite3.Connection) -> tuple[int, int]:
+    """Events and sessions, from the session table (a projection the store keeps with the log)."""
+    events, sessions = db.execute("SELECT coalesce(sum(events), 0), count(*) FROM sessions").fetchone()
+    return events, sessions
+
+
 def read_stats(db: sqlite3.Connection, path: Path) -> Stats:
     """How many events, sessions and payloads the log holds, their sizes, and what its files take on disk."""
     events, sessions = db.execute("SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions)").fetchone()

@@ -20,6 +20,7 @@ whole.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
 # Bytes of a request line left for what surrounds its events: {"id":..,"op":"events.append",
 # "args":{"events":[...]}} and a newline take about 60.
 LINE_HEADROOM = 1024
+# Append requests sent and not yet answered when the next is sent. The daemon decodes the next
+# request while one commits. More would deadlock this client, which reads no answer while it
+# sends: past what the socket holds (a request is up to 4 MiB, an answer ~100 KB), the daemon
+# would block writing answers not read while this process blocks sending a request not read.
+REQUESTS_IN_FLIGHT = 1
 # The payload field a truncated event carries.
 TRUNCATED = "toka_truncated"
 CUT = "…"
@@ -143,9 +149,10 @@ Answered = Callable[[list[Prepared], list[dict[str, Any]]], None]
 
 
 class Appends:
-    """Events appended through ``client`` in requests that fit its daemon's line, with one
-    request in flight: the daemon commits a request while the next is prepared, instead of the
-    two waiting on each other. ``answered(events, results)`` is called with each answer.
+    """Events appended through ``client`` in requests that fit its daemon's line, with
+    REQUESTS_IN_FLIGHT request sent and not yet answered when the next is sent: the daemon
+    commits one while it decodes the next and this process prepares the one after, instead of
+    the three waiting on each other. ``answered(events, results)`` is called with each answer.
 
     ``source`` (a file, say) names the events added while it is set in the errors of their
     requests; a request holds the events of one source when :meth:`flush` is called before the
@@ -157,7 +164,7 @@ class Appends:
         self.limit = client.line_bytes
         self._batcher: Batcher[Prepared] = Batcher(self.limit - LINE_HEADROOM)
         self._answered = answered
-        self._in_flight: tuple[int, list[Prepared], str | None] | None = None
+        self._in_flight: deque[tuple[int, list[Prepared], str | None]] = deque()
         self.source: str | None = None
         self.requests = 0  # sent so far
 
@@ -175,11 +182,12 @@ class Appends:
             self._send(batch)
 
     def settle(self) -> None:
-        """Wait for the answer of the request in flight, if any (raising its error)."""
-        if self._in_flight is None:
-            return
-        request_id, batch, source = self._in_flight
-        self._in_flight = None
+        """Wait for the answers of the requests in flight, if any (raising the first error)."""
+        while self._in_flight:
+            self._settle_oldest()
+
+    def _settle_oldest(self) -> None:
+        request_id, batch, source = self._in_flight.popleft()
         try:
             results: list[dict[str, Any]] = self._client.result(request_id)["events"]
         except TokaError as exc:
@@ -191,8 +199,9 @@ class Appends:
     def _send(self, batch: list[Prepared]) -> None:
         request_id = self._client.submit_encoded("events.append", "events", [p.line for p in batch])
         self.requests += 1
-        self.settle()
-        self._in_flight = (request_id, batch, self.source)
+        self._in_flight.append((request_id, batch, self.source))
+        if len(self._in_flight) > REQUESTS_IN_FLIGHT:
+            self._settle_oldest()
 
 
 def append_all(client: Client, events: Iterable[dict[str, Any]]) -> list[tuple[Prepared, dict[str, Any]]]:

@@ -35,7 +35,7 @@ class Append:
     session: str | None = None
 
 
-@OPS.op("events.append", Append)
+@OPS.op("events.append", Append, pipelined=True)
 async def events_append(log: EventLog, request: Append, call: Call) -> dict[str, Any]:
     raw = request.events
     if raw is None and request.event is not None:

@@ -90,7 +90,7 @@ class GroupCommitter:
     async def _commit(self, group: list[Pending]) -> None:
         batch = [e for events, _ in group for e in events]
         try:
-            results = await self._store.append(batch)
+            results = await self._store.append(batch, alone=len(group) == 1 and not self._pending)
         except Exception as exc:
             if len(group) > 1:
                 # Whatever failed (bad input the store let through, or a bug), it may be one

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import select
+from collections.abc import Callable
 
 from daemon.config import DaemonSettings
 from daemon.ownership import peer_uid
@@ -140,6 +142,11 @@ class LineReader:
                 return None  # a half line at hang-up is dropped: it was never a request
             self._buffer += chunk
 
+    def more_sent(self) -> bool:
+        """Whether the client has sent more than the lines read: the start of its next request,
+        read already or waiting in the stream."""
+        return bool(self._buffer) or bool(getattr(self._reader, "_buffer", b""))
+
     async def _read(self, waiting: bool) -> bytes:
         """The next bytes; within daemon.line_timeout when a line is unfinished."""
         if not waiting:
@@ -176,6 +183,42 @@ class LineReader:
         self._buffer.clear()
         self._budget.move(self._held, 0)
         self._held = 0
+
+
+class ClientProtocol(asyncio.StreamReaderProtocol):
+    """A client's stream, which also tells when the client has hung up: closed its connection,
+    not merely its sending half (as ``nc -N`` does at the end of its input, still waiting for
+    the answer). ``hung_up`` is called then, so that what it asked is not answered for nobody."""
+
+    hung_up: Callable[[], None] | None = None
+    _socket_transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._socket_transport = transport
+        super().connection_made(transport)
+
+    def eof_received(self) -> bool | None:
+        keep_open = super().eof_received()
+        transport = self._socket_transport
+        if self.hung_up is not None and transport is not None and _peer_closed(transport.get_extra_info("socket")):
+            self.hung_up()
+        return keep_open
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.hung_up is not None:
+            self.hung_up()
+        super().connection_lost(exc)
+
+
+def _peer_closed(sock: object) -> bool:
+    """Whether the peer of a Unix socket that sent its end of input has closed both halves: the
+    kernel then reports a hang-up (POLLHUP), not only the end of what it reads (POLLRDHUP)."""
+    fileno = getattr(sock, "fileno", None)
+    if fileno is None:
+        return False
+    poller = select.poll()
+    poller.register(fileno(), select.POLLHUP)
+    return bool(poller.poll(0))
 
 
 def read_size(transport: asyncio.BaseTransport) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import time
@@ -35,20 +34,17 @@ from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
 from daemon.otel.endpoint import Endpoint
 from daemon.paths import Paths
-from daemon.protocol import encode, error_message
-from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
 from daemon.server.components import build_components
-from daemon.server.connection import ACCEPT_BACKLOG, Gate, LineReader, RefusedLine, read_size
+from daemon.server.connection import ACCEPT_BACKLOG, ClientProtocol, Gate
 from daemon.server.follow import Follower
 from daemon.server.hub import Hub
-from daemon.server.registry import Call, Op, progress_sender, wants_progress
-from daemon.server.wire import RawJson
+from daemon.server.serving import Connections
 from daemon.states.machines import Machine
 from daemon.states.service import StateStore
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventStore
-from store.errors import Busy, StoreUnavailable, TokaError, UsageError
+from store.errors import StoreUnavailable
 from store.events import Event
 
 if TYPE_CHECKING:
@@ -98,16 +94,12 @@ class Daemon:
         # The log's events and sessions as status last read them, with those committed since: what
         # status reports while the database server cannot be read (PostgreSQL).
         self._events = 0
-        self._sessions: set[str] = set()
-        self.clients = 0
+        self._sessions: set[str] = set()  # their names: counted so only on a log other daemons share
+        self._session_count = 0
         self.gate = Gate(settings.daemon)
         self._stop = asyncio.Event()
         self._stopping = False
-        self._connections: set[asyncio.StreamWriter] = set()
-        self._in_flight = 0
-        self._idle = asyncio.Event()  # set while no request is being answered
-        self._idle.set()
-        self._streams: set[asyncio.Event] = set()
+        self.connections = Connections(self.gate, self.components, lambda: self._stopping)
         self._server: asyncio.AbstractServer | None = None
         self.watcher: DaemonWatcher | None = None
         self._watching: asyncio.Task[None] | None = None
@@ -118,7 +110,9 @@ class Daemon:
         evaluated only by the daemon that committed it (``own``)."""
         self.hub.publish(events)
         self._events += len(events)
-        self._sessions.update(event.session for event in events)
+        if self.store.shared:
+            self._sessions.update(event.session for event in events)
+            self._session_count = len(self._sessions)
         self.lifecycle.committed(events, evaluate=own)
         self.states.committed(events)
         self.deps.committed(events)
@@ -129,8 +123,12 @@ class Daemon:
         self.export.committed(events)
 
     async def _count(self) -> None:
+        if not self.store.shared:  # nothing appends to it but this daemon: the store's totals will do
+            self._events, self._session_count = await self.store.totals()
+            return
         sessions = await self.store.sessions()
         self._events, self._sessions = sum(s.events for s in sessions), {s.session for s in sessions}
+        self._session_count = len(self._sessions)
 
     async def status(self) -> dict[str, Any]:
         """The ``status`` document (docs/json.md). While the database server cannot be reached
@@ -147,8 +145,8 @@ class Daemon:
             "durability": self.settings.store.durability,
             "socket": str(self.paths.socket),
             "events": self._events,
-            "sessions": len(self._sessions),
-            "clients": self.clients,
+            "sessions": self._session_count,
+            "clients": self.connections.clients,
             "buffered_bytes": self.gate.budget.held,
             "subscribers": len(self.hub),
             "commits": self.committer.groups,
@@ -194,7 +192,12 @@ class Daemon:
         self.spool.start()
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._client, path=sock_path, backlog=ACCEPT_BACKLOG)
+            loop = asyncio.get_running_loop()
+            self._server = await loop.create_unix_server(
+                lambda: ClientProtocol(asyncio.StreamReader(), self.connections.serve),
+                path=sock_path,
+                backlog=ACCEPT_BACKLOG,
+            )
         finally:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
@@ -245,13 +248,13 @@ class Daemon:
         await self._stop_watching()
         await self.spool.stop()
         await self.otel.stop(self.settings.daemon.shutdown_deadline)  # answers what is in flight
-        for closed in self._streams:
+        for closed in self.connections.streams:
             closed.set()
         try:
-            await asyncio.wait_for(self._idle.wait(), self.settings.daemon.shutdown_deadline)
+            await asyncio.wait_for(self.connections.idle.wait(), self.settings.daemon.shutdown_deadline)
         except TimeoutError:
-            log.warning("%d requests did not finish within the deadline", self._in_flight)
-        for writer in list(self._connections):
+            log.warning("%d requests did not finish within the deadline", self.connections.in_flight)
+        for writer in list(self.connections.writers):
             writer.transport.abort()  # idle clients, and any that would not take their answer
         await self._stop_lifecycle()
         await self.alerts.stop(self.settings.daemon.shutdown_deadline)
@@ -265,116 +268,3 @@ class Daemon:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.paths.socket)
         log.info("stopped")
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        refusal = self.gate.refusal(writer, self.clients)
-        if refusal is not None:
-            writer.write(encode(error_message(None, refusal)))
-            writer.close()
-            return
-        self.clients += 1
-        self._connections.add(writer)
-        read_size(writer.transport)
-        lines = self.gate.lines(reader)
-        closed = asyncio.Event()
-
-        async def send(message: dict[str, Any] | bytes) -> None:
-            writer.write(message if isinstance(message, bytes) else encode(message))
-            await writer.drain()
-
-        try:
-            while not self._stopping:
-                try:
-                    line = await lines.next()
-                except RefusedLine as refused:  # too long, over the daemon's budget, or left unfinished
-                    await send(error_message(None, refused.error))
-                    if refused.close:
-                        break
-                    continue
-                if line is None:
-                    break
-                if not line.strip():
-                    continue
-                # Answered inline, not in a task of its own: one event-loop turn less per request.
-                self._in_flight += 1
-                self._idle.clear()
-                try:
-                    await self._answer(line, writer, send, closed, lines)
-                finally:
-                    self._in_flight -= 1
-                    if not self._in_flight:
-                        self._idle.set()
-        except ConnectionError:
-            pass
-        finally:
-            lines.close()
-            self.clients -= 1
-            self._connections.discard(writer)
-            closed.set()
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    async def _answer(
-        self, line: bytes, writer: asyncio.StreamWriter, send: Any, closed: asyncio.Event, lines: LineReader
-    ) -> None:
-        request_id = None
-        try:
-            try:
-                message = json.loads(line)
-            except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-                raise UsageError(f"request is not valid JSON ({exc})", "send one JSON object per line") from None
-            if not isinstance(message, dict):
-                raise UsageError("a request must be a JSON object with 'op'")
-            request_id = message.get("id")
-            name = message.get("op")
-            args = message.get("args", {})
-            if not isinstance(name, str):
-                raise UsageError("a request needs 'op', a string", 'e.g. {"id": 1, "op": "status"}')
-            if not isinstance(args, dict):
-                raise UsageError("'args' must be a JSON object")
-            op = REGISTRY[name]
-            if self._stopping:
-                raise Busy("the daemon is shutting down", "retry once it has restarted")
-            request = op.parse(args)
-            call = Call(request_id, send, closed)
-            if wants_progress(op, args):
-                call.progress = progress_sender(send, request_id, call.closed)
-            component = self.components[op.component]
-            if op.streaming:
-                await self._stream(op, component, request, call, lines)
-                return
-            result = await op.handler(component, request, call)
-        except TokaError as exc:
-            await send(error_message(request_id, exc))
-            return
-        except (ConnectionError, asyncio.CancelledError):
-            raise
-        except Exception as exc:  # a bug must cost one request, never the daemon
-            log.exception("request %r failed", request_id)
-            await send(error_message(request_id, TokaError(f"internal error: {exc}", "see `toka daemon logs`")))
-            return
-        if isinstance(result, RawJson):
-            head = json.dumps({"id": request_id, "ok": True}, ensure_ascii=False)[:-1]
-            writer.write(f'{head},"result":{result.text}}}\n'.encode())
-            await writer.drain()
-        else:
-            await send({"id": request_id, "ok": True, "result": result})
-
-    async def _stream(self, op: Op, component: Any, request: Any, call: Call, lines: LineReader) -> None:
-        """Run a streaming op until it ends or the client hangs up or sends anything."""
-        call.closed = asyncio.Event()  # this stream's own: the connection may stream again after it
-        self._streams.add(call.closed)
-
-        async def watch_client() -> None:
-            with contextlib.suppress(RefusedLine, ConnectionError):
-                await lines.next()
-            call.closed.set()
-
-        watcher = asyncio.create_task(watch_client())
-        try:
-            await op.handler(component, request, call)
-        finally:
-            watcher.cancel()
-            self._streams.discard(call.closed)
-        call.closed.set()

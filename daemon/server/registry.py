@@ -4,7 +4,8 @@ A component's ops module makes one :class:`Ops` for the component its handlers a
 lifecycle, the context store, the pool...) and declares each op with it: its name, its request
 (a dataclass of daemon/server/requests.py), whether it streams (answers with lines until the
 client hangs up or sends anything) and whether it reports progress (``{"progress": true}`` in
-the request asks for ``{id, progress: {done, total}}`` lines). A handler is called as
+the request asks for ``{id, progress: {done, total}}`` lines), and whether the connection's next
+requests are read while it runs (``pipelined``: appends, daemon/server/serving.py). A handler is called as
 ``handler(component, request, call)`` and returns the result; it never sees the daemon.
 
 The server (daemon/server/process.py) collects every component's :class:`Ops` into one
@@ -53,6 +54,7 @@ class Op:
     handler: Handler
     streaming: bool = False
     progress: bool = False
+    pipelined: bool = False  # the connection's next requests are read while it runs (an append)
 
     def parse(self, args: dict[str, Any]) -> Any:
         return parse(self.request, args)
@@ -65,9 +67,11 @@ class Ops:
         self.component = component
         self.ops: list[Op] = []
 
-    def op(self, name: str, request: type, *, streaming: bool = False, progress: bool = False) -> Callable[[H], H]:
+    def op(
+        self, name: str, request: type, *, streaming: bool = False, progress: bool = False, pipelined: bool = False
+    ) -> Callable[[H], H]:
         def declare(handler: H) -> H:
-            self.ops.append(Op(name, self.component, request, handler, streaming, progress))
+            self.ops.append(Op(name, self.component, request, handler, streaming, progress, pipelined))
             return handler
 
         return declare

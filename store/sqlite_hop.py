@@ -1,0 +1,83 @@
+"""Running a function on one of the SQLite backend's connections: on the connection's own thread
+(aiosqlite's, one hop per call), or on the caller's while nothing is queued on that thread; and
+what SQLite's errors mean once raised there (store/sqlite.py says when each is used).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from store.base import AppendResult
+from store.damage import Damage, is_corruption, record_damage
+from store.errors import TokaError
+from store.events import NewEvent, now_us
+from store.requester import RequestAbandoned
+from store.sqlite_append import append_batch
+from store.sqlite_connect import describe
+from store.sqlite_integrity import Integrity
+from store.sqlite_merkle import Tree
+
+T = TypeVar("T")
+
+
+async def on_thread(
+    conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any, seen: Integrity | None = None
+) -> T:
+    """Run ``fn(sqlite3_connection, *args)`` on the connection's thread: one hop per call.
+
+    aiosqlite queues every public call the same way through ``_execute``; calling it with our own
+    function is what lets a whole batch share one hop. Corruption reported by SQLite marks the
+    database damaged (``seen``, else the record beside the file) whatever the statement was.
+    """
+    try:
+        result: T = await conn._execute(fn, conn._conn, *args)  # type: ignore[no-untyped-call]
+        return result
+    except sqlite3.Error as exc:
+        raise failure(path, exc, seen) from None
+
+
+def here(conn: aiosqlite.Connection, path: Path, fn: Callable[..., T], *args: Any, seen: Integrity | None = None) -> T:
+    """``fn(sqlite3_connection, *args)`` on this thread, as :func:`on_thread` would on the connection's:
+    only while nothing is queued on that thread."""
+    try:
+        return fn(conn._conn, *args)
+    except sqlite3.Error as exc:
+        raise failure(path, exc, seen) from None
+
+
+def failure(path: Path, exc: sqlite3.Error, seen: Integrity | None) -> TokaError:
+    """What SQLite's error means: the database damaged (recorded in ``seen``, else beside the
+    file) when SQLite reports corruption, else the error described for a person."""
+    if not is_corruption(exc):
+        return describe(path, exc)
+    damage = Damage(f"SQLite reports: {exc}", now_us())
+    if seen is not None:
+        seen.mark(damage.reason)
+    else:
+        record_damage(path, damage)
+    return damage.refusal(path)
+
+
+def unless_gone(db: sqlite3.Connection, gone: Callable[[], bool], fn: Callable[..., T], *args: Any) -> T:
+    """``fn(db, *args)`` on the reader's thread, unless its requester has gone by then."""
+    if gone():
+        raise RequestAbandoned()
+    return fn(db, *args)
+
+
+def wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
+    db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+
+
+def append_after_checkpoint(
+    db: sqlite3.Connection, batch: list[NewEvent], wal_catch_up: bool, tree: Tree | None
+) -> list[AppendResult]:
+    """The batch appended, after a checkpoint of the WAL when the background ones fell behind."""
+    if wal_catch_up:
+        wal_checkpoint(db, "PASSIVE")
+    return append_batch(db, batch, tree)
