@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from daemon.config import AlertSettings
+from daemon.tasks import finish_or_cancel
 
 log = logging.getLogger("toka.daemon")
 
@@ -94,14 +95,7 @@ class Notifier:
 
     async def stop(self, deadline: float) -> None:
         """Let running commands finish within ``deadline`` seconds, then stop them."""
-        if not self._running:
-            return
-        _, pending = await asyncio.wait(set(self._running), timeout=deadline)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await finish_or_cancel(self._running, deadline)
 
 
 def _stop(process: asyncio.subprocess.Process) -> None:

@@ -45,6 +45,7 @@ from daemon.export.calls import CallSpans
 from daemon.export.content import content_of
 from daemon.export.spans import Span
 from daemon.export.target import PROTOCOL, traces_url
+from daemon.tasks import finish_or_cancel
 from store.base import EventQuery
 from store.errors import TokaError
 from store.events import Event, format_ts
@@ -159,12 +160,7 @@ class Forwarder:
             return
         self._stopping.set()
         self._wake.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), deadline)
-        except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await finish_or_cancel([self._task], deadline)
         if self.collector is not None:
             await self.collector.close()
 

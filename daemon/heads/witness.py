@@ -18,6 +18,7 @@ from pathlib import Path
 
 from daemon.config import StoreSettings
 from daemon.heads.record import SignedHead, append_head
+from daemon.tasks import finish_or_cancel
 
 log = logging.getLogger("toka.daemon")
 
@@ -81,14 +82,8 @@ class Witness:
 
     async def stop(self, deadline: float) -> None:
         """Let the command send the last head within ``deadline`` seconds, then stop it."""
-        if self._task is None:
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), deadline)
-        except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if self._task is not None:
+            await finish_or_cancel([self._task], deadline)
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
