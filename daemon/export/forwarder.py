@@ -45,6 +45,7 @@ from daemon.export.calls import CallSpans
 from daemon.export.content import content_of
 from daemon.export.spans import Span
 from daemon.export.target import PROTOCOL, traces_url
+from daemon.otel.extra import INSTALL, missing
 from daemon.tasks import finish_or_cancel
 from store.base import EventQuery
 from store.errors import TokaError
@@ -96,7 +97,7 @@ class Forwarder:
         try:
             from daemon.export.collector import Collector
         except ImportError as exc:
-            self.error = f"export.otlp.endpoint is set but {exc.name} is not installed: pip install 'toka[otel]'"
+            self.error = f"export.otlp.endpoint is set but needs {missing(exc)}: {INSTALL}"
             log.error("export: %s", self.error)
             return
         prices = self._prices if self._prices is not None else PriceTable(self.core.settings.models.prices)

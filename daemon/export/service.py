@@ -25,13 +25,13 @@ from daemon.export.calls import CallSpans
 from daemon.export.content import content_of
 from daemon.export.spans import Span
 from daemon.export.target import ENDPOINT_EXAMPLE, HEADERS_EXAMPLE, header_table, traces_url
+from daemon.otel.extra import INSTALL, missing
 from daemon.server.requests import Timestamp
 from store.base import EventQuery, SessionInfo
 from store.errors import ConfigError, ExportFailed, UsageError
 
 # Tries of one request before an export gives up: about three seconds of a collector not answering.
 TRIES = 5
-EXTRA = "pip install 'toka[otel]'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +159,7 @@ class Exporter:
         try:
             from daemon.export.collector import Collector, deliver
         except ImportError as exc:
-            raise ConfigError(f"exporting to OpenTelemetry needs {exc.name}, which is not installed", EXTRA) from None
+            raise ConfigError(f"exporting to OpenTelemetry needs {missing(exc)}", INSTALL) from None
         infos = await self._sessions(request)
         include = settings.include_content if request.include_content is None else request.include_content
         content = content_of(include, self.core.settings.redaction.kinds)

@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from daemon.core import Core
+from daemon.otel.extra import INSTALL, missing
 
 if TYPE_CHECKING:
     from daemon.otel.http import OtelServer
@@ -33,7 +34,7 @@ class Endpoint:
             from daemon.otel.http import OtelServer
             from daemon.otel.receiver import Receiver
         except ImportError as exc:
-            self.error = f"otel.listen is set but {exc.name} is not installed: pip install 'toka[otel]'"
+            self.error = f"otel.listen is set but needs {missing(exc)}: {INSTALL}"
             log.error("otel: %s", self.error)
             return
         self.receiver = Receiver(self.core)
