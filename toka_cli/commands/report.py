@@ -72,17 +72,7 @@ def _period_command(kind: str, help: str) -> None:
         format_: FormatOpt = "table",
         json_: JsonOpt = False,
     ) -> None:
-        show_report(
-            kind,
-            format_,
-            json_,
-            since=since,
-            until=until,
-            timezone=timezone,
-            source=source,
-            project=project_arg(project),
-            breakdown=breakdown or None,
-        )
+        _show_period(kind, format_, json_, since, until, timezone, source, project, breakdown)
 
     command.__doc__ = help
     app.command(kind)(command)
@@ -123,8 +113,23 @@ def session(
         call_and_show("report.compare", json_, compare_table, against=compare, since=since, until=until,
                       timezone=zone, source=source, project=project_arg(project))  # fmt: skip
         return
+    _show_period("session", format_, json_, since, until, timezone, source, project, breakdown)
+
+
+def _show_period(
+    kind: str,
+    format_: str,
+    json_: bool,
+    since: str | None,
+    until: str | None,
+    timezone: str | None,
+    source: str | None,
+    project: str | None,
+    breakdown: bool,
+) -> None:
+    """A report by day, week, month or session: the rows, or their JSON."""
     show_report(
-        "session",
+        kind,
         format_,
         json_,
         since=since,
