@@ -78,7 +78,7 @@ def test_verify_before_the_first_head_says_none_is_signed_yet(monkeypatch: pytes
     result = invoke("verify")
 
     assert result.exit_code == 0, result.stderr
-    assert "no signed head yet" in result.stdout and "signed heads, the latest" not in result.stdout
+    assert "no signed head yet" in result.stdout and "the latest of" not in result.stdout
 
 
 def test_a_sessions_tail_deleted_and_the_tables_rebuilt_is_named() -> None:

@@ -178,7 +178,7 @@ def _verified(report: VerifyReport) -> None:
         signed = report.get("heads")
         if signed is not None and signed["latest"] is not None:
             console().print(
-                f"ok: the log matches its {signed['valid']} signed heads, the latest of"
+                f"ok: the log matches its {signed['valid']} signed head{'s' if signed['valid'] != 1 else ''}, the latest of"
                 f" {signed['latest']['time']} covering {signed['covered']} events"
                 + (f" ({signed['unsigned']} since)" if signed["unsigned"] else ""),
                 highlight=False,
