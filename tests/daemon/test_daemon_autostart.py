@@ -66,6 +66,7 @@ def test_autostart_replaces_a_stale_socket(paths: Paths, stop_autostarted: None)
 CLIENT_SCRIPT = """
 import json, sys
 from daemon.client.sync import Client
+print("ready", flush=True)
 sys.stdin.readline()  # start together
 with Client() as client:
     print(json.dumps(client.server))
@@ -83,7 +84,9 @@ def test_six_clients_at_once_start_exactly_one_daemon(paths: Paths, stop_autosta
         )
         for _ in range(6)
     ]
-    time.sleep(0.3)  # let them all import before the go
+    for process in processes:  # every one has imported the client before the go
+        assert process.stdout is not None
+        assert process.stdout.readline() == "ready\n"
     for process in processes:
         assert process.stdin is not None
         process.stdin.write("go\n")
