@@ -36,6 +36,10 @@ TABLE_RIGHTS: dict[str, tuple[str, ...]] = {
     "session_agents": ("SELECT", "INSERT", "UPDATE"),
     "session_kinds": ("SELECT", "INSERT", "UPDATE"),
     "usage_buckets": ("SELECT", "INSERT", "UPDATE"),
+    # Which source reported each request first (store/usage.py): claimed, never changed.
+    "usage_requests": ("SELECT", "INSERT"),
+    # Where the OTLP forwarder stands (store/cursors.py): saved with INSERT ... ON CONFLICT DO UPDATE.
+    "cursors": ("SELECT", "INSERT", "UPDATE"),
     # DELETE: the idempotency records of appends a day old are dropped.
     "append_batches": ("SELECT", "INSERT", "DELETE"),
     "toka_migrations": ("SELECT",),

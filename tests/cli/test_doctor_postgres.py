@@ -117,7 +117,7 @@ def test_a_role_without_the_rights_is_told_what_to_grant(toka_home: Path, postgr
     assert PASSWORD not in printed
 
 
-def test_a_running_daemon_reports_a_right_its_role_lacks(
+def test_a_running_daemon_works_as_the_least_role_and_reports_a_right_it_lacks(
     toka_home: Path, spawn: Spawner, postgres_database: str
 ) -> None:
     set_up_schema(postgres_database)
@@ -126,6 +126,8 @@ def test_a_running_daemon_reports_a_right_its_role_lacks(
         daemon = spawn()  # it starts: it appends and reads all the same
         with daemon.client() as client:
             client.record("s", "message", {"text": "appended as the role"})
+            usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5, "request_id": "req_1"}
+            client.record("s", "usage", usage)  # claims its request (usage_requests)
         code, checks, _ = doctor()
         daemon.stop()
     assert code == 1
