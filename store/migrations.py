@@ -210,6 +210,13 @@ def m009_cursors(db: sqlite3.Connection) -> None:
     )
 
 
+def m010_usage_claims_by_size(db: sqlite3.Connection) -> None:
+    # A request is matched across sources by its model and prompt size too, when a source has no
+    # request id (store/usage.py): the claims are made again from the log. The step clears them;
+    # the rebuild an upgrade ends with (see migrate) makes them again, with the usage buckets.
+    db.execute("DELETE FROM usage_requests")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -220,6 +227,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m007_merkle,
     m008_usage_requests,
     m009_cursors,
+    m010_usage_claims_by_size,
 ]
 
 

@@ -152,6 +152,12 @@ STEPS: list[Step] = [
             )""",
         ),
     ),
+    (
+        # Requests matched by model and prompt size too, as SQLite's m010: the claims are made
+        # again by the rebuild an upgrade ends with.
+        "p008_usage_claims_by_size",
+        ("DELETE FROM usage_requests",),
+    ),
 ]
 
 MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (

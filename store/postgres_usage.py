@@ -16,7 +16,7 @@ from psycopg import AsyncConnection
 from store.events import Event
 from store.query import bucket_where, dialect
 from store.rows import decode_blob
-from store.usage import DAY_US, UsageRow, fold_usage, usage_origin, usage_request, usage_row
+from store.usage import DAY_US, Claims, UsageRow, fold_usage, usage_names, usage_row
 
 # Usage events read per step while the projection is refilled.
 PAGE = 5000
@@ -33,32 +33,31 @@ _UPSERT = (
     " first_ts = least(u.first_ts, excluded.first_ts), last_ts = greatest(u.last_ts, excluded.last_ts),"
     " telemetry_calls = u.telemetry_calls + excluded.telemetry_calls"
 )
-# Claim each request for its source unless another got there first, then read who holds it.
-_CLAIM = "INSERT INTO usage_requests SELECT * FROM unnest(%b::text[], %b::text[], %b::text[]) ON CONFLICT DO NOTHING"
+# The claims stored for a batch's requests (store/usage.py), and those the batch makes. Appends
+# hold the append lock (store/postgres_append.py), so what is read here is still so at the insert.
 _HELD = (
     "SELECT u.session, u.request, u.origin FROM usage_requests u"
     " JOIN unnest(%b::text[], %b::text[]) AS c (session, request) ON u.session = c.session AND u.request = c.request"
 )
+_CLAIM = "INSERT INTO usage_requests SELECT * FROM unnest(%b::text[], %b::text[], %b::text[]) ON CONFLICT DO NOTHING"
 
 
 async def counted(conn: AsyncConnection, usage: list[tuple[int, str, str | None, dict[str, Any]]]) -> list[UsageRow]:
     """The rows of the usage events that count: each request as its first source reported it
-    (store/usage.py), recorded in ``usage_requests``; two statements whatever the batch."""
-    claims = [
-        (session, request, usage_origin(payload))
-        for _, session, _, payload in usage
-        if (request := usage_request(payload)) is not None
-    ]
+    (store/usage.py), the claims kept in ``usage_requests``; two statements whatever the batch."""
+    named = [(session, name) for _, session, _, payload in usage for name in usage_names(payload).every()]
     held: dict[tuple[str, str], str] = {}
-    if claims:
-        await conn.execute(_CLAIM, [list(column) for column in zip(*claims, strict=True)])
-        cursor = await conn.execute(_HELD, [[c[0] for c in claims], [c[1] for c in claims]])
-        held = {(session, request): origin for session, request, origin in await cursor.fetchall()}
-    rows = []
-    for ts, session, agent, payload in usage:
-        request = usage_request(payload)
-        if request is None or held.get((session, request)) == usage_origin(payload):
-            rows.append(usage_row(ts, session, agent, payload))
+    if named:
+        cursor = await conn.execute(_HELD, [[n[0] for n in named], [n[1] for n in named]])
+        held = {(session, name): origin for session, name, origin in await cursor.fetchall()}
+    claims = Claims(held)
+    rows = [
+        usage_row(ts, session, agent, payload)
+        for ts, session, agent, payload in usage
+        if claims.counts(session, payload)
+    ]
+    if claims.new:
+        await conn.execute(_CLAIM, [list(column) for column in zip(*claims.new, strict=True)])
     return rows
 
 

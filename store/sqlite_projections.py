@@ -24,7 +24,7 @@ from store.events import Event
 from store.projection import fold, session_infos
 from store.query import bucket_where
 from store.rows import JSON_LIST, decode_blob, transaction
-from store.usage import DAY_US, UsageRow, fold_usage, usage_origin, usage_request, usage_row
+from store.usage import DAY_US, Claims, UsageRow, fold_usage, usage_names, usage_row
 
 # Usage events read per step while the usage projection is refilled.
 _USAGE_PAGE = 5000
@@ -52,20 +52,26 @@ def project_batch(db: sqlite3.Connection, events: list[Event]) -> None:
 
 def _counted(db: sqlite3.Connection, usage: list[tuple[int, str, str | None, dict[str, Any]]]) -> list[UsageRow]:
     """The rows of the usage events that count: each request as its first source reported it
-    (store/usage.py), recorded in ``usage_requests``."""
-    rows = []
-    for ts, session, agent, payload in usage:
-        request = usage_request(payload)
-        if request is not None:
-            origin = usage_origin(payload)
-            claimed = db.execute("INSERT OR IGNORE INTO usage_requests VALUES (?, ?, ?)", (session, request, origin))
-            if not claimed.rowcount:
-                held = db.execute(
-                    "SELECT origin FROM usage_requests WHERE session = ? AND request = ?", (session, request)
-                ).fetchone()
-                if held[0] != origin:
-                    continue
-        rows.append(usage_row(ts, session, agent, payload))
+    (store/usage.py), the claims kept in ``usage_requests``; two statements whatever the batch."""
+    named = [[session, name] for _, session, _, payload in usage for name in usage_names(payload).every()]
+    held = {}
+    if named:
+        held = {
+            (session, name): origin
+            for session, name, origin in db.execute(
+                "SELECT u.session, u.request, u.origin FROM json_each(?) j JOIN usage_requests u"
+                " ON u.session = json_extract(j.value, '$[0]') AND u.request = json_extract(j.value, '$[1]')",
+                (json.dumps(named),),
+            )
+        }
+    claims = Claims(held)
+    rows = [
+        usage_row(ts, session, agent, payload)
+        for ts, session, agent, payload in usage
+        if claims.counts(session, payload)
+    ]
+    if claims.new:
+        db.executemany("INSERT OR IGNORE INTO usage_requests VALUES (?, ?, ?)", claims.new)
     return rows
 
 

@@ -9,13 +9,22 @@ daemon/ingest/claude_code.py) adds output and nothing else: it is no call of its
 
 One request may reach the log twice: from the agent's transcript and from its telemetry
 (daemon/otel/, whose usage payloads say ``origin: "telemetry"``). It counts once, as the first
-source that reported it (in log order): :func:`usage_request` names a request the same way
-whichever source wrote it (Anthropic's ``request_id``; for OpenAI's counts, which carry no id,
-the counts themselves), and a usage event of a request another source already reported counts
+source that reported it (in log order): :func:`usage_names` names a request the same way
+whichever source wrote it, and a usage event of a request another source already reported counts
 nothing. A source's own later events of that request (a transcript's revisions) still count.
+
+A request is named by Anthropic's ``request_id`` when the source has it, and besides by its
+model and prompt size, which both sources always have. Either source may lack the id (an API
+behind a gateway or a cloud provider returns none; then both usually do), so an event without
+one is matched by size to any report of the same size, and an event with one by its id, or by
+size to a report without an id only: two requests of equal size whose ids tell them apart are
+never taken for one. Where one source lacks the ids, a report of its stands for every report of
+that size from the other; prompts grow as a session goes on, so equal sizes are rare within
+one. OpenAI's counts carry no id: a Codex call is named by its four counts.
+
 Each row keeps how many of its calls came from telemetry (``telemetry_calls``), so reports say
-which source they used. :class:`Claims` decides in memory; the SQL backends keep the same
-decisions in their ``usage_requests`` table.
+which source they used. :class:`Claims` decides, in memory or over the claims an SQL backend
+read from its ``usage_requests`` table for the batch (and then writes back :attr:`Claims.new`).
 
 The usage projection (:class:`UsageRow`) is what the SQLite backend keeps up to date in each
 append's transaction (store/sqlite_projections.py) and reports read instead of the events: per
@@ -29,7 +38,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 # Prompt sizes at which a price may change: every tier start of the price table toka ships
 # (daemon/cost/model_prices.json; a test keeps the two in step). Usage is kept per class of
@@ -79,32 +88,64 @@ def usage_origin(payload: dict[str, Any]) -> str:
     return TELEMETRY if payload.get("origin") == TELEMETRY else TRANSCRIPT
 
 
-def usage_request(payload: dict[str, Any]) -> str | None:
-    """The request a usage event counts, named alike by every source that reports it; None when
-    it cannot be told (such an event always counts)."""
-    request = payload.get("request_id")
-    if isinstance(request, str) and request:
-        return request
-    if "cached_input_tokens" in payload and payload.get("revision") is not True:
+class RequestNames(NamedTuple):
+    """How a usage event's request is matched against the claims before it (``asks``, in order)
+    and the names it claims for whoever reported the request first (``claims``)."""
+
+    asks: tuple[str, ...]
+    claims: tuple[str, ...]
+
+    def every(self) -> set[str]:
+        """The names whose stored claims decide the event: what a backend reads for it."""
+        return {*self.asks, *self.claims}
+
+
+NO_NAMES = RequestNames((), ())
+
+
+def usage_names(payload: dict[str, Any]) -> RequestNames:
+    """The names of the request a usage event counts, alike from every source that reports it;
+    none when the request cannot be told (such an event always counts)."""
+    if "cached_input_tokens" in payload:  # OpenAI's counts
+        if payload.get("revision") is True:
+            return NO_NAMES
         # Codex's rollout and its telemetry name no response: the call's four counts do.
         counts = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
-        return "openai:" + ":".join(str(_count(payload, name)) for name in counts)
-    return None
+        name = "openai:" + ":".join(str(_count(payload, count)) for count in counts)
+        return RequestNames((name,), (name,))
+    found = payload.get("request_id")
+    request = found if isinstance(found, str) else ""
+    prompt = usage_counts(payload).prompt  # a revision's context_tokens: its response's prompt
+    model = payload.get("model")
+    if not (prompt and isinstance(model, str) and model):
+        return RequestNames((request,), (request,)) if request else NO_NAMES
+    sized = f"anthropic:{model}:{prompt}"  # claimed by reports without an id
+    sized_named = sized + ":named"  # by reports with one
+    if request:
+        return RequestNames((request, sized), (request, sized_named))
+    return RequestNames((sized, sized_named), (sized,))
 
 
 class Claims:
-    """Which source reported each request first, in memory: :meth:`counts` says whether a usage
-    event counts, given the events before it (fed in log order)."""
+    """Which source reported each request first: :meth:`counts` says whether a usage event
+    counts, given the events before it (fed in log order). ``held`` may start with the claims a
+    backend stored; :attr:`new` lists those made since, as (session, name, origin)."""
 
-    def __init__(self) -> None:
-        self.held: dict[tuple[str, str], str] = {}
+    def __init__(self, held: dict[tuple[str, str], str] | None = None) -> None:
+        self.held: dict[tuple[str, str], str] = {} if held is None else held
+        self.new: list[tuple[str, str, str]] = []
 
     def counts(self, session: str, payload: dict[str, Any]) -> bool:
-        request = usage_request(payload)
-        if request is None:
+        asks, claims = usage_names(payload)
+        if not asks:
             return True
         origin = usage_origin(payload)
-        return self.held.setdefault((session, request), origin) == origin
+        holder = next((self.held[(session, n)] for n in asks if (session, n) in self.held), origin)
+        for name in claims:  # the request's names go to the source that reported it first
+            if (session, name) not in self.held:
+                self.held[(session, name)] = holder
+                self.new.append((session, name, holder))
+        return holder == origin
 
 
 def prompt_class(prompt: int) -> int:

@@ -6,7 +6,7 @@ bare ``X``, with ``claude_code.X`` in the body) and lands in the session its age
 conversation fills. A request's usage becomes a ``usage`` event with ``origin: "telemetry"``
 (Claude Code's ``api_request``; Codex's ``sse_event`` of kind ``response.completed`` that
 carries token counts), counted once however many sources report it (store/usage.py,
-``usage_request``). The other records of a session and prompt (``prompt.id``) in one request
+``usage_names``). The other records of a session and prompt (``prompt.id``) in one request
 (``api_error``, ``user_prompt``, ``tool_result``, ``tool_decision`` and the rest of either
 catalogue) become one ``telemetry`` event holding them in the order the agent numbered them
 (``event.sequence``): a prompt's telemetry reads as one piece, and the log takes a few events

@@ -52,17 +52,19 @@ def claude_record(name: str, session: str, sequence: int, **extra: Any) -> LogRe
     )
 
 
-def api_request(session: str, sequence: int, request: str, *, cost: float, **tokens: Any) -> LogRecord:
+def api_request(session: str, sequence: int, request: str | None, *, cost: float, **tokens: Any) -> LogRecord:
+    """Claude Code's record of one API request; without a request id when ``request`` is None,
+    as behind a gateway that returns none."""
     counts = {"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 1000, "cache_creation_tokens": 0}
+    named = {} if request is None else {"request_id": request}
     return claude_record(
         "api_request",
         session,
         sequence,
         model="claude-sonnet-4-5",
-        request_id=request,
         cost_usd=cost,
         duration_ms=900,
-        **(counts | tokens),
+        **(named | counts | tokens),
     )
 
 

@@ -14,8 +14,9 @@ from otel_support import OtelDaemon, api_request, codex_record, logs_request
 SESSION = "0f3c2a4e-8d1b-4c9a-9e57-3b1f2d6a7c01"
 
 
-def transcript(path: Path, requests: list[tuple[str, int, int]]) -> Path:
-    """A Claude Code transcript of one assistant response per (request id, input, output)."""
+def transcript(path: Path, requests: list[tuple[str | None, int, int]]) -> Path:
+    """A Claude Code transcript of one assistant response per (request id, input, output); a
+    record without a ``requestId`` where the id is None."""
     lines = []
     for number, (request, input_tokens, output_tokens) in enumerate(requests):
         lines.append(
@@ -23,7 +24,7 @@ def transcript(path: Path, requests: list[tuple[str, int, int]]) -> Path:
                 "type": "assistant",
                 "uuid": f"u-{number}",
                 "sessionId": SESSION,
-                "requestId": request,
+                **({} if request is None else {"requestId": request}),
                 "timestamp": f"2026-01-01T00:0{number}:00.000Z",
                 "cwd": "/work/shop",
                 "message": {
@@ -62,6 +63,23 @@ def test_a_request_in_transcript_and_telemetry_counts_once(otel_daemon: OtelDaem
     transcript(tmp_path / f"{SESSION}.jsonl", [("req_1", 100, 20), ("req_2", 200, 40), ("req_3", 300, 60)])
     toka("import", str(tmp_path / f"{SESSION}.jsonl"))
     assert otel_daemon.report()["totals"]["calls"] == 3
+
+
+def test_requests_without_ids_are_matched_by_their_model_and_prompt(otel_daemon: OtelDaemon, tmp_path: Path) -> None:
+    # Behind a gateway that returns no request id, the transcript, the telemetry or both go without.
+    toka(
+        "import", str(transcript(tmp_path / f"{SESSION}.jsonl", [(None, 100, 20), ("req_2", 200, 40), (None, 300, 60)]))
+    )
+    telemetry = [
+        api_request(SESSION, 1, None, cost=0.01, input_tokens=100, output_tokens=20),
+        api_request(SESSION, 2, None, cost=0.01, input_tokens=200, output_tokens=40),
+        api_request(SESSION, 3, "req_3", cost=0.02, input_tokens=300, output_tokens=60),
+        api_request(SESSION, 4, "req_4", cost=0.02, input_tokens=400, output_tokens=80),  # not in the transcript yet
+    ]
+    assert otel_daemon.receiver.send(logs_request(telemetry)).status == 200
+
+    row = otel_daemon.report()["rows"][0]
+    assert (row["calls"], row["input_tokens"], row["output_tokens"], row["telemetry_calls"]) == (4, 1000, 200, 1)
 
 
 def test_a_telemetry_only_session_appears_in_the_report_with_its_tokens_and_cost(otel_daemon: OtelDaemon) -> None:

@@ -69,7 +69,7 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         db.execute("DROP TABLE cursors")
         db.execute(
             "DELETE FROM toka_migrations WHERE name IN ('m004_search_index', 'm005_pruned', 'm006_usage_buckets',"
-            " 'm007_merkle', 'm008_usage_requests', 'm009_cursors')"
+            " 'm007_merkle', 'm008_usage_requests', 'm009_cursors', 'm010_usage_claims_by_size')"
         )
         db.execute("PRAGMA user_version = 3")
     tables = {row[0] for row in raw_fts(db_path, "SELECT name FROM sqlite_master")}
@@ -81,13 +81,14 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         await store.append([message("new", "a new pelican")])
         assert len(await store.search(SearchQuery("pelican"))) == 3
     names = [row[0] for row in raw_fts(db_path, "SELECT name FROM toka_migrations ORDER BY seq")]
-    assert names[-6:] == [
+    assert names[-7:] == [
         "m004_search_index",
         "m005_pruned",
         "m006_usage_buckets",
         "m007_merkle",
         "m008_usage_requests",
         "m009_cursors",
+        "m010_usage_claims_by_size",
     ]
 
 

@@ -18,6 +18,7 @@ from store.events import NewEvent, canonical_json, digest, header_id
 from store.migrations import MIGRATIONS
 from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
 from store.sqlite import SqliteStore
+from store.usage import NO_NAMES
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
@@ -206,6 +207,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m007_merkle",
         "m008_usage_requests",
         "m009_cursors",
+        "m010_usage_claims_by_size",
     ]
 
 
@@ -318,6 +320,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m007_merkle",
         "m008_usage_requests",
         "m009_cursors",
+        "m010_usage_claims_by_size",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs
@@ -331,7 +334,7 @@ async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upg
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
-        old_toka.setattr(sqlite_projections, "_add_usage", lambda db, rows: None)
+        old_toka.setattr(sqlite_projections, "_counted", lambda db, usage: [])
         old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0), NewEvent("s1", "usage", usage, "main", T0)])
@@ -340,6 +343,26 @@ async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upg
     assert (row.session, row.agent, row.model, row.calls) == ("s1", "main", "claude-opus-4-6", 2)
     assert (row.input_tokens, row.cache_read_tokens, row.output_tokens) == (20, 10_000, 140)
     assert (row.bucket, row.first_ts, row.last_ts) == (T0, T0, T0)
+
+
+async def test_a_request_an_older_toka_counted_twice_counts_once_after_the_upgrade(
+    db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reported by a transcript and by telemetry, neither with a request id: a toka before m010
+    # matched requests by id only, and counted both.
+    transcript = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
+    telemetry = transcript | {"origin": "telemetry"}
+    with monkeypatch.context() as old_toka:
+        old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:9])
+        old_toka.setattr("store.usage.usage_names", lambda payload: NO_NAMES)
+        old_toka.setattr(sqlite_projections, "usage_names", lambda payload: NO_NAMES)
+        async with open_sqlite(db_path) as store:
+            await store.append([NewEvent("s1", "usage", transcript, "main", T0)])
+            await store.append([NewEvent("s1", "usage", telemetry, "main", T0)])
+            assert [row.calls for row in await store.usage_rows()] == [2]
+    async with open_sqlite(db_path) as store:
+        [row] = await store.usage_rows()
+    assert (row.calls, row.telemetry_calls, row.output_tokens) == (1, 0, 70)
 
 
 @pytest.mark.parametrize(

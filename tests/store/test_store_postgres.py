@@ -455,9 +455,8 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     await store.append([NewEvent("s", "usage", usage, "main"), NewEvent("s", "usage", usage, "main")])
     await store.close()
     async with connected(postgres_database) as conn:  # back to the schema before the last step
-        assert STEPS[-1][0] == "p007_cursors"
-        await conn.execute("DROP TABLE cursors")
-        await conn.execute("DELETE FROM toka_migrations WHERE name = 'p007_cursors'")
+        assert STEPS[-1][0] == "p008_usage_claims_by_size"
+        await conn.execute("DELETE FROM toka_migrations WHERE name = 'p008_usage_claims_by_size'")
 
     killed = subprocess.run(
         [sys.executable, "-c", UPGRADE_KILLED_IN_ITS_REBUILD, postgres_database], check=False, timeout=60

@@ -202,7 +202,7 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:5])
-        old_toka.setattr(sqlite_projections, "_add_usage", lambda db, rows: None)
+        old_toka.setattr(sqlite_projections, "_counted", lambda db, usage: [])
         old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0)] * 2)
