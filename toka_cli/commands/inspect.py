@@ -177,8 +177,9 @@ def _verified(report: VerifyReport) -> None:
         console().print(f"ok: {report['events']} events in {scope} match their hashes{checked}")
         signed = report.get("heads")
         if signed is not None and signed["latest"] is not None:
+            heads = f"{signed['valid']} signed head{'s' if signed['valid'] != 1 else ''}"
             console().print(
-                f"ok: the log matches its {signed['valid']} signed head{'s' if signed['valid'] != 1 else ''}, the latest of"
+                f"ok: the log matches its {heads}, the latest of"
                 f" {signed['latest']['time']} covering {signed['covered']} events"
                 + (f" ({signed['unsigned']} since)" if signed["unsigned"] else ""),
                 highlight=False,
