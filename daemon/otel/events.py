@@ -294,17 +294,7 @@ def session_meta(session: str, client: str, resource: dict[str, Any], ts: int | 
 
 
 # Point attributes that say who, not what: the session they belong to is the event's own.
-_IDENTITY = (
-    "session.id",
-    "conversation.id",
-    "user.id",
-    "user.email",
-    "user.account_uuid",
-    "user.account_id",
-    "organization.id",
-    "terminal.type",
-    "app.version",
-)
+_WHO = frozenset((*IDENTITY, "session.id", "conversation.id"))
 
 
 def metric_events(points: list[MetricPoint]) -> Mapped:
@@ -328,7 +318,7 @@ def metric_events(points: list[MetricPoint]) -> Mapped:
                 "start_ns": point.start_ns,
                 "time_ns": point.time_ns,
                 "value": point.value,
-                "attributes": {k: v for k, v in point.attributes.items() if k not in _IDENTITY},
+                "attributes": {k: v for k, v in point.attributes.items() if k not in _WHO},
             }
         )
         times[session] = max(times.get(session, 0), point.time_ns)
