@@ -208,6 +208,11 @@ class AlertSettings:
     command_timeout_s: float = _setting(
         10.0, "seconds the alert command may run before it is stopped", bounds=(0.1, 3600.0)
     )
+    max_age_s: float = _setting(
+        3600.0,
+        "seconds after which an agent's change is history, not an alert (an import of past sessions raises none)",
+        bounds=(1.0, 365 * DAY_S),
+    )
     block_cost_limit: float = _setting(
         0.0, "dollars a 5-hour block may cost before an alert (0: none)", bounds=(0.0, 1e9)
     )

@@ -4,7 +4,8 @@ something needs a person's eye, and runs the user's command with it (daemon/aler
 Two things raise an alert:
 
 - an agent going up to WARNING or CRITICAL: the lifecycle's ``lifecycle`` event, committed by
-  this daemon (on a log other daemons share, each alerts for what it evaluated itself);
+  this daemon (on a log other daemons share, each alerts for what it evaluated itself), at most
+  ``max_age_s`` after the change it records: an import of past sessions raises none;
 - the active 5-hour block going over ``[alerts] block_cost_limit`` or ``block_token_limit``,
   checked after each batch of usage this daemon commits (only when a limit is set).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from typing import Any
 
@@ -59,8 +61,11 @@ class Alerts:
         """Queue what may raise an alert; ``evaluate``: the events are this daemon's own."""
         if not evaluate:
             return
+        oldest = (time.time() - self.settings.max_age_s) * 1_000_000  # older: history, not an alert
         for event in events:
-            if event.kind == LIFECYCLE and event.payload.get("from") in BELOW.get(str(event.payload.get("to")), ()):
+            if event.kind == LIFECYCLE:
+                if event.ts < oldest or event.payload.get("from") not in BELOW.get(str(event.payload.get("to")), ()):
+                    continue
                 self._queue.append(event)
                 self._idle.clear()
                 self._wake.set()

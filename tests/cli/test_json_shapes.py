@@ -374,6 +374,7 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "alerts.command", "value": "", "source": "default", "help": "<help>"},
             {"key": "alerts.command_interval_s", "value": 60.0, "source": "default", "help": "<help>"},
             {"key": "alerts.command_timeout_s", "value": 10.0, "source": "default", "help": "<help>"},
+            {"key": "alerts.max_age_s", "value": 3600.0, "source": "default", "help": "<help>"},
             {"key": "alerts.block_cost_limit", "value": 0.0, "source": "default", "help": "<help>"},
             {"key": "alerts.block_token_limit", "value": 0, "source": "default", "help": "<help>"},
             {"key": "otel.listen", "value": "", "source": "default", "help": "<help>"},

@@ -24,10 +24,12 @@ def configure(home: Path, command: str = "", **alerts: Any) -> None:
     (home / "config.toml").write_text("\n".join(lines) + "\n")
 
 
-def fill(session: str, context: int, agent: str = "main") -> None:
+def fill(session: str, context: int, agent: str = "main", ts: float | None = None) -> None:
+    """A usage event of ``context`` tokens of prompt; at ``ts`` (Unix seconds), else now."""
     usage = {"model": "claude-sonnet-4-5", "input_tokens": 10, "cache_read_tokens": context - 10, "output_tokens": 50}
+    event = {"session": session, "kind": "usage", "agent": agent, "payload": usage}
     with Client(autostart=False) as client:
-        client.append([{"session": session, "kind": "usage", "agent": agent, "payload": usage}])
+        client.append([event if ts is None else event | {"ts": ts}])
 
 
 def listed(*args: str) -> list[dict[str, Any]]:
@@ -55,6 +57,21 @@ def test_an_agent_going_warning_then_critical_raises_two_alerts(toka_home: Path,
     )
     sent = [json.loads(line) for line in lines.read_text().splitlines()]
     assert sorted(a["id"] for a in sent) == sorted(a["id"] for a in alerts)  # the alert itself, on stdin
+
+
+def test_a_change_imported_from_the_past_is_recorded_but_raises_no_alert(toka_home: Path, spawn: Spawner) -> None:
+    received = toka_home / "received.jsonl"
+    configure(toka_home, f"cat >> {received}")
+    spawn()
+    fill("past", 185_000, ts=1_767_225_600)  # 2026-01-01: a session imported long after it ran
+    fill("now", 185_000)
+
+    alerts = wait_for(lambda: listed(), "the alert of the current session")
+    assert [a["agent"] for a in alerts] == ["now/main"]
+    with Client(autostart=False) as client:
+        changes = client.call("events.query", session="past", kinds=["lifecycle"])["events"]
+    assert [e["payload"]["to"] for e in changes] == ["CRITICAL"]
+    assert len(wait_for(lambda: received.exists() and received.read_text().splitlines(), "the command")) == 1
 
 
 def test_the_command_is_rate_limited_per_alert(toka_home: Path, spawn: Spawner) -> None:
