@@ -275,7 +275,8 @@ class EventStore(abc.ABC):
         return sum_usage(rows, width, offset, sessions)
 
     @abc.abstractmethod
-    async def sessions(self) -> list[SessionInfo]: ...
+    async def sessions(self) -> list[SessionInfo]:
+        """Every session, the one last active first: by its latest event's time, then seq."""
 
     async def totals(self) -> tuple[int, int]:
         """How many events and sessions the log holds (a backend may count them cheaper)."""

@@ -115,7 +115,7 @@ class EphemeralStore(EventStore):
         return found
 
     async def sessions(self) -> list[SessionInfo]:
-        return sorted(self._sessions.values(), key=lambda s: s.last_seq, reverse=True)
+        return sorted(self._sessions.values(), key=lambda s: (s.last_ts, s.last_seq), reverse=True)
 
     async def session(self, name: str) -> SessionInfo:
         found = [s for s in self._sessions if s.startswith(name)]

@@ -51,9 +51,9 @@ async def get_payload(conn: AsyncConnection, digest: str) -> tuple[str, dict[str
 
 
 async def read_sessions(conn: AsyncConnection, name: str | None) -> list[SessionInfo]:
-    """Every session, the latest first; or the one ``name`` names or is a unique prefix of."""
+    """Every session, the one last active first (by its latest event's time); or the one ``name`` names or is a unique prefix of."""
     if name is None:
-        rows = await fetch_rows(conn, "SELECT * FROM sessions ORDER BY last_seq DESC", ())
+        rows = await fetch_rows(conn, "SELECT * FROM sessions ORDER BY last_ts DESC, last_seq DESC", ())
     else:
         rows = await fetch_rows(conn, "SELECT * FROM sessions WHERE session = ?", (name,))
         if not rows:
