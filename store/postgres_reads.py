@@ -51,7 +51,8 @@ async def get_payload(conn: AsyncConnection, digest: str) -> tuple[str, dict[str
 
 
 async def read_sessions(conn: AsyncConnection, name: str | None) -> list[SessionInfo]:
-    """Every session, the one last active first (by its latest event's time); or the one ``name`` names or is a unique prefix of."""
+    """Every session, the one last active first (by its latest event's time); or the one ``name``
+    names or is a unique prefix of."""
     if name is None:
         rows = await fetch_rows(conn, "SELECT * FROM sessions ORDER BY last_ts DESC, last_seq DESC", ())
     else:

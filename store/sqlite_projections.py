@@ -180,7 +180,8 @@ def rebuild_projections(db: sqlite3.Connection) -> int:
 
 
 def read_sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
-    """Every session, the one last active first (by its latest event's time); or the one that ``name`` names, or is a unique prefix of."""
+    """Every session, the one last active first (by its latest event's time); or the one that
+    ``name`` names, or is a unique prefix of."""
     if name is None:
         rows = db.execute("SELECT * FROM sessions ORDER BY last_ts DESC, last_seq DESC").fetchall()
     else:
