@@ -31,6 +31,18 @@ def _events() -> int:
     return json.loads(invoke("stats", "--json").stdout)["events"]
 
 
+def test_a_folder_without_transcripts_imports_nothing_and_says_where_they_are(workdir: Path) -> None:
+    Path("notes").mkdir()
+    Path("notes/readme.txt").write_text("not a transcript")
+    result = toka("import", "notes")
+    assert result.returncode == 0
+    assert result.stdout == "imported 0 new events (0 already present) into 0 sessions from 0 files\n"
+    assert result.stderr == (
+        "no *.jsonl file in the folders given: Claude Code keeps its transcripts in ~/.claude/projects,"
+        " Codex its rollouts in ~/.codex/sessions\n"
+    )
+
+
 def test_truncated_last_line(workdir: Path) -> None:
     Path("cut.jsonl").write_bytes(b"".join(LINES[:3]) + LINES[3][:120])  # no newline: cut short
     result = toka("import", "cut.jsonl")

@@ -55,6 +55,11 @@ def _imported(report: ImportReport) -> None:
         f"imported {report['created']} new events ({report['existing']} already present)"
         f" into {_count(len(report['sessions']), 'session')} from {_count(report['files'], 'file')}"
     )
+    if report["files"] == 0:
+        note(
+            "no *.jsonl file in the folders given: Claude Code keeps its transcripts in ~/.claude/projects,"
+            " Codex its rollouts in ~/.codex/sessions"
+        )
     # Said of what this import kept: a second import of the same files keeps nothing new.
     unknown = sorted(report["unknown_types_created"].items(), key=lambda item: -item[1])
     if unknown:
