@@ -9,14 +9,13 @@ import json
 import zlib
 from collections.abc import Iterable
 from dataclasses import astuple
-from typing import Any
 
 from psycopg import AsyncConnection
 
 from store.events import Event
 from store.query import bucket_where, dialect
 from store.rows import decode_blob
-from store.usage import DAY_US, Claims, UsageRow, fold_usage, usage_names, usage_row
+from store.usage import DAY_US, UsageEvent, UsageRow, claimed_names, counted_rows, fold_usage
 
 # Usage events read per step while the projection is refilled.
 PAGE = 5000
@@ -42,22 +41,17 @@ _HELD = (
 _CLAIM = "INSERT INTO usage_requests SELECT * FROM unnest(%b::text[], %b::text[], %b::text[]) ON CONFLICT DO NOTHING"
 
 
-async def counted(conn: AsyncConnection, usage: list[tuple[int, str, str | None, dict[str, Any]]]) -> list[UsageRow]:
+async def counted(conn: AsyncConnection, usage: list[UsageEvent]) -> list[UsageRow]:
     """The rows of the usage events that count: each request as its first source reported it
     (store/usage.py), the claims kept in ``usage_requests``; two statements whatever the batch."""
-    named = [(session, name) for _, session, _, payload in usage for name in usage_names(payload).every()]
+    named = claimed_names(usage)
     held: dict[tuple[str, str], str] = {}
     if named:
         cursor = await conn.execute(_HELD, [[n[0] for n in named], [n[1] for n in named]])
         held = {(session, name): origin for session, name, origin in await cursor.fetchall()}
-    claims = Claims(held)
-    rows = [
-        usage_row(ts, session, agent, payload)
-        for ts, session, agent, payload in usage
-        if claims.counts(session, payload)
-    ]
-    if claims.new:
-        await conn.execute(_CLAIM, [list(column) for column in zip(*claims.new, strict=True)])
+    rows, claims = counted_rows(usage, held)
+    if claims:
+        await conn.execute(_CLAIM, [list(column) for column in zip(*claims, strict=True)])
     return rows
 
 

@@ -17,14 +17,13 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import astuple
-from typing import Any
 
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
 from store.projection import fold, session_infos
 from store.query import bucket_where
 from store.rows import JSON_LIST, decode_blob, transaction
-from store.usage import DAY_US, Claims, UsageRow, fold_usage, usage_names, usage_row
+from store.usage import DAY_US, UsageEvent, UsageRow, claimed_names, counted_rows, fold_usage
 
 # Usage events read per step while the usage projection is refilled.
 _USAGE_PAGE = 5000
@@ -50,10 +49,10 @@ def project_batch(db: sqlite3.Connection, events: list[Event]) -> None:
     _add_usage(db, _counted(db, [(e.ts, e.session, e.agent, e.payload) for e in events if e.kind == "usage"]))
 
 
-def _counted(db: sqlite3.Connection, usage: list[tuple[int, str, str | None, dict[str, Any]]]) -> list[UsageRow]:
+def _counted(db: sqlite3.Connection, usage: list[UsageEvent]) -> list[UsageRow]:
     """The rows of the usage events that count: each request as its first source reported it
     (store/usage.py), the claims kept in ``usage_requests``; two statements whatever the batch."""
-    named = [[session, name] for _, session, _, payload in usage for name in usage_names(payload).every()]
+    named = claimed_names(usage)
     held = {}
     if named:
         held = {
@@ -64,14 +63,9 @@ def _counted(db: sqlite3.Connection, usage: list[tuple[int, str, str | None, dic
                 (json.dumps(named),),
             )
         }
-    claims = Claims(held)
-    rows = [
-        usage_row(ts, session, agent, payload)
-        for ts, session, agent, payload in usage
-        if claims.counts(session, payload)
-    ]
-    if claims.new:
-        db.executemany("INSERT OR IGNORE INTO usage_requests VALUES (?, ?, ?)", claims.new)
+    rows, claims = counted_rows(usage, held)
+    if claims:
+        db.executemany("INSERT OR IGNORE INTO usage_requests VALUES (?, ?, ?)", claims)
     return rows
 
 

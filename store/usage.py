@@ -227,6 +227,31 @@ def usage_row(ts: int, session: str, agent: str | None, payload: dict[str, Any])
     )
 
 
+# A usage event as the backends hand it over: its time, session, agent and payload.
+UsageEvent = tuple[int, str, str | None, dict[str, Any]]
+
+
+def claimed_names(usage: Iterable[UsageEvent]) -> list[tuple[str, str]]:
+    """The (session, name) pairs whose stored claims decide a batch of usage events: what a
+    backend reads from its ``usage_requests`` before :func:`counted_rows`."""
+    return [(session, name) for _, session, _, payload in usage for name in usage_names(payload).every()]
+
+
+def counted_rows(
+    usage: Iterable[UsageEvent], held: dict[tuple[str, str], str]
+) -> tuple[list[UsageRow], list[tuple[str, str, str]]]:
+    """The rows of the usage events that count, given the claims stored for their names
+    (``held``), and the claims the batch makes, as (session, name, origin), for the backend to
+    store."""
+    claims = Claims(held)
+    rows = [
+        usage_row(ts, session, agent, payload)
+        for ts, session, agent, payload in usage
+        if claims.counts(session, payload)
+    ]
+    return rows, claims.new
+
+
 def fold_usage(rows: Iterable[UsageRow]) -> list[UsageRow]:
     """Rows of the same key added up into one, in the order their keys first came."""
     folded: dict[tuple[int, str, str, str, int], UsageRow] = {}

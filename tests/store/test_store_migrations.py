@@ -357,7 +357,6 @@ async def test_a_request_an_older_toka_counted_twice_counts_once_after_the_upgra
     with monkeypatch.context() as old_toka:
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:9])
         old_toka.setattr("store.usage.usage_names", lambda payload: NO_NAMES)
-        old_toka.setattr(sqlite_projections, "usage_names", lambda payload: NO_NAMES)
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", transcript, "main", T0)])
             await store.append([NewEvent("s1", "usage", telemetry, "main", T0)])
