@@ -114,6 +114,10 @@ class SqliteStore(EventStore):
         self._appends = 0
         self._closed = False
         self._writer_jobs = 0  # queued or running on the writer's thread
+        # Writes finished so far, and the totals read after the last of them: `status` asks for
+        # the totals far more often than the log changes, and only this store writes to its file.
+        self._writes = 0
+        self._totals: tuple[int, tuple[int, int]] | None = None
         self._inline_events = 0  # appends of at most this many events commit on the event loop
 
     @property
@@ -173,6 +177,7 @@ class SqliteStore(EventStore):
             return await on_thread(self._writer, self.path, fn, *args, seen=self._integrity)
         finally:
             self._writer_jobs -= 1
+            self._writes += 1
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         gone = requester_gone.get()
@@ -191,9 +196,18 @@ class SqliteStore(EventStore):
             # does. Writers that come together are better served by the thread: the event loop
             # reads the next group's requests while this one commits.
             self._integrity.refuse_writes()
-            results = here(
-                self._writer, self.path, append_after_checkpoint, list(batch), False, self._tree, seen=self._integrity
-            )
+            try:
+                results = here(
+                    self._writer,
+                    self.path,
+                    append_after_checkpoint,
+                    list(batch),
+                    False,
+                    self._tree,
+                    seen=self._integrity,
+                )
+            finally:
+                self._writes += 1
         else:
             results = await self._write(append_after_checkpoint, list(batch), catch_up, self._tree)
         if created := [r.event for r in results if r.created]:
@@ -269,7 +283,10 @@ class SqliteStore(EventStore):
         return await self._read(read_sessions, None)
 
     async def totals(self) -> tuple[int, int]:
-        return await self._read(read_totals)  # one row of the sessions table's sums, not every session
+        writes = self._writes  # before the read: a write that ends meanwhile makes the next call read again
+        if self._totals is None or self._totals[0] != writes:
+            self._totals = (writes, await self._read(read_totals))  # one row of the sessions table's sums
+        return self._totals[1]
 
     async def usage_rows(
         self, since: int | None = None, until: int | None = None, session: str | None = None

@@ -175,20 +175,25 @@ class Lifecycle:
         """Agents in trouble or close to it, worst first, with their fill when known. The agents
         of a session that ended (its SessionEnd recorded after their last call, or no call for
         ``ENDED_AFTER_S``) are not: nothing runs there to run out of room."""
+        agents = list(self.agents)
+        risky = [agent for agent in agents if agent.state in AT_RISK]  # few, if any: `status` asks often
+        if not risky:
+            return []
+        sessions = {agent.session for agent in risky}
         active: dict[str, int] = {}  # session -> its agents' latest call or change of state
-        for agent in self.agents:
-            last = max(agent.changed_ts or 0, (agent.figures.last_ts if agent.figures else None) or 0)
-            active[agent.session] = max(last, active.get(agent.session, 0))
+        for agent in agents:
+            if agent.session in sessions:
+                last = max(agent.changed_ts or 0, (agent.figures.last_ts if agent.figures else None) or 0)
+                active[agent.session] = max(last, active.get(agent.session, 0))
         quiet_since = round((self.core.clock() - ENDED_AFTER_S) * 1_000_000)
         found = []
-        for agent in self.agents:
+        for agent in risky:
             last = active[agent.session]
             if last < quiet_since or self.agents.ended.get(agent.session, -1) >= last:
                 continue
-            if agent.state in AT_RISK:
-                window, _ = self.directory.window(agent)
-                fill = None if agent.figures is None else agent.figures.fill_pct(window)
-                found.append({"id": agent.id, "state": agent.state, "fill_pct": fill, "detail": agent.detail})
+            window, _ = self.directory.window(agent)
+            fill = None if agent.figures is None else agent.figures.fill_pct(window)
+            found.append({"id": agent.id, "state": agent.state, "fill_pct": fill, "detail": agent.detail})
         return sorted(found, key=lambda a: (AT_RISK.index(a["state"]), -(a["fill_pct"] or 0), a["id"]))
 
     # Requests ------------------------------------------------------------------------------
