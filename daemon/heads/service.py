@@ -31,6 +31,7 @@ class Heads:
         self.core = core
         self.settings = core.settings.store
         self.witness = Witness(self.settings)
+        self._file = str(core.paths.heads_file)  # status shows it on every call
         self.key: HeadKey | None = None
         self.last: SignedHead | None = None
         self.active = False
@@ -58,7 +59,7 @@ class Heads:
         return {
             "size": None if head is None else head.size,
             "signed_at": None if head is None else head.time,
-            "file": str(self.core.paths.heads_file),
+            "file": self._file,
             "witness_failures": self.witness.failures,
         }
 

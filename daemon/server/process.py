@@ -91,6 +91,7 @@ class Daemon:
         services = (self.memory, self.pool, self.states, self.deps, self.costs, self.alerts, self.heads, self.spool)
         self.components = build_components(self, core, self.hub, self.lifecycle, services)
         self.started = time.monotonic()
+        self._socket_text = str(paths.socket)  # status shows it on every call
         # The log's events and sessions as status last read them, with those committed since: what
         # status reports while the database server cannot be read (PostgreSQL).
         self._events = 0
@@ -143,7 +144,7 @@ class Daemon:
             "uptime_s": round(time.monotonic() - self.started, 3),
             "database": self.store.location,
             "durability": self.settings.store.durability,
-            "socket": str(self.paths.socket),
+            "socket": self._socket_text,
             "events": self._events,
             "sessions": self._session_count,
             "clients": self.connections.clients,
