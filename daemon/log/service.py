@@ -1,5 +1,6 @@
 """What the log's ops are handed: the core, the subscription hub, the reader of session names,
-and a way to wait until the lifecycle has taken in what an append brought."""
+a way to wait until the lifecycle has taken in what an append brought, and one to have what is
+committed covered by a signed tree head."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class EventLog:
     hub: Hub
     refs: Refs  # daemon/agents/refs.py: a session's name or prefix, or an agent's (its session)
     evaluated: Callable[[int], Awaitable[None]]  # Lifecycle.evaluated
+    sign: Callable[[], Awaitable[object]]  # Heads.sign: a head over every event committed, when heads are kept
 
     async def session_name(self, name: str, may_be_new: bool = False) -> str:
         """The full name of the session ``name`` names (see :meth:`Refs.session`)."""

@@ -70,11 +70,18 @@ def test_a_clean_log_matches_its_signed_heads() -> None:
     assert report["heads"]["covered"] == 3 * ROUNDS and report["heads"]["unsigned"] == 0
 
 
-def test_verify_before_the_first_head_says_none_is_signed_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOKA_HEAD_INTERVAL_MS", "3600000")  # no head until the daemon stops
+def test_verify_has_what_was_committed_signed_before_it_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKA_HEAD_INTERVAL_MS", "3600000")  # the signer's own turn would come in an hour
     with Client() as client:
-        client.append([{"session": "a", "kind": "message", "payload": {"n": 1}}])
+        client.append([{"session": "a", "kind": "message", "payload": {"n": n}} for n in range(3)])
 
+    report = invoke_json("verify")
+
+    assert report["ok"] and report["heads"]["valid"] == 1
+    assert report["heads"]["covered"] == 3 and report["heads"]["unsigned"] == 0
+
+
+def test_verify_of_an_empty_log_says_no_head_is_signed_yet() -> None:
     result = invoke("verify")
 
     assert result.exit_code == 0, result.stderr
