@@ -278,8 +278,7 @@ async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
     checked = request.session is None or request.deep
     database = await log.core.store.check_database(request.deep) if checked else None
     # The whole log is also checked against its signed tree heads (daemon/heads/check.py), the
-    # events committed since the last head first signed, as the daemon would within a second:
-    # the head covers the tree this daemon built from its own commits.
+    # events committed since the last head first signed, as the daemon would within a second.
     heads = None
     if request.session is None:
         try:
