@@ -46,7 +46,7 @@ def _report(document: dict[str, Any]) -> None:
         if check["fix"] and status != "ok":
             line.append(f"; fix: {check['fix']}")
         elif check["fix"]:
-            line.append(f"; to add them: {check['fix']}")
+            line.append(f"; add with: {check['fix']}")
         console().print(line, highlight=False)
 
 
