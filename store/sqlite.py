@@ -114,8 +114,7 @@ class SqliteStore(EventStore):
         self._appends = 0
         self._closed = False
         self._writer_jobs = 0  # queued or running on the writer's thread
-        # Writes finished so far, and the totals read after the last of them: `status` asks for
-        # the totals far more often than the log changes, and only this store writes to its file.
+        # Writes so far, and the totals read after the last: only this store writes to its file.
         self._writes = 0
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._inline_events = 0  # appends of at most this many events commit on the event loop
@@ -196,18 +195,9 @@ class SqliteStore(EventStore):
             # does. Writers that come together are better served by the thread: the event loop
             # reads the next group's requests while this one commits.
             self._integrity.refuse_writes()
-            try:
-                results = here(
-                    self._writer,
-                    self.path,
-                    append_after_checkpoint,
-                    list(batch),
-                    False,
-                    self._tree,
-                    seen=self._integrity,
-                )
-            finally:
-                self._writes += 1
+            self._writes += 1  # no await until the commit is done: no totals read comes in between
+            args = (append_after_checkpoint, list(batch), False, self._tree)
+            results = here(self._writer, self.path, *args, seen=self._integrity)
         else:
             results = await self._write(append_after_checkpoint, list(batch), catch_up, self._tree)
         if created := [r.event for r in results if r.created]:
