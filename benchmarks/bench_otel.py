@@ -35,11 +35,12 @@ from typing import Any
 
 from bench_foundation import DaemonProcess, Home, Row, machine, table, verdict
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
 from daemon.client.sync import Client
+from daemon.export.encode import key_values
 
 TARGET = 0.5
 REPS = 3
@@ -51,16 +52,6 @@ COMMON = {
     "anthropic.custom_base_url": False,
     "prompt.id": "6d1c2a4e-8d1b-4c9a-9e57-3b1f2d6a7c01",
 }
-
-
-def _value(item: Any) -> AnyValue:
-    if isinstance(item, bool):
-        return AnyValue(bool_value=item)
-    if isinstance(item, int):
-        return AnyValue(int_value=item)
-    if isinstance(item, float):
-        return AnyValue(double_value=item)
-    return AnyValue(string_value=str(item))
 
 
 def record(n: int, session: str) -> LogRecord:
@@ -83,12 +74,12 @@ def record(n: int, session: str) -> LogRecord:
         time_unix_nano=T0_NS + n * 1_000_000,
         observed_time_unix_nano=T0_NS + n * 1_000_000,
         body=AnyValue(string_value=f"claude_code.{kind}"),
-        attributes=[KeyValue(key=k, value=_value(v)) for k, v in attributes.items()],
+        attributes=key_values(attributes),
     )
 
 
 def batches(count: int, per_batch: int) -> list[bytes]:
-    resource = Resource(attributes=[KeyValue(key="service.name", value=_value("claude-code"))])
+    resource = Resource(attributes=key_values({"service.name": "claude-code"}))
     bodies = []
     for b in range(count):
         session = f"{b % 8:08x}-8d1b-4c9a-9e57-3b1f2d6a7c01"

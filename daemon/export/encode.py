@@ -32,7 +32,8 @@ def _value(value: AttributeValue) -> AnyValue:
     return AnyValue(string_value=value)
 
 
-def _attributes(attributes: dict[str, AttributeValue]) -> list[KeyValue]:
+def key_values(attributes: dict[str, AttributeValue]) -> list[KeyValue]:
+    """Attributes as OTLP's key-value list (bool, int, float or string values)."""
     return [KeyValue(key=key, value=_value(value)) for key, value in attributes.items()]
 
 
@@ -46,9 +47,9 @@ def _span(span: Span) -> ProtoSpan:
         kind=span.kind,  # type: ignore[arg-type]
         start_time_unix_nano=span.start_ns,
         end_time_unix_nano=span.end_ns,
-        attributes=_attributes(span.attributes),
+        attributes=key_values(span.attributes),
         events=[
-            ProtoSpan.Event(time_unix_nano=e.time_ns, name=e.name, attributes=_attributes(e.attributes))
+            ProtoSpan.Event(time_unix_nano=e.time_ns, name=e.name, attributes=key_values(e.attributes))
             for e in span.events
         ],
         status=status,
@@ -60,7 +61,7 @@ def encode_spans(spans: Sequence[Span]) -> bytes:
     request = ExportTraceServiceRequest(
         resource_spans=[
             ResourceSpans(
-                resource=Resource(attributes=_attributes({"service.name": SERVICE, "service.version": VERSION})),
+                resource=Resource(attributes=key_values({"service.name": SERVICE, "service.version": VERSION})),
                 scope_spans=[
                     ScopeSpans(scope=InstrumentationScope(name=SERVICE, version=VERSION), spans=map(_span, spans))
                 ],
