@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import deque
 from typing import Any
 
@@ -61,7 +60,7 @@ class Alerts:
         """Queue what may raise an alert; ``evaluate``: the events are this daemon's own."""
         if not evaluate:
             return
-        oldest = (time.time() - self.settings.max_age_s) * 1_000_000  # older: history, not an alert
+        oldest = (self.core.clock() - self.settings.max_age_s) * 1_000_000  # older: history, not an alert
         for event in events:
             if event.kind == LIFECYCLE:
                 if event.ts < oldest or event.payload.get("from") not in BELOW.get(str(event.payload.get("to")), ()):

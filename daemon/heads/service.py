@@ -77,11 +77,16 @@ class Heads:
             if wait > 0:
                 await asyncio.sleep(wait)  # commits meanwhile join this head
             self._wake.clear()
-            try:
-                await self.sign()
-            except Exception:  # a full disk, say: the next commit tries again
-                log.exception("heads: signing failed")
+            await self.sign_or_log()
             signed_at = loop.time()
+
+    async def sign_or_log(self) -> None:
+        """:meth:`sign`, a failure logged rather than raised (a full disk, say): the next commit
+        or verify tries again, and the heads signed before still stand."""
+        try:
+            await self.sign()
+        except Exception:
+            log.exception("heads: signing failed")
 
     async def sign(self) -> SignedHead | None:
         """Sign the tree as it is now, unless the last head covers it already; the last head."""

@@ -18,7 +18,7 @@ class EventLog:
     hub: Hub
     refs: Refs  # daemon/agents/refs.py: a session's name or prefix, or an agent's (its session)
     evaluated: Callable[[int], Awaitable[None]]  # Lifecycle.evaluated
-    sign: Callable[[], Awaitable[object]]  # Heads.sign: a head over every event committed, when heads are kept
+    sign: Callable[[], Awaitable[None]]  # Heads.sign_or_log: a head over what is committed, when heads are kept
 
     async def session_name(self, name: str, may_be_new: bool = False) -> str:
         """The full name of the session ``name`` names (see :meth:`Refs.session`)."""

@@ -42,7 +42,7 @@ def build_components(
     components: dict[type, Any] = {
         Process: process,
         Core: core,
-        EventLog: EventLog(core, hub, refs, lifecycle.evaluated, heads.sign),
+        EventLog: EventLog(core, hub, refs, lifecycle.evaluated, heads.sign_or_log),
         LogSearch: LogSearch(core.store, refs),
         Lifecycle: lifecycle,
         Handoffs: lifecycle.handoffs,
