@@ -3,8 +3,9 @@
 Each daemon keeps its own socket, hooks, spool, group commit and subscriptions, and connects
 to the shared database with three connections: a writer (appends, one transaction at a time
 across all daemons: store/postgres_append.py), a reader (queries, replay, verify, search:
-store/postgres_reads.py, store/postgres_search.py) and a listener, which LISTENs for the
-notice every append sends and tells the daemon to read what other daemons committed.
+store/postgres_reads.py, store/postgres_verify.py, store/postgres_search.py) and a listener,
+which LISTENs for the notice every append sends and tells the daemon to read what other
+daemons committed.
 
 A connection that breaks (the server restarted, a backend was terminated, the network went)
 is opened again on next use (store/postgres_link.py); while the server cannot be reached every
@@ -44,11 +45,11 @@ from store.postgres_reads import (
     read_stats,
     rebuild_projections,
     rebuild_search_index,
-    verify_chain,
 )
 from store.postgres_schema import migrate
 from store.postgres_search import hits, search_sql
 from store.postgres_usage import read_usage, sum_usage_rows
+from store.postgres_verify import verify_log
 from store.query import count_sql, where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
@@ -247,7 +248,7 @@ class PostgresStore(EventStore):
             after = found[-1].seq
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
-        return await self._read(verify_chain, session, progress)
+        return await self._read(verify_log, session, progress)
 
     async def stats(self) -> Stats:
         return await self._read(read_stats)

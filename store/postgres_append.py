@@ -3,12 +3,13 @@ by any number of daemons on one database.
 
 **One chain, dense seqs.** Each append first takes one lock every toka writer takes, a
 transaction-level advisory lock (:data:`APPEND_LOCK`): appends from every daemon then commit one
-at a time (reads go on), so the next seq is the largest plus one, seqs are dense and in commit
-order, and the head a batch chains onto is the session's real head. A plain sequence would hand
-out numbers that commit out of order, and a subscriber reading "seq > last" would skip the late
-ones for good. The eventsourcing library's recorder gets the same order from ``LOCK TABLE ... IN
-EXCLUSIVE MODE``, which needs UPDATE, DELETE or TRUNCATE rights on the table; the advisory lock
-lets toka's role hold only SELECT and INSERT on the log (docs/postgres.md). The lock is held for
+at a time (reads go on), so the next seq is the last one handed out (``log_end``, written in the
+same transaction) plus one, seqs are dense and in commit order, and the head a batch chains
+onto is the session's real head. A plain sequence would hand out numbers that commit out of
+order (and skip those of a transaction rolled back), and a subscriber reading "seq > last" would
+skip the late ones for good. The eventsourcing library's recorder gets the same order from
+``LOCK TABLE ... IN EXCLUSIVE MODE``, which needs UPDATE, DELETE or TRUNCATE rights on the table;
+the advisory lock lets toka's role hold only SELECT and INSERT on the log (docs/postgres.md). The lock is held for
 the batch's own statements only: the daemon's group commit already makes one transaction of
 what its clients sent together.
 
@@ -42,6 +43,9 @@ APPEND_LOCK = MIGRATION_LOCK + 1
 # Each session's last event, from the log itself rather than the session table (a projection),
 # so that no chain forks over a table left behind: one step down the (session, seq) index each.
 # (None for a new session.)
+# After the last seq ever handed out, not the largest still in the log: events deleted from its end
+# leave their seqs empty, where verify finds them (store/postgres_verify.py).
+NEXT_SEQ = "SELECT coalesce(greatest((SELECT max(seq) FROM events), (SELECT seq FROM log_end)), 0) + 1"
 HEADS = "SELECT s, (SELECT id FROM events WHERE session = s ORDER BY seq DESC LIMIT 1) FROM unnest(%s::text[]) AS s"
 
 
@@ -54,7 +58,7 @@ async def append_batch(conn: AsyncConnection, batch: list[NewEvent], token: str,
         if retry and (earlier := await _earlier_try(conn, token)) is not None:
             return earlier
         # Three statements sent at once; the first fetch waits for all three answers.
-        last = await conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM events")
+        last = await conn.execute(NEXT_SEQ)
         sessions = list({new.session for new in batch})
         head_rows = await conn.execute(HEADS, (sessions,))
         key_rows = await _held_keys(conn, batch)
@@ -131,6 +135,11 @@ async def _write(conn: AsyncConnection, sealed: list[SealedEvent]) -> None:
             " FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS t (seq, text, words)",
             _columns(texts),
         )
+    await conn.execute(
+        "INSERT INTO log_end (seq, id) VALUES (%s, %s)"
+        " ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, id = excluded.id",
+        (events[-1].seq, events[-1].id),
+    )
     await _project(conn, events)
     await add_events(conn, events)
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))

@@ -40,6 +40,8 @@ TABLE_RIGHTS: dict[str, tuple[str, ...]] = {
     "usage_requests": ("SELECT", "INSERT"),
     # Where the OTLP forwarder stands (store/cursors.py): saved with INSERT ... ON CONFLICT DO UPDATE.
     "cursors": ("SELECT", "INSERT", "UPDATE"),
+    # The last seq handed out, written by every append with INSERT ... ON CONFLICT DO UPDATE.
+    "log_end": ("SELECT", "INSERT", "UPDATE"),
     # DELETE: the idempotency records of appends a day old are dropped.
     "append_batches": ("SELECT", "INSERT", "DELETE"),
     "toka_migrations": ("SELECT",),

@@ -1,5 +1,5 @@
 """The reads of the PostgreSQL backend: rows by statement, an event or payload by prefix, the
-session tables, verification, the figures, and rebuilding what is derived from the log.
+session tables, the figures, and rebuilding what is derived from the log.
 
 Each is a coroutine of one connection; the statements are SQLite's where the two dialects
 agree (store/query.py's WHERE clause among them, its ``?`` written as psycopg's ``%s``).
@@ -13,15 +13,14 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from store.base import CHUNK, ProgressCallback, SessionInfo, Stats, VerifyReport, resolve_prefix
-from store.chain import ChainVerifier
+from store.base import CHUNK, SessionInfo, Stats, resolve_prefix
 from store.errors import StoreError
 from store.events import Event
 from store.postgres_search import index_rows
 from store.postgres_usage import project_usage
 from store.projection import AGREEMENT_SQL, disagreement, session_infos
 from store.query import dialect
-from store.rows import SELECT, event_of, hex_range, one_event, one_payload, stored_row
+from store.rows import SELECT, event_of, hex_range, one_event, one_payload
 
 # Taken by a rebuild before it reads the log: appends (which lock the table in EXCLUSIVE mode,
 # store/postgres_append.py) and other rebuilds, from any daemon, wait until it commits; reads go
@@ -70,36 +69,6 @@ async def read_sessions(conn: AsyncConnection, name: str | None) -> list[Session
         ):
             into[session][item] = count
     return session_infos(rows, agents, kinds)
-
-
-async def verify_chain(conn: AsyncConnection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:
-    """Every event of ``session`` (None: of the log) checked in seq order, CHUNK at a time, then
-    each session's head. The parents a chunk names are looked up with one statement per chunk."""
-    seqs: dict[str, int] = {}
-    verifier = ChainVerifier(seqs.get)
-    where, params = ("", []) if session is None else (" AND e.session = ?", [session])
-    total = (await fetch_rows(conn, "SELECT count(*) FROM events e WHERE true" + where, params))[0][0]
-    after = done = 0
-    while True:
-        sql = SELECT + " WHERE e.seq > ?" + where + " ORDER BY e.seq LIMIT ?"
-        rows = await fetch_rows(conn, sql, [after, *params, CHUNK])
-        parents = sorted({p for row in rows for p in (row[6].split(",") if row[6] else ())})
-        seqs.clear()
-        if parents:
-            seqs.update(await fetch_rows(conn, "SELECT id, seq FROM events WHERE id = ANY(?)", (parents,)))
-        for row in rows:
-            verifier.check(stored_row(row))
-        done += len(rows)
-        if progress is not None and rows:
-            progress(done, total)
-        if len(rows) < CHUNK:
-            break
-        after = rows[-1][0]
-    heads_sql = "SELECT session, head FROM sessions" + (" WHERE session = ?" if session is not None else "")
-    verifier.check_heads(await fetch_rows(conn, heads_sql, params))
-    if progress is not None:
-        progress(total, total)
-    return verifier.report(session)
 
 
 async def read_stats(conn: AsyncConnection) -> Stats:

@@ -10,10 +10,11 @@ advisory lock: the first daemon migrates, the others wait for it, then find noth
 
 The tables are SQLite's, with PostgreSQL's types: ids, digests and session names are ``text``
 with the "C" collation, so that a prefix is a range scan on their index whatever the database's
-own collation; payloads are ``bytea``. Two tables are PostgreSQL's own: ``append_batches``
+own collation; payloads are ``bytea``. Three tables are PostgreSQL's own: ``append_batches``
 remembers each append's idempotency key and what it produced, so that a daemon retrying an
-append whose acknowledgement was lost gets the first answer back instead of writing twice; and
-the search text carries its ``tsvector`` (store/postgres_search.py).
+append whose acknowledgement was lost gets the first answer back instead of writing twice;
+``log_end`` holds the last seq handed out (store/postgres_verify.py); and the search text
+carries its ``tsvector`` (store/postgres_search.py).
 """
 
 from __future__ import annotations
@@ -157,6 +158,33 @@ STEPS: list[Step] = [
         # again by the rebuild an upgrade ends with.
         "p008_usage_claims_by_size",
         ("DELETE FROM usage_requests",),
+    ),
+    (
+        # The last seq handed out and its event, written by each append (store/postgres_append.py):
+        # a seq is never handed out twice, and verify finds events cut from the end of the log
+        # (store/postgres_verify.py). The roles that may append get the rights it needs, so an
+        # upgrade does not stop their daemons.
+        "p009_log_end",
+        (
+            """CREATE TABLE log_end (
+                one boolean PRIMARY KEY DEFAULT true CHECK (one),
+                seq bigint NOT NULL,
+                id text COLLATE "C" NOT NULL
+            )""",
+            "INSERT INTO log_end (seq, id) SELECT seq, id FROM events ORDER BY seq DESC LIMIT 1",
+            """DO $$
+            DECLARE appender text;
+            BEGIN
+                FOR appender IN
+                    SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+                    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+                    LEFT JOIN pg_roles r ON r.oid = a.grantee
+                    WHERE c.oid = 'events'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner
+                LOOP
+                    EXECUTE 'GRANT SELECT, INSERT, UPDATE ON log_end TO ' || appender;
+                END LOOP;
+            END $$""",
+        ),
     ),
 ]
 

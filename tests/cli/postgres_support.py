@@ -25,6 +25,7 @@ ALL_RIGHTS = (
     "GRANT USAGE ON SCHEMA public TO {role}",
     "GRANT SELECT, INSERT ON events, blobs, search_text TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON sessions, session_agents, session_kinds, usage_buckets, cursors TO {role}",
+    "GRANT SELECT, INSERT, UPDATE ON log_end TO {role}",
     "GRANT SELECT, INSERT ON usage_requests TO {role}",
     "GRANT SELECT, INSERT, DELETE ON append_batches TO {role}",
     "GRANT SELECT ON toka_migrations TO {role}",

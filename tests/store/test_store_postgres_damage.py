@@ -99,8 +99,9 @@ async def test_verify_names_the_event_after_a_deleted_one(store: PostgresStore, 
 
     report = await store.verify()
 
-    # seq 4 was s1's third event; s1's next one (seq 5) names it as parent.
-    [problem] = report.problems
+    # seq 4 was s1's third event: no event holds its seq, and s1's next one (seq 5) names it as parent.
+    hole, problem = report.problems
+    assert (hole.seq, hole.id, hole.session, hole.what) == (4, "", "", "missing")
     assert (problem.seq, problem.id, problem.session, problem.what) == (5, events[4].id, "s1", "chain")
     assert events[3].id[:12] in problem.detail
     assert report.events == 8
@@ -112,7 +113,9 @@ async def test_verify_names_a_deleted_last_event_of_a_session(store: PostgresSto
 
     report = await store.verify()
 
-    [problem] = report.problems
+    # The log's recorded end is seq 9, which no event holds now.
+    hole, problem = report.problems
+    assert (hole.seq, hole.what) == (9, "missing")
     assert (problem.id, problem.session, problem.what) == (events[8].id, "s2", "head")
     assert (await store.verify("s1")).ok
 
@@ -128,9 +131,14 @@ async def test_verify_follows_chains_across_its_chunks(store: PostgresStore, pos
 
     report = await store.verify()
 
-    # Each deleted event's successor in its session (three seqs on) names it as its parent.
-    assert [(p.seq, p.what) for p in report.problems] == [(CHUNK + 3, "chain"), (2 * CHUNK + 4, "chain")]
-    assert [p.id for p in report.problems] == [events[CHUNK + 2].id, events[2 * CHUNK + 3].id]
+    # Each deleted seq is missing, and its successor in its session (three seqs on) names it as its parent.
+    assert [(p.seq, p.what) for p in report.problems] == [
+        (CHUNK, "missing"),
+        (CHUNK + 3, "chain"),
+        (2 * CHUNK + 1, "missing"),
+        (2 * CHUNK + 4, "chain"),
+    ]
+    assert [p.id for p in report.problems if p.what == "chain"] == [events[CHUNK + 2].id, events[2 * CHUNK + 3].id]
     assert report.events == total - 2
 
 

@@ -160,6 +160,8 @@ def _found(report: VerifyReport) -> tuple[str, bool]:
         return "is damaged or lost events", True
     if report["problems"][0]["what"] in HASH_PROBLEMS:
         return "does not match its hashes", False
+    if report.get("heads") is None:  # PostgreSQL: seqs no event holds, or the log's recorded end
+        return "lost events", False
     return "does not match its signed heads", False
 
 
