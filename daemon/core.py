@@ -15,6 +15,15 @@ from store.events import NewEvent
 
 # Appending goes through the group committer: answered once the events committed.
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
+# Waits until the events up to a seq have reached the daemon's projections (False: they had not
+# within the server's bound); what a write awaits before answering from a projection
+# (daemon/server/handover.py).
+HandedOver = Callable[[int], Awaitable[bool]]
+
+
+async def at_once(seq: int) -> bool:
+    """The hand-over of a log that projects each commit as it is made (the tests' cores)."""
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,3 +33,4 @@ class Core:
     settings: Settings
     paths: Paths
     clock: Callable[[], float] = field(default=time.time)
+    handed_over: HandedOver = field(default=at_once)

@@ -30,6 +30,7 @@ from daemon.agents.model import (
     UsageReport,
     check_transition,
     fill_state,
+    spawned_agent,
 )
 from daemon.agents.policies import ON_CRITICAL
 from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
@@ -38,7 +39,7 @@ from daemon.compress.service import COMPRESSION, Compressor
 from daemon.core import Core
 from daemon.handoff.service import Handoffs
 from store.base import EventQuery
-from store.errors import Conflict, UsageError
+from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
 
 log = logging.getLogger("toka.daemon")
@@ -50,6 +51,9 @@ AT_RISK = ("ERROR", "CRITICAL", "HANDOFF_PENDING", "WARNING")
 ENDED_AFTER_S = 24 * 3600
 # The kinds the agents' projection is built from (daemon/agents/model.py).
 PROJECTED = (SPAWN, LIFECYCLE, HANDOFF, SESSION_END)
+# Versions a spawn tries when other daemons keep spawning the one it meant to (each try follows
+# a spawn it had not seen).
+SPAWN_TRIES = 8
 # Largest token count one call may report: far above any model's window.
 MAX_TOKENS = 100_000_000
 
@@ -169,6 +173,9 @@ class Lifecycle:
             payload["cause"] = cause.id
             event |= {"ts": format_ts(cause.ts), "key": f"lifecycle:{cause.id[:16]}:{to}"}
         [result] = await self.core.append([parse_new_event(event)])
+        # The agent's state moves when the change reaches the projection: the next check of a
+        # transition (a handoff makes several in a row) and the answer read it there.
+        await self.core.handed_over(result.event.seq)
         return result.event
 
     def at_risk(self) -> list[dict[str, Any]]:
@@ -207,8 +214,6 @@ class Lifecycle:
         if agent_type is None or not agent_type.replace("-", "").replace("_", "").isalnum():
             raise UsageError("an agent needs a type: letters, digits, - and _", "e.g. --type frontend")
         trace = fit_name(spec.trace, 120) or f"t-{secrets.token_hex(4)}"
-        version = self.agents.next_version(trace, agent_type)
-        name = f"{agent_type}-v{version}-{digest(f'{trace}/{agent_type}/{version}'.encode())[:4]}"
         window = spec.window
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window <= 0):
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
@@ -220,29 +225,39 @@ class Lifecycle:
         if auto_compress not in ("off", *COMPRESSION_POLICIES):
             choices = ", ".join(("off", *COMPRESSION_POLICIES))
             raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
-        payload = {
-            "agent": name,
-            "type": agent_type,
-            "role": spec.role,
-            "version": version,
-            "trace": trace,
-            "model": spec.model,
-            "window": window,
-            "thresholds": thresholds.to_json(),
-            "policy": policy,
-            "auto_compress": auto_compress,
-            "predecessor": spec.predecessor,
-            "handoff": spec.handoff,
-            "continuation": spec.continuation,
-        }
-        session = fit_name(spec.session, 200) or name
-        event = {"session": session, "agent": name, "kind": SPAWN, "key": f"spawn:{name}", "payload": payload}
-        if parents:
-            event["parents"] = parents
-        await self.core.append([parse_new_event(event)])
-        agent = self.agents.get(session, name)
-        assert agent is not None  # applied at commit
-        return agent
+        for _ in range(SPAWN_TRIES):
+            version = self.agents.next_version(trace, agent_type)
+            name = f"{agent_type}-v{version}-{digest(f'{trace}/{agent_type}/{version}'.encode())[:4]}"
+            payload = {
+                "agent": name,
+                "type": agent_type,
+                "role": spec.role,
+                "version": version,
+                "trace": trace,
+                "model": spec.model,
+                "window": window,
+                "thresholds": thresholds.to_json(),
+                "policy": policy,
+                "auto_compress": auto_compress,
+                "predecessor": spec.predecessor,
+                "handoff": spec.handoff,
+                "continuation": spec.continuation,
+            }
+            session = fit_name(spec.session, 200) or name
+            event = {"session": session, "agent": name, "kind": SPAWN, "key": f"spawn:{name}", "payload": payload}
+            if parents:
+                event["parents"] = parents
+            [result] = await self.core.append([parse_new_event(event)])
+            if not await self.core.handed_over(result.event.seq):
+                if not result.created:
+                    raise Busy(f"{name} was spawned by another daemon meanwhile", "spawn it again in a moment")
+                return spawned_agent(result.event, self.defaults)  # committed: answered from what it wrote
+            if result.created:
+                agent = self.agents.get(session, name)
+                assert agent is not None  # handed over: in the projection
+                return agent
+            # Another daemon spawned this version first: its spawn is in the projection now.
+        raise Busy(f"agents of type {agent_type} in trace {trace} were spawned faster than this one", "spawn it again")
 
     async def move(self, agent: Agent, to: str, reason: str | None = None, detail: str | None = None) -> Agent:
         """pause (to PAUSED), resume (to None: the state its fill calls for), terminate."""

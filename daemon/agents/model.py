@@ -209,10 +209,9 @@ class Agents:
     def apply(self, event: Event) -> None:
         payload = event.payload
         if event.kind == SPAWN:
-            agent = _spawned(event.session, payload, self.thresholds)
+            agent = spawned_agent(event, self.thresholds)
             self._agents[(agent.session, agent.name)] = agent
             self._spawned[agent.name] = agent
-            agent.changed_ts = event.ts
         elif event.kind == LIFECYCLE and isinstance(payload.get("to"), str):
             agent = self.implicit(event.session, event.agent)
             agent.state = payload["to"]
@@ -257,10 +256,12 @@ def belongs(event: Event, session: str, name: str) -> bool:
     return event.agent == name
 
 
-def _spawned(session: str, payload: dict[str, Any], defaults: Thresholds) -> Agent:
+def spawned_agent(event: Event, defaults: Thresholds) -> Agent:
+    """The agent an ``agent.spawn`` event makes."""
+    payload = event.payload
     limits = payload.get("thresholds") or {}
     return Agent(
-        session=session,
+        session=event.session,
         name=payload["agent"],
         spawned=True,
         type=payload.get("type"),
@@ -278,4 +279,5 @@ def _spawned(session: str, payload: dict[str, Any], defaults: Thresholds) -> Age
         auto_compress=payload.get("auto_compress"),
         predecessor=payload.get("predecessor"),
         state="INITIALIZING",
+        changed_ts=event.ts,
     )

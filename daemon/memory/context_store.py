@@ -11,8 +11,15 @@ pinned (``toka context`` puts pinned entries in first).
 Every change is an event in session ``toka.memory``: ``memory.set`` {scope, key, value, version,
 ttl, pinned} and ``memory.delete`` {scope, key, version}. The current table is kept by applying
 those in log order (``load`` replays them at start-up), so replaying the log gives the same
-table; writes are checked and appended under one lock, so concurrent compare-and-set writers
-never lose an update.
+table.
+
+Each change carries the idempotency key :func:`version_key` (the scope and key's digest and the
+version it writes), which the store holds to one event per session and key, deciding in the
+append's own transaction: on a log several daemons share, two writers of one version cannot
+both commit, whatever each daemon's table has seen. A write whose version was taken waits until
+the change that took it reaches this table, then checks the expected version again (a
+compare-and-set answers Conflict) or, without one, writes the next version. A write answers once
+its event is in the table, with what it wrote, so the next read on this daemon shows it.
 """
 
 from __future__ import annotations
@@ -24,15 +31,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.core import HandedOver
 from store.base import AppendResult, EventQuery, EventStore
-from store.errors import Conflict, NotFound, UsageError
-from store.events import Event, NewEvent, canonical_json, format_ts, parse_new_event
+from store.errors import Busy, Conflict, NotFound, UsageError
+from store.events import Event, NewEvent, canonical_json, digest, format_ts
 
 SESSION = "toka.memory"
 SET, DELETE = "memory.set", "memory.delete"
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 1024 * 1024
 _SCOPE = re.compile(r"^(global|(agent|session|trace):[^\x00-\x1f]{1,256})$")
+# Versions a write tries when other daemons keep taking the one it meant to write: each try
+# follows a change it had not seen, so running out means the key changes faster than a round trip.
+WRITE_TRIES = 8
 
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 
@@ -81,39 +92,57 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
+def version_key(scope: str, key: str, version: int) -> str:
+    """The idempotency key of the change that writes ``version`` of ``scope``'s ``key``: one
+    event per version, as the store holds a key to one event of its session."""
+    return f"{digest(canonical_json([scope, key]))}:{version}"
+
+
+def entry_of(event: Event) -> Entry | None:
+    """The entry a memory event leaves; None for any other event (or a malformed one)."""
+    if event.session != SESSION or event.kind not in (SET, DELETE):
+        return None
+    payload = event.payload
+    scope, key, version = payload.get("scope"), payload.get("key"), payload.get("version")
+    if not isinstance(scope, str) or not isinstance(key, str) or not isinstance(version, int):
+        return None
+    ttl = payload.get("ttl")
+    expires = event.ts + int(ttl * 1_000_000) if isinstance(ttl, (int, float)) else None
+    pinned = payload.get("pinned") is True
+    deleted = event.kind == DELETE
+    return Entry(scope, key, payload.get("value"), version, pinned, event.ts, expires, event.seq, deleted=deleted)
+
+
+def _too_busy(scope: str, key: str) -> Busy:
+    return Busy(
+        f"{scope} {key!r} was changed by other writers {WRITE_TRIES} times while this write tried",
+        "retry the write",
+    )
+
+
 class ContextStore:
-    def __init__(self, store: EventStore, append: Append) -> None:
+    def __init__(self, store: EventStore, append: Append, handed_over: HandedOver) -> None:
         self.store = store
         self.append = append
+        self.handed_over = handed_over
         self._entries: dict[tuple[str, str], Entry] = {}
         self._lock = asyncio.Lock()
         self.changes = 0  # memory events applied: what was derived from the table is stale when it moved
 
     async def load(self) -> None:
-        self.committed([event async for event in self.store.scan(EventQuery(session=SESSION, kinds=(SET, DELETE)))])
+        async for event in self.store.scan(EventQuery(session=SESSION, kinds=(SET, DELETE))):
+            self.apply(event)
 
     def committed(self, events: list[Event]) -> None:
         for event in events:
-            if event.session != SESSION or event.kind not in (SET, DELETE):
-                continue
-            payload = event.payload
-            scope, key, version = payload.get("scope"), payload.get("key"), payload.get("version")
-            if not isinstance(scope, str) or not isinstance(key, str) or not isinstance(version, int):
-                continue
+            self.apply(event)
+
+    def apply(self, event: Event) -> None:
+        """Apply one event, committed or replayed at start-up."""
+        entry = entry_of(event)
+        if entry is not None:
             self.changes += 1
-            ttl = payload.get("ttl")
-            expires = event.ts + int(ttl * 1_000_000) if isinstance(ttl, (int, float)) else None
-            self._entries[(scope, key)] = Entry(
-                scope,
-                key,
-                payload.get("value"),
-                version,
-                payload.get("pinned") is True,
-                event.ts,
-                expires,
-                event.seq,
-                deleted=event.kind == DELETE,
-            )
+            self._entries[(entry.scope, entry.key)] = entry
 
     def get(self, scope: str, key: str) -> Entry:
         entry = self._entries.get((check_scope(scope), check_key(key)))
@@ -169,22 +198,54 @@ class ContextStore:
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0):
             raise UsageError(f"ttl must be a number of seconds, 0 or more, got {ttl!r}")
         async with self._lock:
-            current = self._check_expected(scope, key, expect)
-            if pinned is None:
-                previous = self._entries.get((scope, key))
-                pinned = previous is not None and previous.live(_now_us()) and previous.pinned
-            payload = {"scope": scope, "key": key, "value": value, "version": current + 1, "ttl": ttl, "pinned": pinned}
-            await self.append([parse_new_event({"session": SESSION, "kind": SET, "payload": payload})])
-            return self._entries[(scope, key)]
+            for _ in range(WRITE_TRIES):
+                current = self._check_expected(scope, key, expect)
+                keep_pin = pinned
+                if keep_pin is None:
+                    previous = self._entries.get((scope, key))
+                    keep_pin = previous is not None and previous.live(_now_us()) and previous.pinned
+                version = current + 1
+                payload = {
+                    "scope": scope,
+                    "key": key,
+                    "value": value,
+                    "version": version,
+                    "ttl": ttl,
+                    "pinned": keep_pin,
+                }
+                written = await self._write(SET, payload)
+                if written is not None:
+                    return written
+        raise _too_busy(scope, key)
 
     async def delete(self, scope: str, key: str, expect: int | None = None) -> Entry:
         scope, key = check_scope(scope), check_key(key)
         async with self._lock:
-            self.get(scope, key)  # NotFound when there is nothing to delete
-            current = self._check_expected(scope, key, expect)
-            payload = {"scope": scope, "key": key, "version": current + 1}
-            await self.append([parse_new_event({"session": SESSION, "kind": DELETE, "payload": payload})])
-            return self._entries[(scope, key)]
+            for _ in range(WRITE_TRIES):
+                self.get(scope, key)  # NotFound when there is nothing to delete
+                current = self._check_expected(scope, key, expect)
+                written = await self._write(DELETE, {"scope": scope, "key": key, "version": current + 1})
+                if written is not None:
+                    return written
+        raise _too_busy(scope, key)
+
+    async def _write(self, kind: str, payload: dict[str, Any]) -> Entry | None:
+        """Append one change and wait until this table holds it: the entry written, or None when
+        another writer's change holds its version (that change is in the table by then)."""
+        new = NewEvent(SESSION, kind, payload, key=version_key(payload["scope"], payload["key"], payload["version"]))
+        [result] = await self.append([new])
+        seen = await self.handed_over(result.event.seq)
+        if not result.created:
+            if not seen:
+                raise Busy(
+                    f"version {payload['version']} of {payload['scope']} {payload['key']!r} was written by another"
+                    " daemon, whose change this daemon has not read yet",
+                    "retry in a moment",
+                )
+            return None
+        entry = entry_of(result.event)
+        assert entry is not None  # made from a payload of our own
+        return entry
 
     async def history(self, scope: str, key: str, limit: int = 100) -> list[dict[str, Any]]:
         scope, key = check_scope(scope), check_key(key)

@@ -38,12 +38,13 @@ from daemon.server.commit import GroupCommitter
 from daemon.server.components import build_components
 from daemon.server.connection import ACCEPT_BACKLOG, ClientProtocol, Gate
 from daemon.server.follow import Follower
+from daemon.server.handover import Handover
 from daemon.server.hub import Hub
 from daemon.server.serving import Connections
 from daemon.states.machines import Machine
 from daemon.states.service import StateStore
 from daemon.version import PROTOCOL_VERSION, VERSION
-from store.base import EventStore
+from store.base import EventQuery, EventStore
 from store.errors import StoreUnavailable
 from store.events import Event
 
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
     from daemon.ingest.watch import DaemonWatcher
 
 log = logging.getLogger("toka.daemon")
+
+LAST = EventQuery(order="desc", limit=1)
 
 
 class Daemon:
@@ -64,6 +67,7 @@ class Daemon:
         self.settings = settings
         self.store = store
         self.hub = Hub()
+        self.handover = Handover()  # how far the projections below have been handed the log
         # A log other daemons append to is followed, so that their events reach this one's too.
         self.follower = (
             Follower(store, self._committed, lambda: self.spool.drain(), lambda: self.spool.waiting())
@@ -77,12 +81,12 @@ class Daemon:
             turn=self.follower.turn if self.follower else None,
         )
         self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
-        core = Core(store, self.committer.append, settings, paths)
-        self.states = StateStore(store, core.append, machines)
+        core = Core(store, self.committer.append, settings, paths, handed_over=self.handover.wait)
+        self.states = StateStore(store, core.append, machines, core.handed_over)
         self.deps = Dependencies(store, core.append)
         self.lifecycle = Lifecycle(core)
         self._lifecycle_task: asyncio.Task[None] | None = None
-        self.memory = ContextStore(store, core.append)
+        self.memory = ContextStore(store, core.append, core.handed_over)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.costs = Costs(core)
         self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
@@ -109,6 +113,8 @@ class Daemon:
     def _committed(self, events: list[Event], own: bool) -> None:
         """Hand committed events to the hub and the components that project the log; usage is
         evaluated only by the daemon that committed it (``own``)."""
+        # Writers waiting for these resume once this returns, when every projection has them.
+        self.handover.advance(events[-1].seq)
         self.hub.publish(events)
         self._events += len(events)
         if self.store.shared:
@@ -181,6 +187,9 @@ class Daemon:
         if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
             await self.follower.mark()
             await self._count()  # for a status asked while the database server is away
+            self.handover.advance(self.follower.seen)
+        else:  # what the projections load covers; what commits next is handed over as it commits
+            self.handover.advance(max([event.seq for event in await self.store.query(LAST)], default=0))
         await self.lifecycle.load()
         await self.states.load()
         await self.deps.load()

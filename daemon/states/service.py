@@ -2,7 +2,13 @@
 
 :class:`StateStore` holds the table (daemon/states/table.py), rebuilds it from the log at
 start-up, and turns requests into events: it validates a request under a lock and appends its
-event through the group committer; the table changes when the event commits.
+event through the group committer; the table changes when the event is handed over to it.
+
+A change names the change it follows: its idempotency key (:func:`change_key`) is the machine
+and entity's digest and the seq of the entity's last change, which the store holds to one event,
+deciding in the append's own transaction. On a log several daemons share, two changes made from
+the same state cannot both commit: the second waits until the first reaches this table and is
+checked again against the state it left.
 """
 
 from __future__ import annotations
@@ -11,13 +17,17 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from daemon.core import HandedOver, at_once
 from daemon.states.machines import BUILTIN, Machine, make_machine
-from daemon.states.table import KINDS, MACHINE, SESSION, SET, Entry, StateTable
+from daemon.states.table import KINDS, MACHINE, SESSION, SET, Change, Entry, StateTable
 from store.base import AppendResult, EventQuery, EventStore
-from store.errors import Conflict, UsageError
-from store.events import Event, NewEvent, fit_name, parse_new_event
+from store.errors import Busy, Conflict, UsageError
+from store.events import Event, NewEvent, canonical_json, digest, fit_name, parse_new_event
 
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
+# Changes a request tries when other daemons keep changing the entity first (each try follows a
+# change it had not seen).
+WRITE_TRIES = 8
 
 # Entity ids are event payload values, not names the store checks; the same bound as a session.
 MAX_ENTITY_CHARS = 200
@@ -33,14 +43,26 @@ def entity_name(value: Any) -> str:
     return entity
 
 
+def change_key(machine: str, entity: str, after: int) -> str:
+    """The idempotency key of the change of ``entity`` in ``machine`` that follows its change at
+    seq ``after`` (0: its first): one event per step, as the store holds a key to one event of
+    its session."""
+    return f"{digest(canonical_json([machine, entity]))}:{after}"
+
+
 class StateStore:
     """The daemon's state machines: the table, rebuilt at start-up and changed by requests."""
 
     def __init__(
-        self, store: EventStore, append: Append, machines_from_config: Mapping[str, Machine] | None = None
+        self,
+        store: EventStore,
+        append: Append,
+        machines_from_config: Mapping[str, Machine] | None = None,
+        handed_over: HandedOver = at_once,
     ) -> None:
         self.store = store
         self.append = append
+        self.handed_over = handed_over
         self.table = StateTable(machines_from_config)
         self._lock = asyncio.Lock()
 
@@ -66,26 +88,45 @@ class StateStore:
         if reason is not None and not isinstance(reason, str):
             raise UsageError("a reason must be a string")
         async with self._lock:
-            machine = self.table.machine(machine_name)
-            target = machine.state_named(to)
-            entry = self.table.entry(machine, entity)
-            if target == entry.state:
-                return entry, False
-            allowed = machine.allowed(entry.state)
-            if target not in allowed:
-                hint = f"from {entry.state}: {', '.join(allowed)}" if allowed else f"{entry.state} is final"
-                raise Conflict(f"{machine.name} {entity} is {entry.state} and cannot go to {target}", hint)
-            progress = machine.progress.get(target, entry.progress)
-            payload = {
-                "machine": machine.name,
-                "entity": entity,
-                "from": entry.state,
-                "to": target,
-                "reason": reason,
-                "progress": progress,
-            }
-            await self.append([parse_new_event({"session": SESSION, "kind": SET, "payload": payload})])
-            return self.table.entry(machine, entity), True
+            for _ in range(WRITE_TRIES):
+                changed = await self._change(machine_name, entity, to, reason)
+                if changed is not None:
+                    return changed
+        raise Busy(f"{machine_name} {entity} was changed by other writers {WRITE_TRIES} times", "retry the change")
+
+    async def _change(self, machine_name: str, entity: str, to: str, reason: str | None) -> tuple[Entry, bool] | None:
+        """One try of :meth:`set`: None when another writer changed the entity first (its change
+        is in the table by then)."""
+        machine = self.table.machine(machine_name)
+        target = machine.state_named(to)
+        entry = self.table.entry(machine, entity)
+        if target == entry.state:
+            return entry, False
+        allowed = machine.allowed(entry.state)
+        if target not in allowed:
+            hint = f"from {entry.state}: {', '.join(allowed)}" if allowed else f"{entry.state} is final"
+            raise Conflict(f"{machine.name} {entity} is {entry.state} and cannot go to {target}", hint)
+        progress = machine.progress.get(target, entry.progress)
+        payload = {
+            "machine": machine.name,
+            "entity": entity,
+            "from": entry.state,
+            "to": target,
+            "reason": reason,
+            "progress": progress,
+        }
+        before, changes = entry.state, list(entry.changes)  # the table's entry moves as the log is handed over
+        after = changes[-1].seq if changes else 0
+        [result] = await self.append([NewEvent(SESSION, SET, payload, key=change_key(machine.name, entity, after))])
+        seen = await self.handed_over(result.event.seq)
+        if not result.created:
+            if not seen:
+                raise Busy(f"{machine.name} {entity} was changed by another daemon meanwhile", "retry in a moment")
+            return None
+        # What this change left, whatever other writers have changed since.
+        event = result.event
+        change = Change(event.seq, event.ts, before, target, reason, progress)
+        return Entry(machine.name, entity, target, progress, [*changes, change]), True
 
     async def register(self, data: Mapping[str, Any]) -> tuple[Machine, bool]:
         """Register (or redefine) a machine; whether anything changed. A built-in or configured
