@@ -75,6 +75,12 @@ class Paths(_Dirs):
         return self.config_dir / "heads.key"
 
     @property
+    def heads_signed(self) -> Path:
+        """What ``heads.key`` has signed (the last head's size, and any reset), beside the key
+        (daemon/heads/history.py)."""
+        return self.config_dir / "heads.signed"
+
+    @property
     def config_file(self) -> Path:
         return self.config_dir / "config.toml"
 
@@ -118,7 +124,7 @@ class Paths(_Dirs):
         data, db = self.data_dir, self.database
         folders = [data, self.config_dir, self.runtime_dir, data / "logs", data / "watch", data / "handoffs"]
         files: list[str | Path] = [f"{db}{suffix}" for suffix in DATABASE_FILES]
-        files += [self.spool, self.log_file, self.pidfile, self.heads_file, self.heads_key]
+        files += [self.spool, self.log_file, self.pidfile, self.heads_file, self.heads_key, self.heads_signed]
         return unsafe_paths(folders, files, self.config_file)
 
 

@@ -67,6 +67,7 @@ class TreeReport:
     covered: int = 0  # the largest size of a head the log matches
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
+    held: list[SignedRoot] = field(default_factory=list)  # the heads the log matches
 
 
 @runtime_checkable
@@ -141,7 +142,8 @@ class TreeCheck:
         beyond = self._heads[self._next_head :]
         for head in beyond:
             self._results.append((head, False, None))
-        report.matched = sum(1 for _, matches, _ in self._results if matches)
+        report.held = [h for h, matches, _ in self._results if matches]
+        report.matched = len(report.held)
         report.covered = max((h.size for h, matches, _ in self._results if matches), default=0)
         trusted = max((h.size for h, _, stored in self._results if stored), default=0)
         named: list[int] = []

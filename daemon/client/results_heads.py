@@ -29,6 +29,16 @@ class HeadList(TypedDict):
     heads: list[SignedHead]
 
 
+class HeadsReset(TypedDict):
+    """`toka heads --reset --yes --json`: what the reset did."""
+
+    time: str
+    refused: str | None  # why signing was refused before it; null when it was not
+    signed_before: int  # how many events the signed history reached
+    kept_as: str | None  # where the heads file was moved; null when there was none
+    head: SignedHead | None  # the head signed after it; null on an empty log
+
+
 class ProvedEvent(TypedDict):
     seq: int
     id: str

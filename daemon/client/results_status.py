@@ -55,6 +55,8 @@ class HeadsStatus(TypedDict):
     signed_at: str | None
     file: str
     witness_failures: int
+    refused: str | None  # why the daemon will not sign the log as it is; null when it signs
+    untrusted: int  # lines at the end of the heads file that are not heads signed by this key
 
 
 class Status(TypedDict):

@@ -74,8 +74,9 @@ def _key(path: Path) -> bytes | None:
     return None if key is None else key.public
 
 
-async def check_heads(core: Core) -> HeadsReport | None:
-    """The log checked against its signed heads; None when it keeps no tree."""
+async def check_heads(core: Core, refused: str | None = None) -> HeadsReport | None:
+    """The log checked against its signed heads; None when it keeps no tree. ``refused``: why
+    the daemon will not sign the log as it is (daemon/heads/service.py), a problem of its own."""
     store = core.store
     if not core.settings.store.signed_heads or not isinstance(store, CheckedLog) or await store.tree() is None:
         return None
@@ -96,6 +97,9 @@ async def check_heads(core: Core) -> HeadsReport | None:
     tree = await store.check_tree([SignedRoot(h.size, bytes.fromhex(h.root), h.name) for h in good])
     assert tree is not None
     report.matched, report.covered, report.size = tree.matched, tree.covered, tree.size
+    if refused is not None:
+        detail = f"the daemon refuses to sign heads: {refused}; once you know why, `toka heads --reset --yes`"
+        problems.append(Problem(tree.covered + 1, "", "", "refused", detail))
     report.problems = sorted([*problems, *tree.problems], key=lambda p: p.seq)[:MAX_PROBLEMS]
     report.problem_count = len(problems) + tree.problem_count
     return report

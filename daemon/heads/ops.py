@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.heads.check import gather
-from daemon.heads.keys import signature_holds
 from daemon.heads.record import SignedHead, parse_head
-from daemon.heads.service import Heads
+from daemon.heads.service import Heads, holds
 from daemon.server.registry import Call, Ops
 from daemon.server.requests import NonEmpty
 from store.errors import IntegrityError, NotFound, UsageError
 from store.merkle import (
+    SignedRoot,
     consistency_spans,
     inclusion_spans,
     leaf_hash,
@@ -24,6 +24,7 @@ from store.merkle import (
     verify_consistency,
     verify_inclusion,
 )
+from store.merkle_check import CheckedLog
 
 OPS = Ops(Heads)
 
@@ -109,13 +110,25 @@ def _old_head(known: list[SignedHead], since: Any) -> SignedHead:
 
 @OPS.op("heads.consistency", Consistency)
 async def heads_consistency(heads: Heads, request: Consistency, call: Call) -> dict[str, Any]:
-    known, _ = gather(heads.core)
-    old = _old_head(known, request.since)
-    if not signature_holds(bytes.fromhex(old.key), bytes.fromhex(old.signature), old.message):
-        raise IntegrityError(f"{old.name} does not carry a good signature by its key", "it was altered or forged")
+    """The old head checked against the log's events, not only the tree stored with them: the
+    leaves it covers are rebuilt from the events (store/merkle_check.py) and must hash to its
+    root, and to the latest head's."""
+    public = heads.key.public if heads.key is not None else b""
+    found, _ = gather(heads.core)
+    old = _old_head([h for h in found if holds(h, public)], request.since)
+    if old.key != public.hex():
+        raise IntegrityError(
+            f"{old.name} is signed by key {old.key[:16]}, not this log's heads.key ({public.hex()[:16]})",
+            "a head proves a log only with the key that signs it: `toka heads --json` shows this log's",
+        )
+    if not holds(old, public):
+        raise IntegrityError(
+            f"{old.name} does not carry a good signature by this log's key", "it was altered or forged"
+        )
     new = await heads.covering(0)
     if old.size > new.size:
         raise IntegrityError(f"{old.name} covers more events than the latest head ({new.size})", "run `toka verify`")
+    await _rebuilt_from_events(heads, old, new)
     proof = await _hashes(heads, consistency_spans(old.size, new.size))
     if not verify_consistency(old.size, new.size, bytes.fromhex(old.root), bytes.fromhex(new.root), proof):
         raise IntegrityError(
@@ -123,3 +136,35 @@ async def heads_consistency(heads: Heads, request: Consistency, call: Call) -> d
             "run `toka verify` to name them",
         )
     return {"old": old.to_json(), "new": new.to_json(), "proof": [p.hex() for p in proof]}
+
+
+async def _rebuilt_from_events(heads: Heads, old: SignedHead, new: SignedHead) -> None:
+    """Raises unless the log's events hash to both heads' roots."""
+    store = heads.core.store
+    wanted = [SignedRoot(h.size, bytes.fromhex(h.root), h.name) for h in {old, new}]
+    report = await store.check_tree(wanted) if isinstance(store, CheckedLog) else None
+    if report is None:
+        raise UsageError("this log keeps no tree", "set store.signed_heads = true")
+    for head in sorted({old, new}, key=lambda h: h.size):
+        if not any(h.size == head.size and h.root.hex() == head.root for h in report.held):
+            first = next((p for p in report.problems if p.seq <= head.size), None)
+            where = "" if first is None else f": the first at seq {first.seq}, {first.what} ({first.detail})"
+            raise IntegrityError(
+                f"the log's events no longer hash to {head.name}, so the log does not extend {old.name}{where}",
+                "run `toka verify` to name every change",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class ResetHeads:
+    confirm: bool = False
+
+
+@OPS.op("heads.reset", ResetHeads)
+async def heads_reset(heads: Heads, request: ResetHeads, call: Call) -> dict[str, Any]:
+    if not request.confirm:
+        raise UsageError(
+            "a reset starts the signed history afresh and takes 'confirm': true",
+            "`toka verify` first: it says what a reset would stop reporting",
+        )
+    return await heads.reset()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,21 +110,59 @@ def append_head(path: Path, head: SignedHead, sync: bool) -> None:
         os.close(fd)
 
 
-def last_head(path: Path) -> SignedHead | None:
-    """The last head of ``path``: its end read only, however long the file has grown."""
+def _lines_from_the_end(path: Path) -> Iterator[bytes]:
+    """The lines of ``path``, last first, read a block at a time from its end."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
-        return None
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read the signed heads in {path}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as source:
         end = source.seek(0, os.SEEK_END)
-        source.seek(max(0, end - 4096))
-        lines = source.read().splitlines()
-    for raw in reversed(lines):
+        rest = b""
+        while end > 0:
+            start = max(0, end - _BLOCK)
+            source.seek(start)
+            lines = (source.read(end - start) + rest).split(b"\n")
+            end = start
+            rest = lines.pop(0) if end > 0 else b""
+            yield from reversed(lines)
+        if rest:
+            yield rest
+
+
+# Bytes read at a time from the end of the heads file: a few dozen heads.
+_BLOCK = 16384
+
+
+def last_good_head(path: Path, holds: Callable[[SignedHead], bool]) -> tuple[SignedHead | None, int]:
+    """The last head of ``path`` that ``holds`` (its signature, by this log's key), and how many
+    lines after it are not such heads: a line is never trusted for its place in the file."""
+    untrusted = 0
+    for raw in _lines_from_the_end(path):
+        if not raw.strip():
+            continue
         try:
             head = parse_head(json.loads(raw))
         except ValueError:
-            continue
-        if head is not None:
-            return head
-    return None
+            head = None
+        if head is not None and holds(head):
+            return head, untrusted
+        untrusted += 1
+    return None, untrusted
+
+
+def end_line(path: Path) -> None:
+    """A line end added to ``path`` when its last line has none (a torn write, a hand edit), so
+    the next head appended starts a line of its own."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            os.write(fd, b"\n")
+    finally:
+        os.close(fd)

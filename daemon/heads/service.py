@@ -14,16 +14,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 
 from daemon.core import Core
-from daemon.heads.keys import HeadKey, load_key
-from daemon.heads.record import SignedHead, append_head, last_head, signed_bytes
+from daemon.heads.history import History, Reset, read_history, write_history
+from daemon.heads.keys import HeadKey, load_key, signature_holds
+from daemon.heads.record import SignedHead, append_head, end_line, last_good_head, signed_bytes
 from daemon.heads.witness import Witness
-from store.errors import NotFound, UsageError
+from store.errors import IntegrityError, NotFound, UsageError
 from store.events import format_ts
-from store.merkle import Frontier
+from store.merkle import Frontier, span_hash, span_nodes
 
 log = logging.getLogger("toka.daemon")
+
+RESET_HINT = (
+    "`toka verify` says what changed; once you know why, `toka heads --reset --yes` moves the heads"
+    " file aside and signs the log as it is"
+)
+
+
+def holds(head: SignedHead, public: bytes) -> bool:
+    """Whether ``head`` is signed by the key whose public half is ``public``."""
+    return head.key == public.hex() and signature_holds(public, bytes.fromhex(head.signature), head.message)
 
 
 class Heads:
@@ -33,26 +45,91 @@ class Heads:
         self.witness = Witness(self.settings)
         self._file = str(core.paths.heads_file)  # status shows it on every call
         self.key: HeadKey | None = None
-        self.last: SignedHead | None = None
+        self.last: SignedHead | None = None  # the last head signed by this key, in the heads file
+        self.untrusted = 0  # lines after it that are not heads signed by this key
+        self.history: History | None = None
+        self.refused: str | None = None  # why the log as it is may not be signed
         self.active = False
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Load (or make) the key and sign the log as it is, when it is kept and grew unsigned."""
+        """Load (or make) the key, find the last head it signed, and sign the log as it is, when it
+        is kept, grew unsigned, and still extends what the key signed before."""
         store = self.core.store
         if not self.settings.signed_heads or store.shared or await store.tree() is None:
             return
-        self.key = load_key(self.core.paths.heads_key)
-        self.last = last_head(self.core.paths.heads_file)
+        paths = self.core.paths
+        made = not paths.heads_key.exists()
+        self.key = load_key(paths.heads_key)
+        assert self.key is not None
+        public = self.key.public
+        await asyncio.to_thread(end_line, paths.heads_file)
+        self.last, self.untrusted = await asyncio.to_thread(
+            last_good_head, paths.heads_file, lambda head: holds(head, public)
+        )
+        if self.untrusted:
+            log.warning(
+                "heads: %d lines at the end of %s are not heads signed by this key; `toka verify` names them",
+                self.untrusted,
+                paths.heads_file,
+            )
+        self.history = await asyncio.to_thread(read_history, paths.heads_signed)
+        self.refused = await self._refusal(made)
+        if self.refused is not None:
+            log.error("heads: signing refused: %s", self.refused)
+        elif self.history is None or self.history.key != public.hex():  # a first start, or a toka from before the file
+            self.history = History(public.hex(), *self._reach())
+            await asyncio.to_thread(write_history, paths.heads_signed, self.history, self._sync)
         self.active = True
         await self.sign()
         self._task = asyncio.create_task(self._run(), name="heads")
 
+    def _reach(self) -> tuple[int, str]:
+        return (0, "") if self.last is None else (self.last.size, self.last.root)
+
+    async def _refusal(self, made: bool) -> str | None:
+        """Why the log may not be signed as it is, or None: the heads this key signed must still
+        be there, and the tree stored with the log must still hash to the last of them."""
+        assert self.key is not None
+        frontier = await self.core.store.tree()
+        size = 0 if frontier is None else frontier.size
+        history = self.history if self.history is not None and self.history.key == self.key.public.hex() else None
+        reach = self.last.size if self.last is not None else 0
+        if history is not None and history.size > reach:
+            return (
+                f"the last head heads.key signed covered {history.size} events ({self.core.paths.heads_signed}),"
+                f" but the heads it signed in {self._file} end at {reach}: heads were deleted or cut"
+            )
+        if history is None and self.last is None and size > 0:
+            if made:
+                return f"heads.key was made now, but the log already holds {size} events that no head covers"
+            return (
+                f"heads.key signed no head that {self._file} holds, yet the log holds {size} events:"
+                " heads were deleted (or the heads file was replaced)"
+            )
+        if self.last is None:
+            return None
+        if size < self.last.size:
+            return f"the log ends at seq {size}, before the {self.last.size} events {self.last.name} covers"
+        try:
+            stored = await self.core.store.tree_nodes(span_nodes(0, self.last.size))
+            root = span_hash(0, self.last.size, stored.__getitem__).hex()
+        except LookupError:
+            root = ""
+        if root != self.last.root:
+            return f"the tree stored with the log no longer hashes to {self.last.name}: the log was rewritten"
+        return None
+
+    @property
+    def _sync(self) -> bool:
+        return self.core.settings.store.durability == "full"
+
     def status(self) -> dict[str, object] | None:
-        """What `status` shows: the latest signed head and the witness's failures; None when no
-        heads are signed (turned off, or a log in memory or shared)."""
+        """What `status` shows: the latest signed head, why signing is refused, the untrusted lines
+        of the heads file and the witness's failures; None when no heads are signed (turned off,
+        or a log in memory or shared)."""
         if not self.active:
             return None
         head = self.last
@@ -61,6 +138,8 @@ class Heads:
             "signed_at": None if head is None else head.time,
             "file": self._file,
             "witness_failures": self.witness.failures,
+            "refused": self.refused,
+            "untrusted": self.untrusted,
         }
 
     def committed(self) -> None:
@@ -80,24 +159,28 @@ class Heads:
             await self.sign_or_log()
             signed_at = loop.time()
 
-    async def sign_or_log(self) -> None:
+    async def sign_or_log(self) -> str | None:
         """:meth:`sign`, a failure logged rather than raised (a full disk, say): the next commit
-        or verify tries again, and the heads signed before still stand."""
+        or verify tries again, and the heads signed before still stand. Why signing is refused,
+        when it is."""
         try:
             await self.sign()
         except Exception:
             log.exception("heads: signing failed")
+        return self.refused
 
     async def sign(self) -> SignedHead | None:
         """Sign the tree as it is now, unless the last head covers it already; the last head."""
-        if not self.active or self.key is None:
+        if not self.active or self.key is None or self.refused is not None:
             return self.last
         async with self._lock:
             frontier = await self.core.store.tree()
             if frontier is None or frontier.size == 0 or (self.last is not None and self.last.size >= frontier.size):
                 return self.last
             head = self._signed(frontier, self.key)
-            append_head(self.core.paths.heads_file, head, sync=self.core.settings.store.durability == "full")
+            append_head(self.core.paths.heads_file, head, sync=self._sync)
+            self.history = History(head.key, head.size, head.root, self.history.resets if self.history else ())
+            write_history(self.core.paths.heads_signed, self.history, sync=self._sync)
             self.last = head
             self.witness.send(head)
             return head
@@ -115,10 +198,38 @@ class Heads:
                 "this daemon signs no tree heads",
                 "set store.signed_heads = true (it is off, or the log is in memory or shared)",
             )
+        if self.refused is not None:
+            raise IntegrityError(f"the daemon refuses to sign heads: {self.refused}", RESET_HINT)
         head = await self.sign()
         if head is None or head.size < size:
             raise NotFound(f"no signed head covers {size} events yet", "retry once the event is committed")
         return head
+
+    async def reset(self) -> dict[str, object]:
+        """Start the key's signed history afresh, as a person asked knowing why: the heads file
+        moved aside (kept, named by the time), the reset recorded in heads.signed, and the log
+        signed as it is now. The heads the witness holds are left as they are."""
+        if not self.active or self.key is None:
+            raise UsageError("this daemon signs no tree heads", "there is nothing to reset")
+        paths, public = self.core.paths, self.key.public.hex()
+        async with self._lock:
+            now = format_ts(int(self.core.clock() * 1_000_000))
+            kept: str | None = None
+            if paths.heads_file.exists():
+                target = paths.heads_file.with_name(f"heads.{now.replace(':', '')}.jsonl")
+                await asyncio.to_thread(os.replace, paths.heads_file, target)
+                kept = str(target)
+            own = self.history if self.history is not None and self.history.key == public else None
+            before = own.size if own is not None else self._reach()[0]
+            reset = Reset(now, self.refused, before, kept)
+            self.history = History(public, 0, "", (*(own.resets if own else ()), reset))
+            await asyncio.to_thread(write_history, paths.heads_signed, self.history, self._sync)
+            self.last, self.untrusted, self.refused = None, 0, None
+        log.warning(
+            "heads: the signed history was reset on request (it reached %d events; heads file kept as %s)", before, kept
+        )
+        head = await self.sign()
+        return {**reset.to_json(), "head": None if head is None else head.to_json()}
 
     async def stop(self, deadline: float) -> None:
         """Sign what the last commits added, then let the witness take it within ``deadline``."""

@@ -280,8 +280,7 @@ async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
     # events committed since the last head first signed, as the daemon would within a second.
     heads = None
     if request.session is None:
-        await log.sign()
-        heads = await check_heads(log.core)
+        heads = await check_heads(log.core, refused=await log.sign())
     await call.progress_sent()
     answer = verify_json(merged(report, heads), database)
     return {**answer, "heads": None if heads is None else heads.to_json()}

@@ -18,7 +18,8 @@ class EventLog:
     hub: Hub
     refs: Refs  # daemon/agents/refs.py: a session's name or prefix, or an agent's (its session)
     evaluated: Callable[[int], Awaitable[None]]  # Lifecycle.evaluated
-    sign: Callable[[], Awaitable[None]]  # Heads.sign_or_log: a head over what is committed, when heads are kept
+    # Heads.sign_or_log: a head over what is committed, when heads are kept; why signing is refused
+    sign: Callable[[], Awaitable[str | None]]
 
     async def session_name(self, name: str, may_be_new: bool = False) -> str:
         """The full name of the session ``name`` names (see :meth:`Refs.session`)."""

@@ -98,7 +98,55 @@ def test_since_head_fails_with_exit_5_once_a_covered_event_was_resealed() -> Non
     result = invoke("verify", "--since-head", str(old["size"]))
 
     assert result.exit_code == 5
-    assert "does not extend" in result.stderr
+    assert "refuses to sign heads" in result.stderr  # the rebuilt tree does not extend the last head
+
+
+def test_since_head_checks_the_events_not_only_the_stored_tree() -> None:
+    write_log()
+    old = invoke_json("heads")["heads"][-1]
+    stop()
+    with database() as db:
+        reseal(db, "a", 4, {"n": "forged"})  # the stored tree still holds what was signed
+    assert invoke("admin", "rebuild").exit_code == 0
+    with Client() as client:
+        client.append([{"session": "d", "kind": "message", "payload": {}}])
+
+    result = invoke("verify", "--since-head", str(old["size"]))
+
+    assert result.exit_code == 5, result.stdout
+    assert "does not extend" in result.stderr and "seq 4, replaced" in result.stderr
+
+
+def test_since_head_takes_a_head_signed_by_this_logs_key_only(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    write_log()
+    old = invoke_json("heads")["heads"][-1]
+    other = Ed25519PrivateKey.generate()
+    message = f"toka-tree-head-v1\n{old['size']}\n{old['root']}\n{old['time']}\n".encode()
+    public = other.public_key().public_bytes_raw().hex()
+    stranger = tmp_path / "head.json"
+    stranger.write_text(json.dumps({**old, "key": public, "signature": other.sign(message).hex()}))
+
+    result = invoke("verify", "--since-head", str(stranger))
+
+    assert result.exit_code == 5 and "not this log's heads.key" in result.stderr
+
+
+def test_since_head_reads_a_witness_file_and_the_heads_listing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    witness = tmp_path / "witness.jsonl"
+    monkeypatch.setenv("TOKA_WITNESS_PATH", str(witness))
+    write_log(rounds=1)
+    write_log(rounds=1)
+    listing = tmp_path / "heads.json"
+    listing.write_text(invoke("heads", "--json").stdout)
+    assert [json.loads(line)["size"] for line in witness.read_text().splitlines()] == [3, 6]
+
+    for given, size in ((str(witness), 6), (f"{witness}:3", 3), (str(listing), 6)):
+        result = invoke_json("verify", "--since-head", given)
+        assert result["old"]["size"] == size and result["new"]["size"] == 6, given
+    missing = invoke("verify", "--since-head", f"{witness}:4")
+    assert missing.exit_code == 2 and "no head of size 4" in missing.stderr
 
 
 def test_since_head_names_what_it_does_not_understand() -> None:

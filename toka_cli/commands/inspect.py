@@ -16,7 +16,15 @@ from toka_cli.output import console, print_view
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import ConnectionState, ExportStatus, Stats, Status, VerifyProblem, VerifyReport
+    from daemon.client.results import (
+        ConnectionState,
+        ExportStatus,
+        HeadsStatus,
+        Stats,
+        Status,
+        VerifyProblem,
+        VerifyReport,
+    )
 
 
 def status(json_: JsonOpt = False) -> None:
@@ -53,9 +61,8 @@ def _status(info: Status) -> None:
         if watch["last_error"]:
             rows.append(("watch error", watch["last_error"]))
     heads = info.get("heads")
-    if heads is not None and heads["size"] is not None:
-        witness = f"; the witness failed {heads['witness_failures']} times" if heads["witness_failures"] else ""
-        rows.append(("signed head", f"{heads['size']} events, signed {heads['signed_at']}{witness}"))
+    if heads is not None:
+        rows += heads_rows(heads)
     otel = info.get("otel")
     if otel is not None:
         if otel["listen"] is None:
@@ -67,6 +74,19 @@ def _status(info: Status) -> None:
     if export is not None:
         rows.append(("export", export_line(export)))
     print_view(key_values(rows))
+
+
+def heads_rows(heads: HeadsStatus) -> list[tuple[str, object]]:
+    """The signed heads in `status`: the latest, and what is wrong with them."""
+    rows: list[tuple[str, object]] = []
+    if heads.get("refused"):
+        rows.append(("signing", f"REFUSED: {heads['refused']} (toka verify; toka heads --reset --yes)"))
+    if heads["size"] is not None:
+        witness = f"; the witness failed {heads['witness_failures']} times" if heads["witness_failures"] else ""
+        rows.append(("signed head", f"{heads['size']} events, signed {heads['signed_at']}{witness}"))
+    if heads.get("untrusted"):
+        rows.append(("heads file", f"{heads['untrusted']} lines after the last good head are not signed by this key"))
+    return rows
 
 
 def export_line(export: ExportStatus) -> str:
@@ -199,6 +219,8 @@ def _verified(report: VerifyReport) -> None:
         console().print(
             f"FAILED: {report['problem_count']} problems; first {_where(first)}{event}: {found}", highlight=False
         )
+        for refused in (p for p in report["problems"] if p["what"] == "refused"):
+            console().print(refused["detail"], highlight=False)
         grid = table("seq", "event", "session", "what", "detail")
         for p in report["problems"]:
             grid.add_row(str(p["seq"]), p["id"][:12], p["session"], p["what"], p["detail"])

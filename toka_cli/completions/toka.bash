@@ -69,7 +69,7 @@ _toka_options() {
         'handoff show') echo '--format --json -h --help' ;;
         'handoff stats') echo '--json -h --help' ;;
         'handoff verify') echo '--json -h --help' ;;
-        'heads') echo '-n --limit --json -h --help' ;;
+        'heads') echo '-n --limit --reset --yes --json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
         'import') echo '--format --json -h --help' ;;
         'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --otel --dry-run --json -h --help' ;;
