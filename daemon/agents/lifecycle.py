@@ -280,6 +280,8 @@ class Lifecycle:
         payload = _usage_payload(report)
         event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])
+        # Queued for evaluation only once handed over (on a shared log, after the follower's read).
+        await self.core.handed_over(result.event.seq)
         await self.evaluated(result.event.seq)
         return agent
 

@@ -148,7 +148,9 @@ class StateStore:
                     "keep those states, or move the entities out of them first",
                 )
             event = {"session": SESSION, "kind": MACHINE, "payload": machine.definition()}
-            await self.append([parse_new_event(event)])
+            [result] = await self.append([parse_new_event(event)])
+            if not await self.handed_over(result.event.seq):
+                return machine, True  # committed: answered from what it wrote
             return self.table.machine(machine.name), True
 
     def listing(self, machine: str | None = None) -> list[Entry]:

@@ -137,3 +137,27 @@ def test_state_set_from_two_daemons_moves_an_entity_once(team: Team, postgres_da
             with daemon.client() as client:
                 history = client.call("state.history", machine="agent", entity=f"e{n}")
                 assert [c["to"] for c in history["changes"]] == ["READY", won[0]["state"]], history
+
+
+def test_register_and_usage_answer_what_they_did_while_the_other_daemon_writes(
+    team: Team, postgres_database: str
+) -> None:
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    writers = Writers([b], per_daemon=2)
+    try:
+        writers.wait_for(5)
+        with a.client() as client:
+            for n in range(ROUNDS):
+                machine = client.call(
+                    "state.register",
+                    name=f"m{n}",
+                    states=["open", "done"],
+                    initial="open",
+                    transitions={"open": ["done"]},
+                )
+                assert machine["name"] == f"m{n}" and machine["changed"] is True, machine
+                agent = client.call("agents.spawn", type="worker", trace=f"u{n}", window=1000)
+                reported = client.call("agents.usage", agent=agent["id"], input_tokens=950, output_tokens=1)
+                assert reported["state"] == "CRITICAL", reported
+    finally:
+        writers.stop()
