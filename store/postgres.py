@@ -34,6 +34,8 @@ from store.cursors import READ as READ_CURSOR
 from store.cursors import SAVE as SAVE_CURSOR
 from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent, now_us
+from store.merkle import Frontier, LogLeaf, Node, SignedRoot
+from store.merkle_check import TreeReport
 from store.postgres_append import CHANNEL, append_batch, forget_old_batches
 from store.postgres_link import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
 from store.postgres_reads import (
@@ -48,6 +50,7 @@ from store.postgres_reads import (
 )
 from store.postgres_schema import migrate
 from store.postgres_search import hits, search_sql
+from store.postgres_tree import LogTree, check_tree
 from store.postgres_usage import read_usage, sum_usage_rows
 from store.postgres_verify import verify_log
 from store.query import count_sql, where_clause
@@ -83,6 +86,7 @@ class PostgresStore(EventStore):
         # connection would nest one transaction in the other, and both would fail.
         self._writing = asyncio.Lock()
         self._appends = 0
+        self._tree = LogTree()
 
     @property
     def location(self) -> str:
@@ -252,6 +256,26 @@ class PostgresStore(EventStore):
 
     async def stats(self) -> Stats:
         return await self._read(read_stats)
+
+    # The tree is this daemon's, in memory, grown from what it reads (store/postgres_tree.py).
+
+    async def tree(self) -> Frontier | None:
+        return await self._read(self._tree.grow)
+
+    async def check_tree(self, heads: Sequence[SignedRoot], progress: ProgressCallback | None = None) -> TreeReport:
+        return await self._read(check_tree, list(heads), progress)
+
+    async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        raise self._no_proofs()
+
+    async def tree_leaf(self, event_id: str) -> LogLeaf:
+        raise self._no_proofs()
+
+    def _no_proofs(self) -> UsageError:
+        return UsageError(
+            f"the log at {self.location} keeps no stored Merkle tree, which proofs are made from",
+            "`toka verify` checks it against this daemon's signed heads; proofs are made on a SQLite log",
+        )
 
     async def disk_bytes(self) -> int:
         rows = await self._read(fetch_rows, "SELECT pg_database_size(current_database())", ())

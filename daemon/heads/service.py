@@ -6,7 +6,9 @@ appends the head to ``heads.jsonl`` beside the database, and hands it to the wit
 that needs a head covering a newer event signs one at once, and so does a clean stop, so that a
 log left by a stopped daemon is covered to its last event.
 
-On a log other daemons append to (PostgreSQL) no heads are signed: see docs/tamper-evidence.md.
+On a log other daemons append to (PostgreSQL) each daemon signs, with its own key and into its
+own heads file, the tree of the log as it has read it (store/postgres_tree.py): see
+docs/tamper-evidence.md.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class Heads:
         """Load (or make) the key, find the last head it signed, and sign the log as it is, when it
         is kept, grew unsigned, and still extends what the key signed before."""
         store = self.core.store
-        if not self.settings.signed_heads or store.shared or await store.tree() is None:
+        if not self.settings.signed_heads or await store.tree() is None:
             return
         paths = self.core.paths
         made = not paths.heads_key.exists()
@@ -129,7 +131,7 @@ class Heads:
     def status(self) -> dict[str, object] | None:
         """What `status` shows: the latest signed head, why signing is refused, the untrusted lines
         of the heads file and the witness's failures; None when no heads are signed (turned off,
-        or a log in memory or shared)."""
+        or a log in memory)."""
         if not self.active:
             return None
         head = self.last
@@ -196,7 +198,7 @@ class Heads:
         if not self.active:
             raise UsageError(
                 "this daemon signs no tree heads",
-                "set store.signed_heads = true (it is off, or the log is in memory or shared)",
+                "set store.signed_heads = true (it is off, or the log is in memory)",
             )
         if self.refused is not None:
             raise IntegrityError(f"the daemon refuses to sign heads: {self.refused}", RESET_HINT)

@@ -54,3 +54,54 @@ def test_verify_finds_a_session_tail_cut_from_the_end_of_the_log(
 
     assert missing(report) == [20, 21, 22, 23, 24, 25]
     assert report["problem_count"] == 6
+
+
+def test_the_daemons_signed_heads_find_a_log_its_owner_cut_consistently(
+    toka_home: Path, spawn: Spawner, postgres_database: str
+) -> None:
+    on_postgres(toka_home, postgres_database)
+    append(spawn, ["s0", "s1"] * 10 + ["s1"] * 5)
+    signed = invoke_json("verify")
+    assert signed["ok"] and signed["heads"]["covered"] == 25
+    # s1's tail cut off, and everything in the database made to agree: no hole, chain or head is off.
+    execute(
+        postgres_database,
+        "DELETE FROM events WHERE seq > 18",
+        "UPDATE log_end SET seq = 18, id = (SELECT id FROM events WHERE seq = 18)",
+    )
+    invoke_json("admin", "rebuild")
+
+    report = invoke_json("verify", exit_code=5)
+
+    [problem] = report["problems"]
+    assert (problem["seq"], problem["what"]) == (19, "truncated")
+    assert "seqs 19 to 25 are gone" in problem["detail"]
+
+
+def test_heads_signed_before_a_restart_find_events_replaced_while_the_daemon_was_down(
+    toka_home: Path, spawn: Spawner, postgres_database: str
+) -> None:
+    on_postgres(toka_home, postgres_database)
+    daemon = spawn()
+    with daemon.client() as client:
+        client.call(
+            "events.append", events=[{"session": "s", "kind": "message", "payload": {"n": n}} for n in range(8)]
+        )
+    assert daemon.stop() == 0  # a clean stop signs the log to its end
+    execute(
+        postgres_database,
+        "DELETE FROM events WHERE seq > 5",
+        "UPDATE log_end SET seq = 5, id = (SELECT id FROM events WHERE seq = 5)",
+    )
+    with spawn().client() as client:  # its tree is read from the log as it is now
+        client.call("events.append", events=[{"session": "s", "kind": "note", "payload": {"n": n}} for n in range(4)])
+        report = client.call("verify")
+
+    assert not report["ok"]
+    [problem] = report["problems"]
+    # The head of 8 events the first daemon signed at its stop no longer holds; the second
+    # daemon's own head, signed over the log as it found it, does.
+    assert (problem["seq"], problem["what"]) == (1, "signed")
+    assert "seqs 1 to 8 are not what the head signed at" in problem["detail"]
+    assert "deleted and the events after it renumbered" in problem["detail"]
+    assert (report["heads"]["heads"], report["heads"]["matched"]) == (2, 1)

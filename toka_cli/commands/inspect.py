@@ -51,6 +51,11 @@ def _status(info: Status) -> None:
     if damaged is not None:
         line = f"DAMAGED since {damaged['since']}: {damaged['reason']}; takes no writes (toka admin recover)"
         rows.insert(2, ("integrity", line))
+    skipped = info.get("projections")
+    if skipped is not None and skipped["skipped"]:
+        last = skipped["recent"][-1]
+        line = f"{skipped['skipped']} events not applied, the last seq {last['seq']} ({last['kind']}): {last['reason']}"
+        rows.insert(2, ("skipped", f"{line}; see toka daemon logs"))
     for agent in info.get("agents_at_risk", []):
         fill = "" if agent["fill_pct"] is None else f" at {agent['fill_pct']}%"
         rows.append((f"agent {agent['state']}", f"{agent['id']}{fill}: {agent['detail'] or '-'}"))
@@ -180,7 +185,7 @@ def _found(report: VerifyReport) -> tuple[str, bool]:
         return "is damaged or lost events", True
     if report["problems"][0]["what"] in HASH_PROBLEMS:
         return "does not match its hashes", False
-    if report.get("heads") is None:  # PostgreSQL: seqs no event holds, or the log's recorded end
+    if database is None and report["problems"][0]["what"] == "missing":  # PostgreSQL's dense seqs
         return "lost events", False
     return "does not match its signed heads", False
 
