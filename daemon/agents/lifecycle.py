@@ -38,7 +38,6 @@ from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.compress.service import COMPRESSION, Compressor
 from daemon.core import Core
 from daemon.handoff.service import Handoffs
-from store.base import EventQuery
 from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
 
@@ -76,18 +75,14 @@ class Lifecycle:
         self.compressor = Compressor(core, self.directory, self.evaluated)
         self._evaluated = asyncio.Condition()
 
-    async def load(self) -> None:
-        """Rebuild the projection from the log's spawns, lifecycle changes and handoffs."""
-        async for event in self.core.store.scan(EventQuery(kinds=PROJECTED)):
-            self.agents.apply(event)
-
     def committed(self, events: list[Event], evaluate: bool = True) -> None:
-        """Project committed events; queue usage for evaluation when ``evaluate`` (the events
-        were committed by this daemon: on a shared log, the daemon that recorded usage acts on it)."""
+        """Queue committed usage for evaluation when ``evaluate`` (the events were committed by
+        this daemon: on a shared log, the daemon that recorded usage acts on it). The agents'
+        table (the kinds of ``PROJECTED``) is kept by daemon/server/projections.py."""
+        if not evaluate:
+            return
         for event in events:
-            if event.kind in PROJECTED:
-                self.agents.apply(event)
-            elif evaluate and (event.kind in FIGURE_KINDS or event.kind == COMPRESSION):
+            if event.kind in FIGURE_KINDS or event.kind == COMPRESSION:
                 self._queue.append(event)
                 self._wake.set()
 

@@ -59,6 +59,19 @@ class HeadsStatus(TypedDict):
     untrusted: int  # lines at the end of the heads file that are not heads signed by this key
 
 
+class SkippedEvent(TypedDict):
+    seq: int
+    id: str
+    kind: str
+    projection: str  # agents, states, dependencies or memory
+    reason: str
+
+
+class ProjectionsStatus(TypedDict):
+    skipped: int  # events the projections could not apply since the daemon started
+    recent: list[SkippedEvent]  # the last ten of them
+
+
 class Status(TypedDict):
     version: str
     protocol: int
@@ -76,6 +89,7 @@ class Status(TypedDict):
     watch: WatchStatus | None
     connection: ConnectionState | None
     damaged: Damage | None  # the database was found damaged: it takes no writes
+    projections: ProjectionsStatus
     agents_at_risk: list[AgentAtRisk]
     otel: OtelStatus | None  # null unless otel.listen is set
     heads: HeadsStatus | None  # null when no heads are signed

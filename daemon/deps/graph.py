@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from store.base import AppendResult, EventQuery, EventStore
+from store.base import AppendResult, EventStore
 from store.errors import Conflict, NotFound, UsageError
 from store.events import Event, NewEvent, fit_name, parse_new_event
 
@@ -130,15 +130,6 @@ class Dependencies:
         self.append = append
         self.graph = Graph()
         self._lock = asyncio.Lock()
-
-    async def load(self) -> None:
-        async for event in self.store.scan(EventQuery(session=SESSION, kinds=KINDS)):
-            self.graph.apply(event)
-
-    def committed(self, events: list[Event]) -> None:
-        for event in events:
-            if event.kind in KINDS:
-                self.graph.apply(event)
 
     async def add(self, node: Any, needs: Sequence[Any]) -> list[str]:
         """Record that ``node`` needs each of ``needs``; the needs that were new. All or nothing:

@@ -4,14 +4,14 @@ Scopes are ``global``, ``agent:<id>``, ``session:<name>`` and ``trace:<id>``. A 
 (at most ``MAX_VALUE_BYTES`` as canonical JSON); each key has a version, 1 for its first value
 and one more for each change, deletions included. ``set`` and ``delete`` may name the version
 they expect (compare-and-set): when the key is at another version the write is refused with
-``Conflict`` and nothing is stored. An entry may expire (``ttl`` seconds after it was set: an
-expired entry reads as absent, and its key's next version starts where it stopped) and may be
-pinned (``toka context`` puts pinned entries in first).
+``Conflict`` and nothing is stored. An entry may expire (``ttl`` seconds after it was set, more
+than 0 and at most ``MAX_TTL_S``, ten years: an expired entry reads as absent, and its key's next
+version starts where it stopped) and may be pinned (``toka context`` puts pinned entries in first).
 
 Every change is an event in session ``toka.memory``: ``memory.set`` {scope, key, value, version,
 ttl, pinned} and ``memory.delete`` {scope, key, version}. The current table is kept by applying
-those in log order (``load`` replays them at start-up), so replaying the log gives the same
-table.
+those in log order (daemon/server/projections.py replays them at start-up), so replaying the log
+gives the same table.
 
 Each change carries the idempotency key :func:`version_key` (the scope and key's digest and the
 version it writes), which the store holds to one event per session and key, deciding in the
@@ -25,10 +25,12 @@ its event is in the table, with what it wrote, so the next read on this daemon s
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from daemon.core import HandedOver
@@ -40,6 +42,12 @@ SESSION = "toka.memory"
 SET, DELETE = "memory.set", "memory.delete"
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 1024 * 1024
+# The longest an entry may live, in seconds: ten years of 365 days. The MCP tool's schema says
+# the same (toka_cli/mcp/tools.py).
+MAX_TTL_S = 10 * 365 * 24 * 3600
+# The latest expiry an entry can have and be written out (timestamps stop at the year 9999): an
+# entry of the log expiring later, which an older version let in, cannot be applied.
+_LATEST_US = int(datetime(9999, 12, 30, tzinfo=UTC).timestamp()) * 1_000_000
 _SCOPE = re.compile(r"^(global|(agent|session|trace):[^\x00-\x1f]{1,256})$")
 # Versions a write tries when other daemons keep taking the one it meant to write: each try
 # follows a change it had not seen, so running out means the key changes faster than a round trip.
@@ -82,6 +90,27 @@ def check_scope(scope: Any) -> str:
     return scope
 
 
+def check_ttl(ttl: Any) -> float | None:
+    if ttl is not None and (
+        isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not (math.isfinite(ttl) and 0 < ttl <= MAX_TTL_S)
+    ):
+        raise UsageError(
+            f"ttl must be a number of seconds, more than 0 and at most {MAX_TTL_S:,} (10 years), got {ttl!r}",
+            "leave the ttl out to keep the value until it is changed or deleted",
+        )
+    return ttl
+
+
+def _size(value: Any) -> int:
+    """The size of ``value`` as canonical JSON; UsageError when it is not JSON (NaN, Infinity)."""
+    try:
+        return len(canonical_json(value))
+    except ValueError:
+        raise UsageError(
+            "the value holds a number JSON cannot carry (NaN or Infinity)", 'store it as a string, e.g. "NaN"'
+        ) from None
+
+
 def check_key(key: Any) -> str:
     if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS or any(ord(c) < 32 for c in key):
         raise UsageError(f"a key is 1 to {MAX_KEY_CHARS} printable characters, got {str(key)[:40]!r}")
@@ -99,7 +128,8 @@ def version_key(scope: str, key: str, version: int) -> str:
 
 
 def entry_of(event: Event) -> Entry | None:
-    """The entry a memory event leaves; None for any other event (or a malformed one)."""
+    """The entry a memory event leaves; None for any other event (or a malformed one).
+    ValueError for an expiry no entry can have (daemon/server/projections.py skips the event)."""
     if event.session != SESSION or event.kind not in (SET, DELETE):
         return None
     payload = event.payload
@@ -107,10 +137,18 @@ def entry_of(event: Event) -> Entry | None:
     if not isinstance(scope, str) or not isinstance(key, str) or not isinstance(version, int):
         return None
     ttl = payload.get("ttl")
-    expires = event.ts + int(ttl * 1_000_000) if isinstance(ttl, (int, float)) else None
+    expires = _expiry(event.ts, ttl) if isinstance(ttl, (int, float)) else None
     pinned = payload.get("pinned") is True
     deleted = event.kind == DELETE
     return Entry(scope, key, payload.get("value"), version, pinned, event.ts, expires, event.seq, deleted=deleted)
+
+
+def _expiry(ts: int, ttl: float) -> int:
+    if not math.isfinite(ttl) or ttl < 0:
+        raise ValueError(f"ttl {ttl!r} is not a number of seconds")
+    if ts + ttl * 1_000_000 > _LATEST_US:
+        raise ValueError(f"ttl {ttl!r} would expire after the year 9999")
+    return ts + int(ttl * 1_000_000)
 
 
 def _too_busy(scope: str, key: str) -> Busy:
@@ -129,16 +167,8 @@ class ContextStore:
         self._lock = asyncio.Lock()
         self.changes = 0  # memory events applied: what was derived from the table is stale when it moved
 
-    async def load(self) -> None:
-        async for event in self.store.scan(EventQuery(session=SESSION, kinds=(SET, DELETE))):
-            self.apply(event)
-
-    def committed(self, events: list[Event]) -> None:
-        for event in events:
-            self.apply(event)
-
     def apply(self, event: Event) -> None:
-        """Apply one event, committed or replayed at start-up."""
+        """Apply one event, committed or replayed at start-up (daemon/server/projections.py)."""
         entry = entry_of(event)
         if entry is not None:
             self.changes += 1
@@ -190,13 +220,12 @@ class ContextStore:
     ) -> Entry:
         """Set a value; ``pinned`` None keeps the key's pin as it is (unpinned when new)."""
         scope, key = check_scope(scope), check_key(key)
-        size = len(canonical_json(value))
+        size = _size(value)
         if size > MAX_VALUE_BYTES:
             raise UsageError(
                 f"the value is {size:,} bytes, more than {MAX_VALUE_BYTES:,}", "store large data as a file"
             )
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0):
-            raise UsageError(f"ttl must be a number of seconds, 0 or more, got {ttl!r}")
+        ttl = check_ttl(ttl)
         async with self._lock:
             for _ in range(WRITE_TRIES):
                 current = self._check_expected(scope, key, expect)

@@ -4,7 +4,9 @@ Each append request waits on a future. One task takes every request queued at th
 writes them in one store call (one transaction, one fsync); requests that arrive while it writes
 form the next group. No timer is involved: a lone writer pays for one commit and no waiting,
 many concurrent writers share commits. A request is answered only after its group committed.
-If a group fails, its requests are retried one by one, so one bad request fails alone.
+If a group fails, its requests are retried one by one, so one bad request fails alone. Whatever
+handing committed events over raises (daemon/server/projections.py skips what a projection cannot
+apply; this is for the rest) is logged, and the committer goes on committing.
 """
 
 from __future__ import annotations
@@ -116,7 +118,15 @@ class GroupCommitter:
                 future.set_result(results[start : start + len(events)])
             start += len(events)
         if created:
-            self._on_commit(created)
+            try:
+                self._on_commit(created)
+            except Exception:  # the events are committed and answered: the next groups must be too
+                log.exception(
+                    "handing over %d committed events (seq %d to %d) failed",
+                    len(created),
+                    created[0].seq,
+                    created[-1].seq,
+                )
 
     async def _amended(self, held: list[tuple[NewEvent, Event]]) -> list[Event]:
         """The events the amend hook adds for ``held``. Its failure fails no request: what the

@@ -19,16 +19,18 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from daemon.agents.lifecycle import Lifecycle
+from daemon.agents.lifecycle import PROJECTED, Lifecycle
 from daemon.agents.usage import output_revisions
 from daemon.alerts.service import Alerts
 from daemon.config import Settings
 from daemon.core import Core
 from daemon.cost.service import Costs
+from daemon.deps import graph
 from daemon.deps.graph import Dependencies
 from daemon.export.forwarder import Forwarder
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
+from daemon.memory import context_store as memory
 from daemon.memory.context_store import ContextStore
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
@@ -40,7 +42,9 @@ from daemon.server.connection import ACCEPT_BACKLOG, ClientProtocol, Gate
 from daemon.server.follow import Follower
 from daemon.server.handover import Handover
 from daemon.server.hub import Hub
+from daemon.server.projections import Projection, Projections
 from daemon.server.serving import Connections
+from daemon.states import table
 from daemon.states.machines import Machine
 from daemon.states.service import StateStore
 from daemon.version import PROTOCOL_VERSION, VERSION
@@ -88,6 +92,14 @@ class Daemon:
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = ContextStore(store, core.append, core.handed_over)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
+        self.projections = Projections(
+            (
+                Projection("agents", PROJECTED, self.lifecycle.agents.apply),
+                Projection("states", table.KINDS, self.states.table.apply, table.SESSION),
+                Projection("dependencies", graph.KINDS, self.deps.graph.apply, graph.SESSION),
+                Projection("memory", (memory.SET, memory.DELETE), self.memory.apply, memory.SESSION),
+            )
+        )
         self.costs = Costs(core)
         self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
         self.otel = Endpoint(core)  # serves only when otel.listen is set
@@ -120,10 +132,8 @@ class Daemon:
         if self.store.shared:
             self._sessions.update(event.session for event in events)
             self._session_count = len(self._sessions)
+        self.projections.committed(events)
         self.lifecycle.committed(events, evaluate=own)
-        self.states.committed(events)
-        self.deps.committed(events)
-        self.memory.committed(events)
         self.costs.committed(events)
         self.alerts.committed(events, evaluate=own)
         self.heads.committed()
@@ -160,6 +170,7 @@ class Daemon:
             "watch": None if self.watcher is None else self.watcher.status(),
             "connection": self.store.connection_state(),
             "damaged": None if (damage := self.store.damage()) is None else damage.to_json(),
+            "projections": self.projections.status(),
             "agents_at_risk": self.lifecycle.at_risk(),
             "otel": self.otel.status(),
             "heads": self.heads.status(),
@@ -190,10 +201,7 @@ class Daemon:
             self.handover.advance(self.follower.seen)
         else:  # what the projections load covers; what commits next is handed over as it commits
             self.handover.advance(max([event.seq for event in await self.store.query(LAST)], default=0))
-        await self.lifecycle.load()
-        await self.states.load()
-        await self.deps.load()
-        await self.memory.load()
+        await self.projections.load(self.store)
         if self.follower is not None:
             self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")

@@ -6,7 +6,9 @@ A field's annotation says what it takes: ``str``, ``int`` (not a bool), ``float`
 each optionally ``| None``. A field without a default is required. ``Annotated[T, Check(...)]``
 adds what the type cannot say: other JSON types it accepts and a conversion (a timestamp given
 as text or a number becomes microseconds; a seq is checked against the store's range).
-Arguments a request does not declare are ignored, as they always were.
+Arguments a request does not declare are ignored, as they always were. A number given as an
+argument is finite: NaN and Infinity, which Python's JSON reads though JSON has no words for
+them, are refused (inside a JSON value, they are for its op to refuse).
 
 Dataclasses rather than msgspec: the checks are the ones the protocol always made, with the
 same messages (docs/protocol.md), and a request has a handful of fields, so a faster decoder
@@ -16,6 +18,7 @@ would save nothing measurable on a daemon whose cost is the store.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -88,6 +91,10 @@ def parse(cls: type[R], args: dict[str, Any]) -> R:
 def _value(spec: _Field, value: Any) -> Any:
     if spec.kinds and not _fits(value, spec.kinds):
         raise UsageError(f"argument {spec.name!r} must be {spec.described}, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(
+            f"argument {spec.name!r} must be a finite number, got {value!r}", "JSON has no NaN or Infinity"
+        )
     if spec.items is not None and isinstance(value, list) and not all(isinstance(i, spec.items) for i in value):
         raise UsageError(f"argument {spec.name!r} must be a list of {_PLURALS.get(spec.items, 'values')}")
     if spec.check is not None and spec.check.convert is not None:

@@ -19,10 +19,10 @@ from typing import Any
 
 from daemon.core import HandedOver, at_once
 from daemon.states.machines import BUILTIN, Machine, make_machine
-from daemon.states.table import KINDS, MACHINE, SESSION, SET, Change, Entry, StateTable
-from store.base import AppendResult, EventQuery, EventStore
+from daemon.states.table import MACHINE, SESSION, SET, Change, Entry, StateTable
+from store.base import AppendResult, EventStore
 from store.errors import Busy, Conflict, UsageError
-from store.events import Event, NewEvent, canonical_json, digest, fit_name, parse_new_event
+from store.events import NewEvent, canonical_json, digest, fit_name, parse_new_event
 
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 # Changes a request tries when other daemons keep changing the entity first (each try follows a
@@ -65,16 +65,6 @@ class StateStore:
         self.handed_over = handed_over
         self.table = StateTable(machines_from_config)
         self._lock = asyncio.Lock()
-
-    async def load(self) -> None:
-        """Rebuild the table from the log's registrations and changes."""
-        async for event in self.store.scan(EventQuery(session=SESSION, kinds=KINDS)):
-            self.table.apply(event)
-
-    def committed(self, events: list[Event]) -> None:
-        for event in events:
-            if event.kind in KINDS:
-                self.table.apply(event)
 
     # Requests ------------------------------------------------------------------------------
 

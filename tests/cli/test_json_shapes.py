@@ -170,6 +170,7 @@ def test_status_json(example: str) -> None:
         "watch": None,
         "connection": None,
         "damaged": None,
+        "projections": {"skipped": 0, "recent": []},
         "agents_at_risk": [],
         "otel": None,
         "export": None,

@@ -34,6 +34,15 @@ def test_set_get_list_history_and_rm() -> None:
         (("memory", "set", "global", "k", "1", "--expect-version", "4"), 6, "is at version 0 (not set), not 4"),
         (("memory", "get", "global", "missing"), 3, "is not set"),
         (("memory", "rm", "global", "missing"), 3, "is not set"),
+        (("memory", "set", "global", "k", "1", "--ttl", "1e308"), 2, "at most 315,360,000 (10 years)"),
+        (("memory", "set", "global", "k", "1", "--ttl", "1e12"), 2, "at most 315,360,000 (10 years)"),
+        (("memory", "set", "global", "k", "1", "--ttl", "inf"), 2, "ttl"),
+        (("memory", "set", "global", "k", "1", "--ttl", "nan"), 2, "ttl"),
+        (("memory", "set", "global", "k", "1", "--ttl", "-1"), 2, "ttl"),
+        (("memory", "set", "global", "k", "1", "--ttl", "0"), 2, "more than 0"),
+        (("memory", "set", "global", "k", "NaN"), 2, "NaN is not a JSON number"),
+        (("memory", "set", "global", "k", '{"a": [1, -Infinity]}'), 2, "-Infinity is not a JSON number"),
+        (("memory", "set", "global", "k", "1e400"), 2, "1e400 is not a finite number"),
     ],
 )
 def test_errors_store_nothing(args: tuple[str, ...], code: int, message: str) -> None:
@@ -44,3 +53,14 @@ def test_errors_store_nothing(args: tuple[str, ...], code: int, message: str) ->
     assert_error(result.stderr, contains=message)
     with Client() as client:
         assert client.call("stats")["events"] == before
+
+
+def test_status_reports_an_event_the_context_store_could_not_apply() -> None:
+    payload = '{"scope": "global", "key": "far", "value": 1, "version": 1, "ttl": 1e308, "pinned": false}'
+    seq = invoke_json("record", "toka.memory", "memory.set", payload)["events"][0]["seq"]  # past memory.set's checks
+    assert invoke_json("memory", "set", "global", "near", "2")["version"] == 1  # writes go on
+    status = invoke_json("status")["projections"]
+    assert status["skipped"] == 1
+    assert (status["recent"][0]["seq"], status["recent"][0]["projection"]) == (seq, "memory")
+    shown = invoke("status").stdout
+    assert f"1 events not applied, the last seq {seq} (memory.set)" in shown

@@ -74,7 +74,7 @@ def test_versions_scopes_and_deletion(daemon: Spawned) -> None:
 def test_an_entry_expires_after_its_ttl(daemon: Spawned) -> None:
     with daemon.client() as client:
         short = client.call("memory.set", scope="global", key="short", value=1, ttl=TTL_S)
-        client.call("memory.set", scope="global", key="none", value=1, ttl=0)
+        client.call("memory.set", scope="global", key="none", value=1, ttl=1e-6)
         assert client.call("memory.get", scope="global", key="short")["value"] == 1
         with pytest.raises(NotFound, match="expired"):
             client.call("memory.get", scope="global", key="none")
@@ -109,6 +109,13 @@ def test_a_restarted_daemon_replays_the_same_table(spawn: Spawner) -> None:
         ({"scope": "global", "key": "k" * 300, "value": 1}, UsageError, "a key is 1 to 256"),
         ({"scope": "global", "key": "k", "value": "x" * (1024 * 1024 + 10)}, UsageError, "more than 1,048,576"),
         ({"scope": "global", "key": "k", "value": 1, "ttl": -1}, UsageError, "ttl must be"),
+        ({"scope": "global", "key": "k", "value": 1, "ttl": 0}, UsageError, "ttl must be"),
+        ({"scope": "global", "key": "k", "value": 1, "ttl": 1e308}, UsageError, "at most 315,360,000"),
+        ({"scope": "global", "key": "k", "value": 1, "ttl": 1e12}, UsageError, "at most 315,360,000"),
+        ({"scope": "global", "key": "k", "value": 1, "ttl": float("inf")}, UsageError, "'ttl' must be a finite"),
+        ({"scope": "global", "key": "k", "value": 1, "ttl": float("nan")}, UsageError, "'ttl' must be a finite"),
+        ({"scope": "global", "key": "k", "value": float("nan")}, UsageError, "'value' must be a finite number"),
+        ({"scope": "global", "key": "k", "value": {"a": [float("-inf")]}}, UsageError, "NaN or Infinity"),
         ({"scope": "global", "key": "k"}, UsageError, "'value' is required"),
         ({"scope": "global", "key": "k", "value": 1, "expect_version": 3}, Conflict, "not 3"),
     ],

@@ -171,6 +171,7 @@ def test_every_tool_takes_a_session_prefix_and_an_agent(daemon: Spawned) -> None
         ("search", {"query": '"unclosed', "fts": True}, "error: "),  # the daemon's own error, with its hint
         ("usage", {"session": "no-such-session"}, "error: "),
         ("memory_get", {"scope": "global", "key": "absent"}, "hint: "),
+        ("memory_set", {"scope": "global", "key": "k", "value": 1, "ttl": 1e308}, "less than or equal to 315360000"),
         ("handoff", {"session": "s-mcp"}, "has no handoff yet"),
     ],
 )
@@ -282,3 +283,10 @@ def test_without_the_sdk_the_command_names_the_extra_to_install() -> None:
         "error: `toka mcp` needs the MCP SDK, which is not installed",
         "hint: pip install 'toka[mcp]'",
     ]
+
+
+def test_the_ttl_bound_of_the_schema_is_the_daemons() -> None:
+    from daemon.memory.context_store import MAX_TTL_S
+    from toka_cli.mcp import tools
+
+    assert tools.MAX_TTL_S == MAX_TTL_S

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
@@ -31,9 +32,21 @@ ExpectOpt = Annotated[
 def _value(text: str) -> Any:
     raw = sys.stdin.read() if text == "-" else text
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_not_a_number, parse_float=_finite)
     except ValueError as exc:
         raise UsageError(f"the value is not JSON: {exc}", "quote a string as JSON: '\"some text\"'") from None
+
+
+def _not_a_number(word: str) -> Any:
+    """NaN, Infinity and -Infinity, which Python's JSON reads and JSON itself has no words for."""
+    raise UsageError(f"the value is not JSON: {word} is not a JSON number", f"store it as a string: '\"{word}\"'")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise UsageError(f"the value is not JSON: {text} is not a finite number", "store it as a string")
+    return number
 
 
 def _shown(value: Any) -> str:
@@ -46,7 +59,9 @@ def set_(
     key: KeyArg,
     value: Annotated[str, typer.Argument(help="A JSON value, or - to read it from stdin.")],
     expect_version: ExpectOpt = None,
-    ttl: Annotated[float | None, typer.Option(min=0, help="Forget it after this many seconds.")] = None,
+    ttl: Annotated[
+        float | None, typer.Option(help="Forget it after this many seconds (more than 0, at most 10 years).")
+    ] = None,
     pin: Annotated[
         bool | None, typer.Option("--pin/--unpin", help="Put it first in `toka context` (as it was when not given).")
     ] = None,

@@ -27,6 +27,9 @@ SessionParam = Annotated[
 CHARS_PER_TOKEN = 4
 # Note kinds the handoff document lists; "error" is recorded as an `error` event, which it lists too.
 NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
+# The longest a memory value may be kept, in seconds: the daemon's bound
+# (daemon/memory/context_store.py MAX_TTL_S, which a test keeps equal), in the tool's schema.
+MAX_TTL_S = 315_360_000
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
@@ -99,7 +102,10 @@ def register(server: MCPServer, link: Link) -> None:
             int | None,
             Field(ge=0, description="Compare-and-set: write only if the key is at this version (0: not set yet)."),
         ] = None,
-        ttl: Annotated[float | None, Field(gt=0, description="Forget the value after this many seconds.")] = None,
+        ttl: Annotated[
+            float | None,
+            Field(gt=0, le=MAX_TTL_S, description="Forget the value after this many seconds (at most 10 years)."),
+        ] = None,
         pinned: Annotated[bool | None, Field(description="Pin it into every working context.")] = None,
     ) -> dict[str, Any]:
         """Remember a JSON value under scope/key; returns the entry with its new version."""

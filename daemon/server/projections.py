@@ -1,0 +1,87 @@
+"""The projections of the log, each event applied alone: one a projection cannot apply is skipped.
+
+The agents' table, the state machines, the dependency graph and the context store are kept by
+applying events of their kinds in log order: at start-up (:meth:`Projections.load`, a replay of
+the log) and as each group commits (:meth:`Projections.committed`). Every event reaches them
+here and only here, so one guard holds for all of them: an event a projection cannot apply
+(written by an older version, or into the database file past the daemon's checks) is logged once,
+with its seq, its kind and the projection, counted in ``toka status`` (``projections``), and
+skipped. It stops neither the replay, nor the group committer, nor the other projections.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from store.base import EventQuery, EventStore
+from store.events import Event
+
+log = logging.getLogger("toka.daemon")
+
+# The skipped events status lists (the count covers them all).
+RECENT = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    name: str  # as the report names it
+    kinds: tuple[str, ...]
+    apply: Callable[[Event], None]
+    session: str | None = None  # only this session's events; None: every session's
+
+
+class Projections:
+    def __init__(self, projections: Sequence[Projection]) -> None:
+        self._all = tuple(projections)
+        self._by_kind: dict[str, list[Projection]] = {}
+        for projection in self._all:
+            for kind in projection.kinds:
+                self._by_kind.setdefault(kind, []).append(projection)
+        self.skipped = 0
+        self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
+
+    async def load(self, store: EventStore) -> None:
+        """Replay the log into each projection, in log order."""
+        for projection in self._all:
+            async for event in store.scan(EventQuery(session=projection.session, kinds=projection.kinds)):
+                self._apply(projection, event)
+
+    def committed(self, events: Iterable[Event]) -> None:
+        """Apply events just committed, in log order, to the projections of their kinds."""
+        by_kind = self._by_kind
+        for event in events:
+            for projection in by_kind.get(event.kind, ()):
+                if projection.session is None or projection.session == event.session:
+                    self._apply(projection, event)
+
+    def _apply(self, projection: Projection, event: Event) -> None:
+        try:
+            projection.apply(event)
+        except Exception as exc:  # whatever the event holds, the log goes on being applied
+            self.skipped += 1
+            reason = f"{type(exc).__name__}: {exc}"[:200]
+            self._recent.append(
+                {
+                    "seq": event.seq,
+                    "id": event.id,
+                    "kind": event.kind,
+                    "projection": projection.name,
+                    "reason": reason,
+                }
+            )
+            log.error(
+                "event seq %d (%s, session %r) skipped: the %s projection cannot apply it (%s)",
+                event.seq,
+                event.kind,
+                event.session,
+                projection.name,
+                reason,
+            )
+
+    def status(self) -> dict[str, Any]:
+        """``{skipped, recent}``: how many events were skipped since start-up, the last few of them."""
+        return {"skipped": self.skipped, "recent": list(self._recent)}
