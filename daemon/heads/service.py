@@ -23,7 +23,7 @@ from daemon.heads.history import History, Reset, read_history, write_history
 from daemon.heads.keys import HeadKey, load_key, signature_holds
 from daemon.heads.record import SignedHead, append_head, end_line, last_good_head, signed_bytes
 from daemon.heads.witness import Witness
-from store.errors import IntegrityError, NotFound, UsageError
+from store.errors import IntegrityError, NotFound, StoreError, UsageError
 from store.events import format_ts
 from store.merkle import Frontier, span_hash, span_nodes
 
@@ -77,8 +77,11 @@ class Heads:
                 self.untrusted,
                 paths.heads_file,
             )
-        self.history = await asyncio.to_thread(read_history, paths.heads_signed)
-        self.refused = await self._refusal(made)
+        try:
+            self.history = await asyncio.to_thread(read_history, paths.heads_signed)
+            self.refused = await self._refusal(made)
+        except StoreError as exc:  # torn or edited: not a fresh start either
+            self.refused = exc.message
         if self.refused is not None:
             log.error("heads: signing refused: %s", self.refused)
         elif self.history is None or self.history.key != public.hex():  # a first start, or a toka from before the file
@@ -95,6 +98,8 @@ class Heads:
         """Why the log may not be signed as it is, or None: the heads this key signed must still
         be there, and the tree stored with the log must still hash to the last of them."""
         assert self.key is not None
+        if self.core.store.shared:  # other daemons append too: a new one joins with no heads of its own
+            return None
         frontier = await self.core.store.tree()
         size = 0 if frontier is None else frontier.size
         history = self.history if self.history is not None and self.history.key == self.key.public.hex() else None
@@ -182,7 +187,8 @@ class Heads:
             head = self._signed(frontier, self.key)
             append_head(self.core.paths.heads_file, head, sync=self._sync)
             self.history = History(head.key, head.size, head.root, self.history.resets if self.history else ())
-            write_history(self.core.paths.heads_signed, self.history, sync=self._sync)
+            # A file made and renamed over the last: about a millisecond, off the event loop.
+            await asyncio.to_thread(write_history, self.core.paths.heads_signed, self.history, self._sync)
             self.last = head
             self.witness.send(head)
             return head
