@@ -161,3 +161,15 @@ def test_register_and_usage_answer_what_they_did_while_the_other_daemon_writes(
                 assert reported["state"] == "CRITICAL", reported
     finally:
         writers.stop()
+
+
+def test_spawns_of_one_trace_from_two_daemons_get_a_version_each(team: Team, postgres_database: str) -> None:
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    for n in range(ROUNDS):
+        answers = _race([a, b], lambda client, i, n=n: client.call("agents.spawn", type="worker", trace=f"r{n}"))
+        assert all(isinstance(answer, dict) for answer in answers), answers
+        assert sorted(answer["version"] for answer in answers) == [1, 2], answers
+        assert answers[0]["id"] != answers[1]["id"]
+    with psycopg.connect(postgres_database, connect_timeout=10) as conn:
+        spawns = conn.execute("SELECT count(*) FROM events WHERE kind = 'agent.spawn'").fetchone()
+    assert spawns == (2 * ROUNDS,)
