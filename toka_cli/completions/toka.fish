@@ -361,7 +361,7 @@ complete -c toka -n '__toka_at \'memory rm\'' -l 'expect-version' -r -f -d 'Only
 complete -c toka -n '__toka_at \'memory rm\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'memory rm\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'memory set\'' -l 'expect-version' -r -f -d 'Only if the key is at this version (0: not set); else exit 6.'
-complete -c toka -n '__toka_at \'memory set\'' -l 'ttl' -r -f -d 'Forget it after this many seconds.'
+complete -c toka -n '__toka_at \'memory set\'' -l 'ttl' -r -f -d 'Forget it after this many seconds (more than 0, at most 10 years).'
 complete -c toka -n '__toka_at \'memory set\'' -l 'pin' -l 'unpin' -d 'Put it first in `toka context` (as it was when not given).'
 complete -c toka -n '__toka_at \'memory set\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'memory set\'' -s 'h' -l 'help' -d 'Show this message and exit.'
