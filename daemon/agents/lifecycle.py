@@ -115,6 +115,9 @@ class Lifecycle:
 
     async def evaluated(self, seq: int) -> None:
         """Wait until every usage event up to ``seq`` has been evaluated."""
+        # Usage is queued as it is handed over: on a shared log, after the follower has read
+        # what other daemons committed before it.
+        await self.core.handed_over(seq)
         if self._settled(seq):
             return
         async with self._evaluated:
@@ -275,8 +278,6 @@ class Lifecycle:
         payload = _usage_payload(report)
         event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])
-        # Queued for evaluation only once handed over (on a shared log, after the follower's read).
-        await self.core.handed_over(result.event.seq)
         await self.evaluated(result.event.seq)
         return agent
 
