@@ -31,7 +31,9 @@ from store.postgres_reads import fetch_rows
 
 # Seqs read per round trip while growing or checking the tree: (seq, id) rows are small.
 PAGE = 10 * CHUNK
-LEAVES = "SELECT seq, id, session, kind FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+LEAVES = "SELECT seq, id FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+# Past any seq: growing reads to the end of the log.
+END = 2**62
 
 
 class LogTree:
@@ -46,15 +48,17 @@ class LogTree:
         async with self._growing:
             while True:
                 size = self.frontier.size
-                rows = await fetch_rows(conn, LEAVES, (size, 2**62, PAGE))
+                rows = await fetch_rows(conn, LEAVES, (size, END, PAGE))
                 if not rows:
                     return self.frontier
                 self.frontier, _ = self.frontier.extended(_hashes(size, rows[-1][0], rows))
 
 
-def _hashes(size: int, last: int, rows: Sequence[tuple[int, str, str, str]]) -> list[bytes]:
+def _hashes(size: int, last: int, rows: Sequence[tuple[int, str]]) -> list[bytes]:
     """The leaf hashes of seqs ``size + 1`` to ``last``, holes included."""
-    held = {row[0]: row[1] for row in rows}
+    if last - size == len(rows):  # no hole: the usual case
+        return [leaf_hash(seq, event_id) for seq, event_id in rows]
+    held = dict(rows)
     return [leaf_hash(seq, held.get(seq, HOLE_ID)) for seq in range(size + 1, last + 1)]
 
 
@@ -70,7 +74,8 @@ async def check_tree(
     while done < size:
         rows = await fetch_rows(conn, LEAVES, (done, size, PAGE))
         last = size if len(rows) < PAGE else rows[-1][0]
-        check.feed(done + 1, last, [LogLeaf(seq, id_, session, kind, False) for seq, id_, session, kind in rows], [])
+        # (session and kind would name a replaced event; with no stored tree none is told apart)
+        check.feed(done + 1, last, [LogLeaf(seq, event_id, "", "", False) for seq, event_id in rows], [])
         holes += last - done - len(rows)
         done = last
         if progress is not None:
