@@ -63,4 +63,4 @@ def test_status_reports_an_event_the_context_store_could_not_apply() -> None:
     assert status["skipped"] == 1
     assert (status["recent"][0]["seq"], status["recent"][0]["projection"]) == (seq, "memory")
     shown = invoke("status").stdout
-    assert f"1 events not applied, the last seq {seq} (memory.set)" in shown
+    assert f"1 event not applied, the last seq {seq} (memory.set)" in shown

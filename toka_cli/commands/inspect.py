@@ -54,8 +54,9 @@ def _status(info: Status) -> None:
     skipped = info.get("projections")
     if skipped is not None and skipped["skipped"]:
         last = skipped["recent"][-1]
-        line = f"{skipped['skipped']} events not applied, the last seq {last['seq']} ({last['kind']}): {last['reason']}"
-        rows.insert(2, ("skipped", f"{line}; see toka daemon logs"))
+        events = f"{skipped['skipped']} event{'' if skipped['skipped'] == 1 else 's'} not applied"
+        line = f"{events}, the last seq {last['seq']} ({last['kind']}): {last['reason']}; see toka daemon logs"
+        rows.insert(2, ("skipped", line))
     for agent in info.get("agents_at_risk", []):
         fill = "" if agent["fill_pct"] is None else f" at {agent['fill_pct']}%"
         rows.append((f"agent {agent['state']}", f"{agent['id']}{fill}: {agent['detail'] or '-'}"))
