@@ -105,3 +105,18 @@ def test_heads_signed_before_a_restart_find_events_replaced_while_the_daemon_was
     assert "seqs 1 to 8 are not what the head signed at" in problem["detail"]
     assert "deleted and the events after it renumbered" in problem["detail"]
     assert (report["heads"]["heads"], report["heads"]["matched"]) == (2, 1)
+
+
+def test_proofs_are_refused_with_a_hint_as_no_tree_is_stored(
+    toka_home: Path, spawn: Spawner, postgres_database: str
+) -> None:
+    on_postgres(toka_home, postgres_database)
+    with spawn().client() as client:
+        [event] = client.call("events.append", events=[{"session": "s", "kind": "message", "payload": {}}])["events"]
+    assert invoke_json("verify")["heads"]["covered"] == 1  # signed: a head of size 1 exists
+
+    for args in (("proof", event["id"]), ("verify", "--since-head", "1")):
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert "keeps no stored Merkle tree, which proofs are made from" in result.stderr
+        assert "hint: `toka verify` checks it against this daemon's signed heads" in result.stderr
