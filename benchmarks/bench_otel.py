@@ -107,16 +107,17 @@ def decode_alone(bodies: list[bytes]) -> float:
     return time.perf_counter() - start
 
 
-def post_all(address: str, bodies: list[bytes], connections: int) -> float:
+def post_all(address: str, token: str, bodies: list[bytes], connections: int) -> float:
     """Seconds to POST every body over ``connections`` keep-alive connections, each answered."""
     host, port = address.rsplit(":", 1)
+    headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {token}"}
     parts = [bodies[i::connections] for i in range(connections)]
     failures: list[str] = []
 
     def send(part: list[bytes]) -> None:
         conn = http.client.HTTPConnection(host, int(port), timeout=60)
         for body in part:
-            conn.request("POST", "/v1/logs", body, {"Content-Type": "application/x-protobuf"})
+            conn.request("POST", "/v1/logs", body, headers)
             answer = conn.getresponse()
             answer.read()
             if answer.status != 200:
@@ -148,9 +149,10 @@ def run(args: argparse.Namespace) -> list[Row]:
             try:
                 with Client(home.paths, autostart=False) as client:
                     address = client.call("status")["otel"]["listen"]
+                token = home.paths.otel_token.read_text().strip()  # made by the daemon at its start
                 half = len(bodies) // 2
-                sequential.append(post_all(address, bodies[:half], 1) * 2)
-                concurrent.append(post_all(address, bodies[half:], args.connections) * 2)
+                sequential.append(post_all(address, token, bodies[:half], 1) * 2)
+                concurrent.append(post_all(address, token, bodies[half:], args.connections) * 2)
                 with Client(home.paths, autostart=False) as client:
                     counted = client.call("status")["otel"]["log_records"]
                 if counted != records:

@@ -81,6 +81,11 @@ class Paths(_Dirs):
         return self.config_dir / "heads.signed"
 
     @property
+    def otel_token(self) -> Path:
+        """The OTLP receiver's bearer token when otel.token is empty, 0600 (daemon/otel/token.py)."""
+        return self.config_dir / "otel.token"
+
+    @property
     def config_file(self) -> Path:
         return self.config_dir / "config.toml"
 
@@ -125,6 +130,7 @@ class Paths(_Dirs):
         folders = [data, self.config_dir, self.runtime_dir, data / "logs", data / "watch", data / "handoffs"]
         files: list[str | Path] = [f"{db}{suffix}" for suffix in DATABASE_FILES]
         files += [self.spool, self.log_file, self.pidfile, self.heads_file, self.heads_key, self.heads_signed]
+        files.append(self.otel_token)
         return unsafe_paths(folders, files, self.config_file)
 
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.core import Core
 from daemon.otel.extra import INSTALL, missing
+from daemon.otel.token import receiver_token
+from store.errors import TokaError
 
 if TYPE_CHECKING:
     from daemon.otel.http import OtelServer
@@ -37,13 +39,20 @@ class Endpoint:
             self.error = f"otel.listen is set but needs {missing(exc)}: {INSTALL}"
             log.error("otel: %s", self.error)
             return
+        try:
+            token = receiver_token(self.core.settings, self.core.paths)
+        except (TokaError, OSError) as exc:
+            self.error = f"no token for the receiver: {exc}"
+            log.error("otel: %s", self.error)
+            return
         self.receiver = Receiver(self.core)
-        server = OtelServer(self.receiver, settings.listen, settings.token, settings.max_body_bytes)
+        server = OtelServer(self.receiver, settings, token, self.core.paths.otel_token)
         try:
             await server.start()
         except OSError as exc:
             self.error = f"cannot listen on {settings.listen}: {exc.strerror or exc}"
             log.error("otel: %s", self.error)
+            await server.stop(0)
             return
         self.server = server
 

@@ -27,6 +27,7 @@ nothing.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,8 +79,19 @@ class Mapped:
     """A request's records as events, and what was left out."""
 
     events: list[NewEvent] = field(default_factory=list)
-    rejected: int = 0  # named events with no session to land in
+    rejected: int = 0  # named events with no session to land in, or with counts that cannot be
     ignored: int = 0  # records that are not agent events, and Codex's stream events
+    # Why records were rejected: a reason and how many records it covers, in the order met.
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def reject(self, reason: str) -> None:
+        self.rejected += 1
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+
+    def why(self) -> str:
+        """The partial success's message: each reason with its count."""
+        said = "; ".join(f"{count} {reason}" for reason, count in self.reasons.items())
+        return f"{self.rejected} log records not kept: {said}"
 
 
 def _number(value: Any) -> int | float | None:
@@ -103,6 +115,29 @@ def _tokens(attributes: dict[str, Any], name: str) -> int:
     return int(value) if value is not None and value >= 0 else 0
 
 
+# The counts of a usage record, by agent: a negative or non-finite one refuses the record, which
+# would otherwise take from (or add without bound to) the session's tokens and cost.
+COUNTS = {
+    CLAUDE_CODE: ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
+                  "cache_creation_1h_tokens", "cost_usd", "cost_usd_micros"),
+    CODEX: ("input_token_count", "output_token_count", "cached_token_count", "reasoning_token_count",
+            "tool_token_count"),
+}  # fmt: skip
+
+
+def _bad_counts(agent: str, attributes: dict[str, Any]) -> str | None:
+    """Why a usage record's counts cannot be kept (negative, not finite), or None."""
+    for name in COUNTS[agent]:
+        if name not in attributes:
+            continue
+        value = _number(attributes[name])
+        if value is not None and not math.isfinite(value):
+            return f"with {name} not a finite number"
+        if value is not None and value < 0:
+            return f"with a negative {name}"
+    return None
+
+
 def event_name(record: LogRecord) -> tuple[str, str] | None:
     """(agent, bare event name) of a record, or None when it is no agent event."""
     name = record.attributes.get("event.name")
@@ -119,6 +154,11 @@ def event_name(record: LogRecord) -> tuple[str, str] | None:
     if body.startswith("claude_code."):
         return CLAUDE_CODE, body[12:]
     return None
+
+
+def qualified_name(agent: str, name: str) -> str:
+    """An event's name with its agent's prefix: ``claude_code.api_request``, ``codex.sse_event``."""
+    return f"{'claude_code' if agent == CLAUDE_CODE else agent}.{name}"
 
 
 def _ts(record: LogRecord) -> int | None:
@@ -228,15 +268,19 @@ def log_events(records: list[LogRecord], rules: Rules) -> Mapped:
             continue
         session = _session(agent, attributes)
         if session is None:
-            mapped.rejected += 1
+            mapped.reject("named no session.id or conversation.id")
+            continue
+        usage_record = (agent, name) in ((CLAUDE_CODE, "api_request"), (CODEX, "sse_event"))
+        if usage_record and (bad := _bad_counts(agent, attributes)) is not None:
+            mapped.reject(f"{qualified_name(agent, name)} {bad}")
             continue
         ts = _ts(record)
         kept, cut = _clean(attributes, rules)
         found = _number(attributes.get("event.sequence"))
         sequence = int(found) if found is not None else None
         prompt = fit_name(attributes.get("prompt.id"), MAX_ID_CHARS)
-        qualified = f"{'claude_code' if agent == CLAUDE_CODE else agent}.{name}"
-        if (agent, name) in ((CLAUDE_CODE, "api_request"), (CODEX, "sse_event")):
+        qualified = qualified_name(agent, name)
+        if usage_record:
             counts = _claude_usage(attributes) if agent == CLAUDE_CODE else _codex_usage(attributes)
             payload = {"client": agent, "event": qualified, "prompt_id": prompt, "sequence": sequence}
             payload |= {"origin": ORIGIN} | counts | {"attributes": kept}

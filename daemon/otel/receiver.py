@@ -1,6 +1,7 @@
-"""The receiving component: decoded OTLP requests mapped to events and appended through the
-group committer, so that a request is answered only once its events committed; and the counts
-``status`` shows. It knows nothing of HTTP (daemon/otel/http.py serves it)."""
+"""The receiving component: decoded OTLP requests mapped to events (:meth:`Receiver.map`, which
+touches nothing of the daemon's state, so that it runs on the decoding thread) and appended
+through the group committer, so that a request is answered only once its events committed; and
+the counts ``status`` shows. It knows nothing of HTTP (daemon/otel/http.py serves it)."""
 
 from __future__ import annotations
 
@@ -29,17 +30,22 @@ class Receiver:
         self.refused = 0  # requests answered with an error
         self.counts = {"log_records": 0, "metric_points": 0, "spans": 0, "events": 0, "rejected": 0, "ignored": 0}
 
-    async def receive(self, signal: str, decoded: Decoded) -> Receipt:
-        """Append what ``decoded`` holds; returns once it committed (an append's error goes up)."""
+    def map(self, signal: str, decoded: Decoded) -> Mapped:
+        """The events of a request, and what was left out of it."""
         if signal == "logs":
-            mapped = log_events(decoded.logs, self.rules)
-            self.counts["log_records"] += len(decoded.logs)
-        elif signal == "metrics":
-            mapped = metric_events(decoded.points)
-            self.counts["metric_points"] += len(decoded.points)
-        else:
-            mapped = Mapped(ignored=decoded.spans)  # accepted, so that exporters do not retry, and not kept
-            self.counts["spans"] += decoded.spans
+            return log_events(decoded.logs, self.rules)
+        if signal == "metrics":
+            return metric_events(decoded.points)
+        return Mapped(ignored=decoded.spans)  # accepted, so that exporters do not retry, and not kept
+
+    async def receive(self, signal: str, decoded: Decoded, mapped: Mapped | None = None) -> Receipt:
+        """Append the events of ``decoded`` (mapped already, or now); returns once they committed
+        (an append's error goes up)."""
+        if mapped is None:
+            mapped = self.map(signal, decoded)
+        self.counts["log_records"] += len(decoded.logs)
+        self.counts["metric_points"] += len(decoded.points)
+        self.counts["spans"] += decoded.spans
         if mapped.events:
             await self.core.append(mapped.events)
         self.requests += 1
@@ -47,7 +53,7 @@ class Receiver:
         self.counts["rejected"] += mapped.rejected
         self.counts["ignored"] += mapped.ignored
         if mapped.rejected:
-            return Receipt(mapped.rejected, f"{mapped.rejected} log records named no session.id or conversation.id")
+            return Receipt(mapped.rejected, mapped.why())
         return Receipt()
 
     def status(self, listening: str | None) -> dict[str, Any]:

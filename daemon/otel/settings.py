@@ -34,9 +34,29 @@ class OtelSettings:
     )
     token: str = setting(
         "",
-        "a bearer token the receiver requires (Authorization: Bearer ...); none when empty",
+        "the bearer token the receiver requires (Authorization: Bearer ...); when empty, the one the daemon makes"
+        " on its first start, otel.token in the config dir, 0600",
         env="TOKA_OTEL_TOKEN",
         secret="whole",
+    )
+    require_token: bool = setting(
+        True,
+        "whether the receiver requires a bearer token; false (with otel.token empty) lets every process that reaches"
+        " the port write into the log: unsafe on a machine shared with other users",
+        env="TOKA_OTEL_REQUIRE_TOKEN",
+    )
+    connection_limit: int = setting(
+        64,
+        "connections the receiver holds at once; more are answered 503 and closed, so that they cannot take the"
+        " daemon's files",
+        env="TOKA_OTEL_CONNECTION_LIMIT",
+        bounds=(1, 4096),
+    )
+    read_timeout_s: float = setting(
+        10.0,
+        "seconds a connection may take to send a request's headers, and then its body, before it is closed",
+        env="TOKA_OTEL_READ_TIMEOUT_S",
+        bounds=(0.5, 600),
     )
     max_body_bytes: int = setting(
         16 * 1024 * 1024,

@@ -34,6 +34,7 @@ CLI_MAY_IMPORT = {
     "daemon.config_file": "reading and writing config.toml: `toka config`, `toka watch`, doctor",
     "daemon.ingest.formats": "the formats `toka watch` reads",
     "daemon.ingest.tail": "the cursors of `toka watch`",
+    "daemon.otel.token": "the receiver's token, which `toka integrate --otel` writes into the agents' settings",
     "daemon.ingest.watch": "`toka watch` follows files in the CLI's own process, appending through the client",
 }
 # The one exception: `toka daemon run` is the daemon itself, run in the foreground.

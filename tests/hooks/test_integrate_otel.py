@@ -1,10 +1,11 @@
 """`toka integrate claude-code --otel` and `toka integrate codex --otel`: the agent's own telemetry
-sent to toka's receiver, every other setting kept, another exporter left alone, the receiver
-turned on when it is off, and only toka's entries taken out again."""
+sent to toka's receiver with the receiver's token, every other setting kept, another exporter left
+alone, the receiver turned on when it is off, and only toka's entries taken out again."""
 
 from __future__ import annotations
 
 import json
+import stat
 import tomllib
 from pathlib import Path
 
@@ -39,13 +40,22 @@ def listen() -> str:
     return load_settings(resolve_paths().config_file).settings.otel.listen
 
 
+def made_token() -> str:
+    """The token the integration made for the receiver (the daemon reads the same file)."""
+    path = resolve_paths().otel_token
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    return path.read_text().strip()
+
+
 def test_claude_code_gets_the_env_block_and_keeps_every_other_setting(home: Path) -> None:
     result = report(integrate("claude-code", "--otel", "--no-mcp"))
 
     assert result["otel"] == {"state": "added", "endpoint": "http://127.0.0.1:4318", "listen": "127.0.0.1:4318",
                               "listen_set": True}  # fmt: skip
     settings = json.loads((home / ".claude" / "settings.json").read_text())
-    assert settings["env"] == SETTINGS["env"] | ENV
+    assert settings["env"] == SETTINGS["env"] | ENV | {
+        "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {made_token()}"
+    }
     assert (settings["model"], settings["permissions"]) == ("opus", SETTINGS["permissions"])
     assert listen() == "127.0.0.1:4318"
     again = report(integrate("claude-code", "--otel", "--no-mcp"))
@@ -57,7 +67,8 @@ def test_the_endpoint_follows_toka_s_own_listen_address(home: Path) -> None:
     result = report(integrate("codex", "--otel", "--no-mcp", "--no-notify"))
     assert result["otel"]["listen_set"] is False
     exporter = tomllib.loads((home / "codex" / "config.toml").read_text())["otel"]["exporter"]
-    assert exporter == {"otlp-http": {"endpoint": "http://127.0.0.1:14318/v1/logs", "protocol": "binary"}}
+    assert exporter == {"otlp-http": {"endpoint": "http://127.0.0.1:14318/v1/logs", "protocol": "binary",
+                                      "headers": {"Authorization": f"Bearer {made_token()}"}}}  # fmt: skip
 
 
 def test_a_dry_run_writes_nothing(home: Path) -> None:
@@ -103,3 +114,48 @@ def test_codex_keeps_its_comments_and_other_otel_keys(home: Path) -> None:
     otel = tomllib.loads(text)["otel"]
     assert otel["log_user_prompt"] is False
     assert otel["exporter"]["otlp-http"]["endpoint"] == "http://127.0.0.1:4318/v1/logs"
+
+
+def test_integrate_otel_writes_the_receivers_token_into_each_agents_config(home: Path) -> None:
+    claude, codex = home / ".claude" / "settings.json", home / "codex" / "config.toml"
+    claude.chmod(0o644)
+    codex.chmod(0o644)
+
+    integrate("claude-code", "--otel", "--no-mcp")
+    integrate("codex", "--otel", "--no-mcp", "--no-notify")
+
+    token = made_token()
+    assert len(token) >= 32
+    env = json.loads(claude.read_text())["env"]
+    assert env["OTEL_EXPORTER_OTLP_HEADERS"] == f"Authorization=Bearer {token}"
+    http = tomllib.loads(codex.read_text())["otel"]["exporter"]["otlp-http"]
+    assert http["headers"] == {"Authorization": f"Bearer {token}"}
+    # The token is a secret now in both files: they are the user's alone.
+    assert (stat.S_IMODE(claude.stat().st_mode), stat.S_IMODE(codex.stat().st_mode)) == (0o600, 0o600)
+    again = (
+        report(integrate("claude-code", "--otel", "--no-mcp")),
+        report(integrate("codex", "--otel", "--no-mcp", "--no-notify")),
+    )
+    assert [result["otel"]["state"] for result in again] == ["installed", "installed"]
+
+
+def test_a_configured_token_is_the_one_written_and_none_without_require_token(home: Path) -> None:
+    resolve_paths().config_file.write_text('[otel]\nlisten = "127.0.0.1:4318"\ntoken = "mine-0123"\n')
+    integrate("claude-code", "--otel", "--no-mcp")
+    env = json.loads((home / ".claude" / "settings.json").read_text())["env"]
+    assert env["OTEL_EXPORTER_OTLP_HEADERS"] == "Authorization=Bearer mine-0123"
+    assert not resolve_paths().otel_token.exists()
+
+    resolve_paths().config_file.write_text('[otel]\nlisten = "127.0.0.1:4318"\nrequire_token = false\n')
+    integrate("codex", "--otel", "--no-mcp", "--no-notify")
+    http = tomllib.loads((home / "codex" / "config.toml").read_text())["otel"]["exporter"]["otlp-http"]
+    assert "headers" not in http
+
+
+def test_an_older_installation_gets_the_token_added(home: Path) -> None:
+    older = SETTINGS | {"env": SETTINGS["env"] | ENV}
+    (home / ".claude" / "settings.json").write_text(json.dumps(older))
+    result = report(integrate("claude-code", "--otel", "--no-mcp"))
+    assert result["otel"]["state"] == "updated"
+    env = json.loads((home / ".claude" / "settings.json").read_text())["env"]
+    assert env["OTEL_EXPORTER_OTLP_HEADERS"] == f"Authorization=Bearer {made_token()}"

@@ -6,14 +6,14 @@ from collections.abc import Callable
 
 import pytest
 from daemons import Spawner
-from otel_support import OtelDaemon, receiver_of
+from otel_support import OtelDaemon, receiver_of, token_of
 
 
 @pytest.fixture
 def start_otel(spawn: Spawner) -> Callable[..., OtelDaemon]:
     def start(**env: str) -> OtelDaemon:
         daemon = spawn(env={"TOKA_OTEL_LISTEN": "127.0.0.1:0", **env})
-        return OtelDaemon(daemon, receiver_of(daemon.status()))
+        return OtelDaemon(daemon, receiver_of(daemon.status(), token_of(daemon, env)))
 
     return start
 

@@ -146,8 +146,11 @@ class Answer:
 @dataclass
 class Receiver:
     url: str  # http://127.0.0.1:PORT
+    token: str | None = None  # sent as ``Authorization: Bearer ...`` unless a request names its own
 
     def post(self, path: str, body: bytes, headers: dict[str, str], method: str = "POST") -> Answer:
+        if self.token is not None and "Authorization" not in headers:
+            headers = headers | {"Authorization": f"Bearer {self.token}"}
         request = urllib.request.Request(
             self.url + path, data=body if method == "POST" else None, headers=headers, method=method
         )
@@ -163,8 +166,17 @@ class Receiver:
         return self.post(path, *encoded(message, encoding, compressed))
 
 
-def receiver_of(status: dict[str, Any]) -> Receiver:
-    return Receiver(f"http://{status['otel']['listen']}")
+def receiver_of(status: dict[str, Any], token: str | None = None) -> Receiver:
+    return Receiver(f"http://{status['otel']['listen']}", token)
+
+
+def token_of(daemon: Spawned, env: dict[str, str]) -> str | None:
+    """The token the daemon's receiver takes: the configured one, else the one it made on its
+    first start (None when there is neither)."""
+    if env.get("TOKA_OTEL_TOKEN"):
+        return env["TOKA_OTEL_TOKEN"]
+    made = daemon.paths.config_dir / "otel.token"
+    return made.read_text().strip() if made.exists() else None
 
 
 @dataclass

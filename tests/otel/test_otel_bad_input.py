@@ -97,6 +97,7 @@ def test_a_chunked_body_is_read(otel_daemon: OtelDaemon) -> None:
     host, port = otel_daemon.receiver.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=15) as conn:
         head = "POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+        head += f"Authorization: Bearer {otel_daemon.receiver.token}\r\n"
         conn.sendall((head + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode())
         for start in range(0, len(body), 100):
             chunk = body[start : start + 100]
@@ -119,7 +120,7 @@ def test_the_bearer_token_is_required_when_set(start_otel: Callable[..., OtelDae
     daemon = start_otel(TOKA_OTEL_TOKEN="s3cret")
     body, headers = encoded(GOOD, "protobuf")
 
-    assert daemon.receiver.post("/v1/logs", body, headers).status == 401
+    assert daemon.receiver.post("/v1/logs", body, headers | {"Authorization": ""}).status == 401
     assert daemon.receiver.post("/v1/logs", body, headers | {"Authorization": "Bearer wrong"}).status == 401
     assert daemon.daemon.status()["events"] == 0
     assert daemon.receiver.post("/v1/logs", body, headers | {"Authorization": "Bearer s3cret"}).status == 200

@@ -144,7 +144,12 @@ def test_the_official_sdk_exporter_is_received(otel_daemon: OtelDaemon) -> None:
 
     provider = LoggerProvider()
     provider.add_log_record_processor(
-        BatchLogRecordProcessor(OTLPLogExporter(endpoint=otel_daemon.receiver.url + "/v1/logs"))
+        BatchLogRecordProcessor(
+            OTLPLogExporter(
+                endpoint=otel_daemon.receiver.url + "/v1/logs",
+                headers={"Authorization": f"Bearer {otel_daemon.receiver.token}"},
+            )
+        )
     )
     logger = provider.get_logger("com.anthropic.claude_code.events")
     for sequence, (tokens, cost) in enumerate([(1000, 0.125), (2000, 0.25), (3000, 0.375)]):

@@ -19,7 +19,7 @@ import typer
 from toka_cli.hook import record_hook
 from toka_cli.integrate import claude_hooks, codex_config, mcp_servers
 from toka_cli.options import JsonOpt
-from toka_cli.output import console, emit
+from toka_cli.output import console, emit, note
 from toka_cli.statusline import show as show_statusline
 
 AgentArg = Annotated[
@@ -108,11 +108,10 @@ def integrate(
     if agent not in ("claude-code", "codex"):
         raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code, codex)", param_hint="AGENT")
     server: mcp_servers.ServerChange | None = None
-    receiver = _receiver(otel, uninstall, dry_run)
-    base = None if receiver is None else receiver["endpoint"]
+    receiver, telemetry = _receiver(otel, uninstall, dry_run)
     if agent == "codex":
         server = codex_config.plan_codex(
-            codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify, otel=base
+            codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify, otel=telemetry
         )
     elif mcp or uninstall:
         server = mcp_servers.plan_claude(mcp_servers.claude_path(project), uninstall=uninstall)
@@ -121,8 +120,9 @@ def integrate(
     changed = server is not None and server.changed
     if agent == "claude-code":
         change = claude_hooks.plan(
-            claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_, otel=base
+            claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_, otel=telemetry
         )
+        _guard_token(change.path, change.otel, dry_run)
         backup = claude_hooks.apply(change) if change.changed and not dry_run else None
         changed = changed or change.changed
         diffs.insert(0, _settings_diff(change))
@@ -142,6 +142,7 @@ def integrate(
         result |= {"action": "uninstall" if uninstall else "install", "notify": server.notify_json()}
         if receiver is not None:
             receiver["state"] = server.otel
+        _guard_token(server.path, server.otel, dry_run)
     if server is not None and server.changed and not dry_run:
         mcp_servers.apply(server)
     result |= {
@@ -154,20 +155,29 @@ def integrate(
     emit(result, json_, _integrated)
 
 
-def _receiver(otel: bool, uninstall: bool, dry_run: bool) -> dict[str, Any] | None:
-    """Where toka receives telemetry, turned on (otel.listen) when installing and it is off; None
-    when neither --otel nor --uninstall asks about it."""
+def _receiver(otel: bool, uninstall: bool, dry_run: bool) -> tuple[dict[str, Any] | None, Any]:
+    """Where toka receives telemetry, turned on (otel.listen) when installing and it is off, and
+    what the agent is to send there (its URL and token); None, None when neither --otel nor
+    --uninstall asks about it."""
     if not (otel or uninstall):
-        return None
+        return None, None
     from toka_cli.integrate import otel as receiver
 
-    listen, turned_on = receiver.listen(set_default=otel and not uninstall and not dry_run)
-    return {
-        "state": None,
-        "endpoint": receiver.base_url(listen),
-        "listen": listen,
-        "listen_set": turned_on and otel and not uninstall,
-    }
+    installing = otel and not uninstall
+    listen, turned_on = receiver.listen(set_default=installing and not dry_run)
+    endpoint = receiver.base_url(listen)
+    token = receiver.token(make=not dry_run) if installing else None
+    shown = {"state": None, "endpoint": endpoint, "listen": listen, "listen_set": turned_on and installing}
+    return shown, receiver.Telemetry(endpoint, token)
+
+
+def _guard_token(path: Path, state: str | None, dry_run: bool) -> None:
+    """The agent's file is about to hold the receiver's token: others may not read it."""
+    if state in ("added", "updated") and not dry_run:
+        from toka_cli.integrate.otel import keep_private
+
+        if keep_private(path):
+            note(f"{path}: made readable by you alone, since it now holds toka's receiver token")
 
 
 def _settings_diff(change: claude_hooks.Change) -> str:

@@ -24,10 +24,13 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from store.errors import ConfigError
 from toka_cli.integrate.executable import is_toka, toka_command
+
+if TYPE_CHECKING:
+    from toka_cli.integrate.otel import Telemetry
 
 # The events of docs/agent-formats.md's 2025 list, which every Claude Code version since sends.
 EVENTS = (
@@ -126,10 +129,10 @@ def load(path: Path) -> dict[str, Any]:
     return settings
 
 
-def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel: str | None = None) -> Change:
+def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel: Telemetry | None = None) -> Change:
     """What installing (or uninstalling) would change, without writing anything; with
     ``statusline``, toka's status line too (it never replaces another command's); with ``otel``
-    (the receiver's base URL), the telemetry env block."""
+    (the receiver's base URL and token), the telemetry env block."""
     settings = load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
     if otel is not None:

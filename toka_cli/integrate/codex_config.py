@@ -19,11 +19,14 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from store.errors import ConfigError
 from toka_cli.integrate.executable import is_toka, toka_executable
 from toka_cli.integrate.mcp_servers import SERVER_NAME, ServerChange, decide, read_text
+
+if TYPE_CHECKING:
+    from toka_cli.integrate.otel import Telemetry
 
 NOTIFY_ARGS = ["hook", "codex"]
 
@@ -64,10 +67,15 @@ class CodexChange(ServerChange):
 
 
 def plan_codex(
-    path: Path, *, uninstall: bool = False, mcp: bool = True, notify: bool = True, otel: str | None = None
+    path: Path,
+    *,
+    uninstall: bool = False,
+    mcp: bool = True,
+    notify: bool = True,
+    otel: Telemetry | None = None,
 ) -> CodexChange:
     """What installing (or uninstalling) the MCP server, the notify program and (given the
-    receiver's base URL ``otel``) the telemetry exporter changes in ``path``, written nowhere yet."""
+    receiver's base URL and token, ``otel``) the telemetry exporter changes in ``path``, written nowhere yet."""
     import tomlkit  # only `toka integrate codex` pays for it
     from tomlkit.exceptions import TOMLKitError
 
