@@ -195,13 +195,16 @@ class Daemon:
         await self.export.start()  # its cursor read before anything is committed
         self.committer.start()
         self.pool.start()
-        if self.follower is not None:  # before the projections load: an event in between is applied twice, not missed
+        if self.follower is not None:
+            # The projections load up to the seq the follower marks, and it hands over what
+            # follows: each event once, whatever other daemons commit meanwhile.
             await self.follower.mark()
             await self._count()  # for a status asked while the database server is away
             self.handover.advance(self.follower.seen)
+            await self.projections.load(self.store, through=self.follower.seen)
         else:  # what the projections load covers; what commits next is handed over as it commits
             self.handover.advance(max([event.seq for event in await self.store.query(LAST)], default=0))
-        await self.projections.load(self.store)
+            await self.projections.load(self.store)
         if self.follower is not None:
             self.follower.start()
         self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")

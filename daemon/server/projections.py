@@ -44,10 +44,13 @@ class Projections:
         self.skipped = 0
         self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
 
-    async def load(self, store: EventStore) -> None:
-        """Replay the log into each projection, in log order."""
+    async def load(self, store: EventStore, through: int | None = None) -> None:
+        """Replay the log into each projection, in log order: up to seq ``through`` when given
+        (on a shared log, what follows it is handed over by the follower, daemon/server/follow.py)."""
+        before = None if through is None else through + 1
         for projection in self._all:
-            async for event in store.scan(EventQuery(session=projection.session, kinds=projection.kinds)):
+            query = EventQuery(session=projection.session, kinds=projection.kinds, before_seq=before)
+            async for event in store.scan(query):
                 self._apply(projection, event)
 
     def committed(self, events: Iterable[Event]) -> None:

@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 import psycopg
+from daemon_support import wait_for
 from postgres_daemons import PgDaemon, Team, Writers, chain_problems, log_rows
 
 from store.errors import Conflict, TokaError
@@ -173,3 +174,46 @@ def test_spawns_of_one_trace_from_two_daemons_get_a_version_each(team: Team, pos
     with psycopg.connect(postgres_database, connect_timeout=10) as conn:
         spawns = conn.execute("SELECT count(*) FROM events WHERE kind = 'agent.spawn'").fetchone()
     assert spawns == (2 * ROUNDS,)
+
+
+def _busy_changes(daemon: PgDaemon) -> list[int]:
+    """The seqs of the changes of entity ``busy`` in machine ``agent``, as ``daemon`` holds them."""
+    with daemon.client() as client:
+        changes = client.call("state.history", machine="agent", entity="busy")["changes"]
+    return [change["seq"] for change in changes]
+
+
+def test_a_daemon_starting_while_the_other_writes_applies_each_change_once(team: Team, postgres_database: str) -> None:
+    b = team(postgres_database, "b").start()
+    stop = threading.Event()
+    moves: list[str] = []
+
+    def move() -> None:  # READY and EXECUTING_TASK in turn, as fast as b answers
+        with b.client() as client:
+            while not stop.is_set():
+                to = "EXECUTING_TASK" if len(moves) % 2 else "READY"
+                client.call("state.set", machine="agent", entity="busy", to=to)
+                moves.append(to)
+
+    mover = threading.Thread(target=move)
+    mover.start()
+
+    def moved_on() -> None:
+        seen = len(moves)
+        wait_for(lambda: len(moves) > seen + 3, "b changes the entity")
+
+    try:
+        for n in range(5):  # each start-up's load meets changes committed while it reads
+            moved_on()
+            a = team(postgres_database, f"a{n}").start()
+            moved_on()
+            with psycopg.connect(postgres_database, connect_timeout=10) as conn:
+                row = conn.execute("SELECT max(seq) FROM events WHERE kind = 'state.set'").fetchone()
+            assert row is not None
+            wait_for(lambda a=a, last=row[0]: _busy_changes(a)[-1] >= last, "a has read b's changes")
+            seqs = _busy_changes(a)
+            assert len(seqs) == len(set(seqs)), f"start-up {n}: changes applied twice"
+            a.stop()
+    finally:
+        stop.set()
+        mover.join(60)
