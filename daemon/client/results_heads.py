@@ -26,7 +26,8 @@ class HeadsCheck(TypedDict):
 
 class HeadList(TypedDict):
     key: str | None
-    heads: list[SignedHead]
+    heads: list[SignedHead]  # signed with ``key`` only
+    untrusted: int  # lines met in the heads and witness files that are not heads signed with it
 
 
 class HeadsReset(TypedDict):

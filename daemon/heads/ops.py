@@ -36,12 +36,23 @@ class ListHeads:
 
 @OPS.op("heads.list", ListHeads)
 async def heads_list(heads: Heads, request: ListHeads, call: Call) -> dict[str, Any]:
-    found, _ = gather(heads.core)
-    if request.limit is not None:
-        if request.limit < 1:
-            raise UsageError("argument 'limit' must be at least 1")
-        found = found[-request.limit :]
-    return {"key": None if heads.key is None else heads.key.public.hex(), "heads": [h.to_json() for h in found]}
+    """The newest heads signed with this log's key, checked from the newest back until ``limit``
+    are found; ``untrusted`` counts the lines met on the way that are not such heads."""
+    if request.limit is not None and request.limit < 1:
+        raise UsageError("argument 'limit' must be at least 1")
+    found, problems = gather(heads.core)
+    public = heads.key.public if heads.key is not None else b""
+    good: list[SignedHead] = []
+    untrusted = sum(1 for p in problems if p.what == "signed")  # lines that are not heads at all
+    for head in reversed(found):
+        if request.limit is not None and len(good) >= request.limit:
+            break
+        if holds(head, public):
+            good.append(head)
+        else:
+            untrusted += 1
+    key = None if heads.key is None else public.hex()
+    return {"key": key, "heads": [h.to_json() for h in reversed(good)], "untrusted": untrusted}
 
 
 async def _hashes(heads: Heads, spans: list[tuple[int, int]]) -> list[bytes]:

@@ -166,6 +166,8 @@ def test_a_forged_last_head_is_reported_and_signing_goes_on_to_the_witness(
     assert sizes == [3 * ROUNDS, 10**9, 3 * ROUNDS + 1]
     assert json.loads(witness.read_text().splitlines()[-1])["size"] == 3 * ROUNDS + 1
     assert status["heads"]["untrusted"] == 1
+    listed = invoke_json("heads")
+    assert [h["size"] for h in listed["heads"]] == [3 * ROUNDS, 3 * ROUNDS + 1] and listed["untrusted"] == 1
     problems = invoke_json("verify", exit_code=5)["problems"]
     assert [(p["what"], p["seq"]) for p in problems] == [("signed", 10**9)]
     proof = invoke_json("proof", _last_id())

@@ -102,6 +102,12 @@ def _listed(result: HeadList) -> None:
     print_view(grid)
     if not result["heads"]:
         console().print("no signed heads yet")
+    if result["untrusted"]:
+        console().print(
+            f"{result['untrusted']} lines of the heads file or witness are not heads signed by this key"
+            " (not listed; `toka verify` names them)",
+            highlight=False,
+        )
 
 
 def since_head(head: str, json_: bool) -> None:
