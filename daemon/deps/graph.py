@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from daemon.core import HandedOver, at_once
 from store.base import AppendResult, EventStore
 from store.errors import Conflict, NotFound, UsageError
 from store.events import Event, NewEvent, fit_name, parse_new_event
@@ -125,9 +126,10 @@ class Graph:
 class Dependencies:
     """The daemon's dependency graph: rebuilt at start-up, changed by requests."""
 
-    def __init__(self, store: EventStore, append: Append) -> None:
+    def __init__(self, store: EventStore, append: Append, handed_over: HandedOver = at_once) -> None:
         self.store = store
         self.append = append
+        self.handed_over = handed_over  # a change answers once the graph holds it
         self.graph = Graph()
         self._lock = asyncio.Lock()
 
@@ -160,7 +162,8 @@ class Dependencies:
                 for need in new
             ]
             if events:
-                await self.append(events)
+                results = await self.append(events)
+                await self.handed_over(results[-1].event.seq)
             return new
 
     async def remove(self, node: Any, needs: Sequence[Any]) -> list[str]:
@@ -177,5 +180,6 @@ class Dependencies:
                 parse_new_event({"session": SESSION, "kind": REMOVE, "payload": {"node": node, "needs": need}})
                 for need in wanted
             ]
-            await self.append(events)
+            results = await self.append(events)
+            await self.handed_over(results[-1].event.seq)
             return wanted

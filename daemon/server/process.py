@@ -87,7 +87,7 @@ class Daemon:
         self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
         core = Core(store, self.committer.append, settings, paths, handed_over=self.handover.wait)
         self.states = StateStore(store, core.append, machines, core.handed_over)
-        self.deps = Dependencies(store, core.append)
+        self.deps = Dependencies(store, core.append, core.handed_over)
         self.lifecycle = Lifecycle(core)
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = ContextStore(store, core.append, core.handed_over)

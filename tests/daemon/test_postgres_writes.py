@@ -217,3 +217,19 @@ def test_a_daemon_starting_while_the_other_writes_applies_each_change_once(team:
     finally:
         stop.set()
         mover.join(60)
+
+
+def test_a_dependency_added_can_be_removed_at_once_while_the_other_daemon_writes(
+    team: Team, postgres_database: str
+) -> None:
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    writers = Writers([b], per_daemon=2)
+    try:
+        writers.wait_for(5)
+        with a.client() as client:
+            for n in range(ROUNDS):
+                added = client.call("deps.add", node=f"n{n}", needs=["api", "db"])
+                assert added["added"] == ["api", "db"] and {"node": f"n{n}", "needs": "db"} in added["edges"]
+                assert client.call("deps.remove", node=f"n{n}", needs="db")["removed"] == ["db"]
+    finally:
+        writers.stop()
