@@ -34,6 +34,10 @@ FIRST_WAIT_S = 0.2
 CONTENT_TYPE = "application/x-protobuf"
 # Characters of a refusal's body quoted in an error.
 QUOTED = 200
+# Bytes of an answer read: a partial success, or the start of a refusal's text, takes far fewer.
+# The rest of a longer one is not read: the connection is dropped instead, so a collector (or
+# whatever answers at its address) cannot make the daemon hold an answer of any size.
+ANSWER_BYTES = 64 * 1024
 
 
 class Unsent(Exception):
@@ -78,7 +82,7 @@ class Collector:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s))
         try:
             async with self._session.post(self.url, data=body, headers=self.headers) as answer:
-                content = await answer.read()
+                content = await _start_of(answer)
                 if 200 <= answer.status < 300:
                     return rejected_spans(content)
                 raise Unsent(
@@ -87,15 +91,29 @@ class Collector:
                     status=answer.status,
                     wait_s=_retry_after(answer.headers.get("Retry-After")),
                 )
+        except TimeoutError:  # aiohttp's own timeouts among them; before OSError, which it is one of
+            raise Unsent(
+                f"the collector at {self.url} did not answer within {self.timeout_s:g} s", retry=True
+            ) from None
         except (aiohttp.ClientError, OSError) as exc:
             raise Unsent(f"cannot reach {self.url}: {_reason(exc)}", retry=True) from None
-        except TimeoutError:
-            raise Unsent(f"{self.url} did not answer within {self.timeout_s:g} s", retry=True) from None
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+async def _start_of(answer: aiohttp.ClientResponse) -> bytes:
+    """The answer's body up to ANSWER_BYTES; past them the connection is closed, unread."""
+    parts: list[bytes] = []
+    size = 0
+    while size < ANSWER_BYTES and (chunk := await answer.content.read(ANSWER_BYTES - size)):
+        parts.append(chunk)
+        size += len(chunk)
+    if not answer.content.at_eof():
+        answer.close()  # not released to the pool: what is left of the answer is never read
+    return b"".join(parts)
 
 
 def _reason(exc: BaseException) -> str:
