@@ -134,6 +134,22 @@ class Paths(_Dirs):
         return unsafe_paths(folders, files, self.config_file)
 
 
+class SharedLogPaths(Paths):
+    """The paths of a daemon on a log other daemons share (PostgreSQL): its signed heads and their
+    record are of that log, kept apart from those of the SQLite log it may have run on before
+    (and may again), which the shared log's seqs do not match (docs/tamper-evidence.md)."""
+
+    __slots__ = ()
+
+    @property
+    def heads_file(self) -> Path:
+        return self.data_dir / "heads.postgres.jsonl"
+
+    @property
+    def heads_signed(self) -> Path:
+        return self.config_dir / "heads.postgres.signed"
+
+
 # The files beside the database, by suffix: SQLite's, the tip of the log, the record of damage.
 DATABASE_FILES = ("", "-wal", "-shm", "-journal", "-tip", "-damaged")
 

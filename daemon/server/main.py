@@ -19,7 +19,7 @@ from typing import Any
 from daemon.config import Settings
 from daemon.config_file import load_settings
 from daemon.ownership import open_private, private_dir
-from daemon.paths import Paths, resolve_paths
+from daemon.paths import Paths, SharedLogPaths, resolve_paths
 from daemon.server.pidlock import PidLock
 from daemon.server.process import Daemon
 from daemon.states.machines import Machine, read_machines
@@ -82,7 +82,7 @@ async def run(paths: Paths, settings: Settings) -> None:
 
 
 async def _serve(paths: Paths, settings: Settings, store: EventStore, machines: Mapping[str, Machine]) -> None:
-    daemon = Daemon(paths, settings, store, machines)
+    daemon = Daemon(SharedLogPaths(*paths) if store.shared else paths, settings, store, machines)
     loop = asyncio.get_running_loop()
     signals = (signal.SIGTERM, signal.SIGINT)
 

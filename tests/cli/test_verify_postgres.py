@@ -4,12 +4,16 @@ session tables rebuilt to match, and the command exits 5 (docs/postgres.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from cli_support import invoke, invoke_json
 from daemons import Spawner
+from postgres_support import append as append_directly
 from postgres_support import execute
+
+from store.events import NewEvent
 
 
 def on_postgres(toka_home: Path, url: str) -> None:
@@ -120,3 +124,26 @@ def test_proofs_are_refused_with_a_hint_as_no_tree_is_stored(
         assert result.exit_code == 2, (args, result.stdout, result.stderr)
         assert "keeps no stored Merkle tree, which proofs are made from" in result.stderr
         assert "hint: `toka verify` checks it against this daemon's signed heads" in result.stderr
+
+
+def test_a_daemon_moved_from_its_sqlite_log_to_a_shared_one_keeps_the_heads_of_each_apart(
+    toka_home: Path, spawn: Spawner, postgres_database: str
+) -> None:
+    append_directly(postgres_database, *[NewEvent("other-machine", "message", {"n": n}) for n in range(3)])
+    on_sqlite = spawn()
+    with on_sqlite.client() as client:
+        client.call(
+            "events.append", events=[{"session": "mine", "kind": "message", "payload": {"n": n}} for n in range(5)]
+        )
+        assert client.call("verify")["heads"]["covered"] == 5
+    assert invoke_json("admin", "copy", "--to", postgres_database)["copied"] == 5  # at seqs 4 to 8 there
+    assert on_sqlite.stop() == 0
+    on_postgres(toka_home, postgres_database)
+
+    with spawn().client() as client:
+        report = client.call("verify")
+
+    assert report["ok"], report["problems"]
+    assert report["heads"]["covered"] == 8
+    assert [json.loads(line)["size"] for line in (toka_home / "heads.jsonl").read_text().splitlines()] == [5]
+    assert (toka_home / "heads.postgres.jsonl").exists()

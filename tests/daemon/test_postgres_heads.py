@@ -20,7 +20,7 @@ def test_each_daemon_signs_the_shared_log_with_its_own_key_and_finds_it_cut(team
             reports[daemon.name] = client.call("verify"), client.call("heads.list")
     assert all(report["ok"] and report["heads"]["covered"] == 10 for report, _ in reports.values())
     assert reports["a"][1]["key"] != reports["b"][1]["key"]
-    assert a.paths.heads_file.exists() and b.paths.heads_file.exists()
+    assert all((daemon.home / "heads.postgres.jsonl").exists() for daemon in (a, b))  # each machine's own
     # The database's owner cuts the log to 6 events and makes the database agree with itself.
     with psycopg.connect(postgres_database, autocommit=True) as conn:
         conn.execute("DELETE FROM events WHERE seq > 6")
