@@ -186,7 +186,13 @@ class EventStore(abc.ABC):
     async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
         """Append atomically: all of the batch commits, or none of it. ``alone``: no other append
         waits behind this one (a lone writer), so a backend may commit a small batch without
-        handing it to another thread first (SQLite does)."""
+        handing it to another thread first (SQLite does).
+
+        An event whose key its session holds already is not written: its result is the event
+        holding it, ``created`` False. Every backend decides that in the transaction of the
+        append (PostgreSQL under the lock all daemons' appends take), so a key naming one step
+        (a memory key's version, a state change's predecessor) is a compare-and-set between
+        writers that cannot see each other's tables."""
 
     @abc.abstractmethod
     async def get(self, event_id: str) -> Event:

@@ -185,6 +185,20 @@ async def test_two_stores_appending_at_once_keep_seqs_dense_and_each_session_one
         assert (report.ok, report.events) == (True, len(log))
 
 
+async def test_two_stores_appending_one_key_at_once_write_it_once(open_store: OpenStore) -> None:
+    """What a compare-and-set of the daemon rests on: the append decides, under its lock, which of
+    two writers of one key commits; the other is answered with the event that holds it."""
+    a, b = await open_store(), await open_store()
+    for n in range(20):
+        first, second = await asyncio.gather(
+            a.append([say("toka.memory", f"a{n}", key=f"k:{n}")]), b.append([say("toka.memory", f"b{n}", key=f"k:{n}")])
+        )
+        assert sorted([first[0].created, second[0].created]) == [False, True]
+        assert first[0].event == second[0].event
+    log = await a.query(EventQuery(session="toka.memory"))
+    assert [event.key for event in log] == [f"k:{n}" for n in range(20)]
+
+
 def _breaks_in_chains(log: list[Event]) -> list[tuple[int, tuple[str, ...]]]:
     """(seq, parents) of each event whose parents are not just the previous event of its session."""
     last: dict[str, str] = {}
