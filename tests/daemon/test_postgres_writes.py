@@ -233,3 +233,21 @@ def test_a_dependency_added_can_be_removed_at_once_while_the_other_daemon_writes
                 assert client.call("deps.remove", node=f"n{n}", needs="db")["removed"] == ["db"]
     finally:
         writers.stop()
+
+
+def test_plain_sets_from_two_daemons_both_land_one_version_after_the_other(team: Team, postgres_database: str) -> None:
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    for n in range(ROUNDS):
+        answers = _race(
+            [a, b], lambda client, i, n=n: client.call("memory.set", scope="global", key="plain", value=f"{'ab'[i]}{n}")
+        )
+        assert all(isinstance(answer, dict) for answer in answers), answers
+        assert sorted(answer["version"] for answer in answers) == [2 * n + 1, 2 * n + 2], answers
+        last = max(answers, key=lambda answer: answer["version"])
+        assert [row["value"] for row in _memory_rows(postgres_database, "plain")][-1] == last["value"]
+        with last_writer(a, b, last).client() as client:
+            assert client.call("memory.get", scope="global", key="plain")["value"] == last["value"]
+
+
+def last_writer(a: PgDaemon, b: PgDaemon, answer: dict[str, Any]) -> PgDaemon:
+    return a if answer["value"].startswith("a") else b
