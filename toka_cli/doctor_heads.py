@@ -24,7 +24,7 @@ def heads_check(paths: Paths) -> Check:
     except TokaError as exc:
         return Check("heads", "ok", f"not asked: {exc.message}")
     if heads is None:
-        return Check("heads", "ok", "no heads are signed (store.signed_heads is off, or the log is not SQLite's)")
+        return Check("heads", "ok", "no heads are signed (store.signed_heads is off, or the log is in memory)")
     if heads.get("refused"):
         return Check(
             "heads",
