@@ -88,10 +88,10 @@ class Mapped:
         self.rejected += 1
         self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
-    def why(self) -> str:
+    def why(self, items: str = "log records") -> str:
         """The partial success's message: each reason with its count."""
         said = "; ".join(f"{count} {reason}" for reason, count in self.reasons.items())
-        return f"{self.rejected} log records not kept: {said}"
+        return f"{self.rejected} {items} not kept: {said}"
 
 
 def _number(value: Any) -> int | float | None:
@@ -337,13 +337,17 @@ def session_meta(session: str, client: str, resource: dict[str, Any], ts: int | 
     return NewEvent(session, "session.meta", payload, None, ts, None, "otel:meta")
 
 
+# Counters of tokens and cost (Claude Code's ``claude_code.token.usage``, ``.cost.usage``): never
+# negative, whatever their temporality.
+COUNTERS = ("token.usage", "cost.usage")
 # Point attributes that say who, not what: the session they belong to is the event's own.
 _WHO = frozenset((*IDENTITY, "session.id", "conversation.id"))
 
 
 def metric_events(points: list[MetricPoint]) -> Mapped:
     """The sum points of each session as one ``telemetry.counters`` event; points of no
-    session (Codex's metrics carry none) and other shapes are left out."""
+    session (Codex's metrics carry none) and other shapes are left out, and points that are not
+    finite or take from a token or cost counter refused."""
     mapped = Mapped()
     sessions: dict[str, list[dict[str, Any]]] = {}
     times: dict[str, int] = {}
@@ -353,6 +357,12 @@ def metric_events(points: list[MetricPoint]) -> Mapped:
         )
         if point.shape != "sum" or session is None:
             mapped.ignored += 1
+            continue
+        if not math.isfinite(point.value):
+            mapped.reject(f"{point.metric} points with a value that is not a finite number")
+            continue
+        if point.value < 0 and point.metric.endswith(COUNTERS):
+            mapped.reject(f"{point.metric} points with a negative value")
             continue
         sessions.setdefault(session, []).append(
             {

@@ -72,8 +72,15 @@ def _success(signal: str, media: str, receipt: Receipt) -> bytes:
     if not receipt.rejected:
         return b""
     from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 
-    # Only logs are ever partly rejected (records with no session to land in).
+    # Only logs and metrics are ever partly rejected (traces are counted, never kept).
+    if signal == "metrics":
+        points = metrics_service_pb2.ExportMetricsPartialSuccess(
+            rejected_data_points=receipt.rejected, error_message=receipt.message
+        )
+        answer = metrics_service_pb2.ExportMetricsServiceResponse(partial_success=points)
+        return answer.SerializeToString()  # type: ignore[no-any-return]
     response = logs_service_pb2.ExportLogsServiceResponse(
         partial_success=logs_service_pb2.ExportLogsPartialSuccess(
             rejected_log_records=receipt.rejected, error_message=receipt.message

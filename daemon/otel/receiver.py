@@ -53,7 +53,7 @@ class Receiver:
         self.counts["rejected"] += mapped.rejected
         self.counts["ignored"] += mapped.ignored
         if mapped.rejected:
-            return Receipt(mapped.rejected, mapped.why())
+            return Receipt(mapped.rejected, mapped.why("log records" if signal == "logs" else "metric points"))
         return Receipt()
 
     def status(self, listening: str | None) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Who may write through the receiver: a token is required by default (one made on the daemon's
 first start, 0600, unless otel.token names one), the Bearer scheme in any case, and only with
 otel.require_token = false is the port open; records with negative costs or token counts are
-refused one by one, the good records of the same request kept."""
+refused one by one (and so are token and cost counters' negative points), the good records of
+the same request kept."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import json
 import stat
 from collections.abc import Callable
 
-from otel_support import OtelDaemon, api_request, codex_record, encoded, logs_request
+from otel_support import (
+    OtelDaemon,
+    api_request,
+    codex_record,
+    encoded,
+    logs_request,
+    metrics_request,
+    sum_metric,
+)
 
 GOOD = logs_request([api_request("s", 1, "req_1", cost=0.5)])
 
@@ -86,3 +95,23 @@ def test_negative_costs_and_token_counts_are_refused_and_the_good_records_kept(o
     assert [e["payload"]["request_id"] for e in otel_daemon.events("s") if e["kind"] == "usage"] == ["req_good"]
     assert [row["session"] for row in otel_daemon.report()["rows"]] == ["s"]
     assert otel_daemon.otel()["rejected"] == 6
+
+
+def test_negative_or_non_finite_counter_points_are_refused_and_the_good_points_kept(otel_daemon: OtelDaemon) -> None:
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
+
+    labels = {"session.id": "m", "model": "claude-sonnet-4-5"}
+    metrics = metrics_request([
+        sum_metric("claude_code.cost.usage", "USD", [(labels, 0.25), (labels, -2025.0)]),
+        sum_metric("claude_code.token.usage", "tokens", [(labels | {"type": "input"}, -1e9)]),
+        sum_metric("claude_code.session.count", "count", [(labels, float("inf"))]),
+    ])  # fmt: skip
+
+    answer = otel_daemon.receiver.send(metrics, path="/v1/metrics")
+
+    assert answer.status == 200
+    partial = ExportMetricsServiceResponse.FromString(answer.body).partial_success
+    assert partial.rejected_data_points == 3
+    assert "negative" in partial.error_message and "finite" in partial.error_message
+    [counters] = [e for e in otel_daemon.events("m") if e["kind"] == "telemetry.counters"]
+    assert [point["value"] for point in counters["payload"]["points"]] == [0.25]
