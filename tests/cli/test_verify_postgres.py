@@ -147,3 +147,16 @@ def test_a_daemon_moved_from_its_sqlite_log_to_a_shared_one_keeps_the_heads_of_e
     assert report["heads"]["covered"] == 8
     assert [json.loads(line)["size"] for line in (toka_home / "heads.jsonl").read_text().splitlines()] == [5]
     assert (toka_home / "heads.postgres.jsonl").exists()
+
+
+def test_verify_says_when_the_record_of_the_logs_end_is_gone(
+    toka_home: Path, spawn: Spawner, postgres_database: str
+) -> None:
+    on_postgres(toka_home, postgres_database)
+    append(spawn, ["s"] * 3)
+    execute(postgres_database, "DELETE FROM log_end")
+
+    result = invoke("verify")
+
+    assert result.exit_code == 5
+    assert "error: the log lost the record of its end: 1 problems, the first in the database file" in result.stderr

@@ -186,8 +186,9 @@ def _found(report: VerifyReport) -> tuple[str, bool]:
         return "is damaged or lost events", True
     if report["problems"][0]["what"] in HASH_PROBLEMS:
         return "does not match its hashes", False
-    if database is None and report["problems"][0]["what"] == "missing":  # PostgreSQL's dense seqs
-        return "lost events", False
+    what = report["problems"][0]["what"]
+    if database is None and what in ("missing", "replaced", "database"):  # PostgreSQL's dense seqs and their end
+        return ("lost the record of its end" if what == "database" else "lost events"), False
     return "does not match its signed heads", False
 
 
