@@ -100,6 +100,7 @@ class OtelServer:
         # Where the token is, for the refusal's hint: the config's, or the file the daemon made.
         self.token_source = "otel.token" if settings.token.strip() else str(token_file)
         self.max_body_bytes = settings.max_body_bytes
+        self._told_of_token = False
         self._server: Admission | None = None
         self._listener: asyncio.Server | None = None
         # One thread: bodies are decoded one at a time, off the loop (a decode holds the GIL in
@@ -179,6 +180,13 @@ class OtelServer:
         scheme, _, given = request.headers.get("Authorization", "").strip().partition(" ")
         token = given.strip().encode(errors="surrogateescape")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token, self.token.encode()):
+            if not self._told_of_token:  # once a run: an agent set up before the token is refused on every export
+                self._told_of_token = True
+                log.warning(
+                    "otel: refused a request without the receiver's token (%s); run `toka integrate claude-code"
+                    " --otel` (or codex) again to give it to the agent",
+                    self.token_source,
+                )
             raise Refused(
                 401,
                 f"missing or wrong bearer token: send 'Authorization: Bearer TOKEN' with the token in"
