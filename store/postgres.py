@@ -87,6 +87,7 @@ class PostgresStore(EventStore):
         self._writing = asyncio.Lock()
         self._appends = 0
         self._tree = LogTree()
+        self._tree_built: asyncio.Task[Frontier] | None = None
 
     @property
     def location(self) -> str:
@@ -260,6 +261,13 @@ class PostgresStore(EventStore):
     # The tree is this daemon's, in memory, grown from what it reads (store/postgres_tree.py).
 
     async def tree(self) -> Frontier | None:
+        # The first call reads the whole log in the background, so that a daemon on a long log
+        # answers at once; a head signed meanwhile covers what was read so far.
+        if self._tree_built is None:
+            self._tree_built = asyncio.create_task(self._read(self._tree.grow), name="tree")
+            self._tree_built.add_done_callback(_retrieved)
+        if not self._tree_built.done():
+            return self._tree.frontier
         return await self._read(self._tree.grow)
 
     async def check_tree(self, heads: Sequence[SignedRoot], progress: ProgressCallback | None = None) -> TreeReport:
@@ -324,5 +332,14 @@ class PostgresStore(EventStore):
         await self._write(lambda conn: conn.execute("VACUUM"))
 
     async def close(self) -> None:
+        if self._tree_built is not None:
+            self._tree_built.cancel()
         await self._writer.close()
         await self._reader.close()
+
+
+def _retrieved(task: asyncio.Task[Frontier]) -> None:
+    """A background read of the tree that failed (the server went away) is logged; the next
+    :meth:`PostgresStore.tree` reads on from where it stopped."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.warning("reading the log for its tree stopped: %s", exc)

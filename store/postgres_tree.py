@@ -9,8 +9,9 @@ signs heads over it into its own heads file with its own key, outside the databa
 (daemon/heads/). A head then says what the log held when that daemon read it; a log rewritten
 afterwards, however consistently, no longer matches it.
 
-The tree is built from the whole log when the daemon first asks for it (one read of every
-event's seq and id), then grown by the events committed since, at each signature.
+The tree is built from the whole log once the daemon first asks for it (one read of every
+event's seq and id, in the background: store/postgres.py), then grown by the events committed
+since, at each signature.
 :func:`check_tree` rebuilds it from the log as it is now and compares it with the signed roots;
 no leaf hashes are stored, so an event that differs is named by the range of seqs between the
 last head that holds and the first that does not.

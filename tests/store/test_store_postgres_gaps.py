@@ -16,6 +16,7 @@ import pytest
 
 from store.base import MAX_PROBLEMS
 from store.events import NewEvent
+from store.merkle import SignedRoot
 from store.postgres import PostgresStore
 
 
@@ -156,3 +157,19 @@ async def test_an_upgrade_records_the_end_of_a_log_and_lets_its_appending_role_w
             await as_role.close()
     finally:
         await change(postgres_database, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
+
+
+async def test_the_tree_of_a_long_log_is_read_in_the_background_then_grown(store: PostgresStore) -> None:
+    for start in range(0, 25_000, 5000):
+        await store.append([NewEvent(f"s{n % 7}", "message", {"n": n}) for n in range(start, start + 5000)])
+
+    first = await store.tree()
+    # What was read so far: nothing yet, as the read runs in the background (a daemon's start does not wait).
+    assert first is not None and first.size == 0
+    await asyncio.gather(*[task for task in asyncio.all_tasks() if task.get_name() == "tree"])
+    await store.append([NewEvent("s0", "message", {"n": "after"})])
+    grown = await store.tree()
+
+    assert grown is not None and grown.size == 25_001
+    report = await store.check_tree([SignedRoot(grown.size, grown.root(), "the head")])
+    assert (report.matched, report.problem_count) == (1, 0)
