@@ -15,6 +15,12 @@ events and others in thousands. Measured:
 - ingest: events per second through ``SqliteStore.append`` (batches of 500) with the index, and
   with the indexing step left out (what the append did before search), alternating in rounds.
   Target: ≥ 0.7×.
+- repeated words: a query of one word written 1, 2, 8 and 64 times (64: the most a query holds)
+  over 20 events of 32 KiB each holding nothing but that word, through the store (20 hits),
+  against the statement the store ran before it read queries itself (FTS5's snippet(), the
+  query as given: time in the square of the matches) for its first hit only, for 1 and 2
+  repeats; and how long a 1 MiB query takes to be refused. Target: the store's time does not
+  grow with the repeats.
 """
 
 from __future__ import annotations
@@ -35,8 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from store import sqlite_append
+from store.errors import UsageError
 from store.events import NewEvent
 from store.search import SearchQuery
+from store.search_syntax import literal_query
 from store.sqlite import SqliteStore
 from store.sqlite_search import SEARCH_SELECT
 
@@ -131,6 +139,43 @@ def raw_p50(path: Path, words: list[str], rounds: int, sql: str) -> float:
 
 RAW = "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rank LIMIT 20"
 RAW_EQUIVALENT = SEARCH_SELECT + " ORDER BY search_index.rank LIMIT 20"
+# What the store ran before it made snippets itself: FTS5's snippet() over the query as given.
+FTS5_SNIPPET = (
+    "SELECT e.seq, -search_index.rank, snippet(search_index, 0, '«', '»', '…', 16) FROM search_index"
+    " JOIN events e ON e.seq = search_index.rowid WHERE search_index MATCH ? ORDER BY search_index.rank LIMIT 1"
+)
+
+
+async def repeated(folder: Path, rounds: int) -> dict[str, Any]:
+    """Queries of one word repeated, over events that hold nothing else (see the module's doc)."""
+    path = folder / "repeated.db"
+    store = await SqliteStore.open(path)
+    text = ("word " * 7000)[: 32 * 1024]
+    await store.append([NewEvent(session="r", kind="message", payload={"text": text}, agent="main") for _ in range(20)])
+    figures: dict[str, Any] = {}
+    try:
+        for times in (1, 2, 8, 64):
+            query = literal_query("word " * times)
+            through_store = min([await timed(store, query) for _ in range(max(1, rounds // 5))])
+            row: dict[str, Any] = {"store_ms": round(through_store * 1000, 1)}
+            if times <= 2:  # one hit, not 20: 8 repeats would take minutes
+                before = raw_p50(path, [" ".join(['"word"'] * times)], 1, FTS5_SNIPPET)
+                row["fts5_snippet_1_hit_ms"] = round(before * 1000, 1)
+            figures[f"x{times}"] = row
+        began = time.perf_counter()
+        try:
+            await store.search(SearchQuery(literal_query("word " * 200_000)))
+        except UsageError:
+            figures["refused_1_mib_query_ms"] = round((time.perf_counter() - began) * 1000, 3)
+    finally:
+        await store.close()
+    return figures
+
+
+async def timed(store: SqliteStore, query: str) -> float:
+    began = time.perf_counter()
+    await store.search(SearchQuery(query, limit=20))
+    return time.perf_counter() - began
 
 
 async def run(count: int, rounds: int) -> dict[str, Any]:
@@ -174,6 +219,8 @@ async def run(count: int, rounds: int) -> dict[str, Any]:
                 }
         finally:
             await store.close()
+        print("queries of repeated words ...", file=sys.stderr)
+        figures["repeated"] = await repeated(folder, rounds)
     return figures
 
 
@@ -201,6 +248,8 @@ def main() -> None:
             f" raw with join and snippet {row['raw_with_join_and_snippet_p50_ms']} ms"
             f" ({row['ratio_to_raw_with_join_and_snippet']}x)"
         )
+    for name, row in figures["repeated"].items():
+        print(f"repeated words {name}: {row}")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@ from store.errors import NotFound
 from store.events import Event, NewEvent
 from store.query import matches
 from store.sealer import Sealer
-from store.search import SearchHit, SearchQuery, indexed_text, snippet, tokens
-from store.search_syntax import TextMatcher
+from store.search import SearchHit, SearchQuery, indexed_text, tokens
+from store.search_match import TextMatcher
 
 
 class EphemeralStore(EventStore):
@@ -192,7 +192,7 @@ class EphemeralStore(EventStore):
                 event.ts,
                 event.digest,
                 score,
-                snippet(text, matcher.marked(words)),
+                matcher.snippet(text),
             )
             for score, event, text, words in scored[: query.limit]
         ]

@@ -24,8 +24,9 @@ from typing import Any
 
 from store.events import Event
 from store.query import narrowing_terms
-from store.search import WORD, SearchHit, SearchQuery, indexed_text, snippet, tokens
-from store.search_syntax import Op, Phrase, TextMatcher, parse_query
+from store.search import WORD, SearchHit, SearchQuery, indexed_text, tokens
+from store.search_match import TextMatcher
+from store.search_syntax import Near, Phrase, Query, parse_query
 
 MAX_POSITION = 16383
 MAX_POSITIONS = 256  # of one word: a tsvector keeps the first 256
@@ -86,7 +87,7 @@ def _phrase(node: Phrase, wide: bool) -> str:
     return kept[0] if len(kept) == 1 else "(" + (" & " if wide else " <-> ").join(kept) + ")"
 
 
-def tsquery(node: Phrase | Op, widen: bool | None = None) -> str:
+def tsquery(node: Query, widen: bool | None = None) -> str:
     """A parsed query (store/search.py) as ``tsquery`` text over the same words.
 
     ``widen`` is for a :data:`PARTIAL` tsvector, which may lack positions and words of its text:
@@ -96,6 +97,8 @@ def tsquery(node: Phrase | Op, widen: bool | None = None) -> str:
     the one turns into the other. None: the query as it is, for a tsvector that holds everything."""
     if isinstance(node, Phrase):
         return _phrase(node, widen is True)
+    if isinstance(node, Near):  # read as AND of its phrases
+        return "(" + " & ".join(_phrase(phrase, widen is True) for phrase in node.phrases) + ")"
     left = tsquery(node.left, widen)
     if node.name == "AND":
         return f"({left} & {tsquery(node.right, widen)})"
@@ -130,9 +133,8 @@ def hits(query: SearchQuery, rows: list[Any]) -> list[SearchHit]:
     matcher = TextMatcher(query.text)
     found = []
     for seq, event_id, session, agent, kind, ts, event_digest, score, partial, text in rows:
-        words = tokens(text)
-        if partial and not matcher.matches(words):
+        if partial and not matcher.matches(tokens(text)):
             continue
-        shown = snippet(text, matcher.marked(words))
+        shown = matcher.snippet(text)
         found.append(SearchHit(seq, event_id, session, agent, kind, ts, event_digest, float(score), shown))
     return found

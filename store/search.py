@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from store.errors import UsageError
@@ -33,6 +34,11 @@ ELLIPSIS = "…"
 SNIPPET_TOKENS = 16
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
+# How large a query may be: its characters, and the words (runs of letters and digits) of all its
+# terms together (`src/auth/client.py` is four). Beyond, it is refused before it is read: a search
+# costs time in the number of its words times the matches in each event.
+MAX_QUERY_CHARS = 4096
+MAX_QUERY_WORDS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +61,28 @@ class SearchQuery:
 
     def checked(self) -> SearchQuery:
         """Itself, once the text and limit are fit to run (UsageError otherwise)."""
-        if not self.text.strip():
-            raise UsageError("the search query is empty", "give one or more words, e.g. `toka search timeout`")
+        check_query_size(self.text)
         if not 1 <= self.limit <= MAX_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         return self
+
+
+def check_query_size(text: str) -> None:
+    """UsageError when ``text`` is empty or longer than :data:`MAX_QUERY_CHARS`."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"the search query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} are read",
+            f"search for a few distinctive words (at most {MAX_QUERY_WORDS}), not a whole text",
+        )
+    if not text.strip():
+        raise UsageError("the search query is empty", "give one or more words, e.g. `toka search timeout`")
+
+
+def too_many_words(count: int) -> UsageError:
+    return UsageError(
+        f"the search query has {count:,} words; at most {MAX_QUERY_WORDS} are read",
+        "search for a few distinctive words; a word is a run of letters and digits (`src/auth/client.py` is four)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,26 +164,29 @@ def tokens(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-def snippet(text: str, marked_positions: set[int]) -> str:
-    """Up to SNIPPET_TOKENS tokens of ``text`` around its first marked token, with the marked
-    tokens wrapped and an ellipsis where the text goes on: FTS5's snippet(), approximately."""
-    spans = [m.span() for m in WORD.finditer(text)]
+def snippet(text: str, marked_positions: set[int], first: int | None = None, count: int | None = None) -> str:
+    """Up to SNIPPET_TOKENS tokens of ``text`` around the marked token at position ``first`` (by
+    default the first marked token), with the marked tokens wrapped and an ellipsis where the text
+    goes on. ``count``: the text's tokens, when the caller knows it."""
+    if count is None:
+        count = len(WORD.findall(text))
+    if first is None:
+        first = min(marked_positions) if marked_positions else 0
+    start = max(0, min(first - SNIPPET_TOKENS // 4, count - SNIPPET_TOKENS))
+    spans = [match.span() for match in islice(WORD.finditer(text), start, start + SNIPPET_TOKENS)]
     if not spans:
         return text[:200]
-    first = min(marked_positions) if marked_positions else 0
-    start = max(0, min(first - SNIPPET_TOKENS // 4, len(spans) - SNIPPET_TOKENS))
-    end = min(len(spans), start + SNIPPET_TOKENS)
+    end = start + len(spans)
     out = [ELLIPSIS] if start > 0 else []
-    cursor = spans[start][0]
-    for index in range(start, end):
-        begin, stop = spans[index]
+    cursor = spans[0][0]
+    for index, (begin, stop) in enumerate(spans, start):
         marked = index in marked_positions
         # Neighbouring marked tokens share one pair of marks, as in FTS5: «login timeout».
         opens = marked and (index == start or index - 1 not in marked_positions)
         closes = marked and (index == end - 1 or index + 1 not in marked_positions)
         out.append(text[cursor:begin] + (MARK_START if opens else "") + text[begin:stop] + (MARK_END if closes else ""))
         cursor = stop
-    if end < len(spans):
+    if end < count:
         out.append(ELLIPSIS)
     else:
         out.append(text[cursor:])

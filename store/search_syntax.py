@@ -1,22 +1,22 @@
 """The query language of a search: what toka reads as a query, for every backend.
 
-FTS5 reads its own syntax in the SQLite backend; the memory and PostgreSQL backends read the
-same syntax with :func:`parse_query` (a subset of FTS5's grammar) and match it with
-:class:`TextMatcher` over the tokens of store/search.py. :func:`literal_query` writes text as
-people type it (a path, a file name, a hyphenated name) in that syntax, so that it is searched
-for as written.
+Every backend reads a query with :func:`parse_query` (a subset of FTS5's grammar), bounded in
+size (store/search.py, ``MAX_QUERY_CHARS`` and ``MAX_QUERY_WORDS``) and with the operands an AND
+or an OR repeats kept once (:func:`simplified`): SQLite is handed the query written back in FTS5
+syntax (:func:`fts5_query`), PostgreSQL as a ``tsquery``, and the memory backend matches it with
+store/search_match.py, which also makes every backend's snippets. :func:`literal_query` writes
+text as people type it (a path, a file name, a hyphenated name) in that syntax, so that it is
+searched for as written.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from store.errors import UsageError
-from store.search import tokens
+from store.search import MAX_QUERY_WORDS, check_query_size, tokens, too_many_words
 
 
 def literal_query(text: str) -> str:
@@ -24,24 +24,30 @@ def literal_query(text: str) -> str:
     quoted phrase of its tokens, and every term must be found. A path, a file name or a
     hyphenated name (``src/auth/client.py``, ``tmux-waiting.sh``) is found where its words stand
     together; what the syntax would read as operators (``OR``, ``-``, ``*``, quotes, parentheses)
-    is text like the rest. UsageError when no term holds a letter or a digit."""
-    if not text.strip():
-        raise UsageError("the search query is empty", "give one or more words, e.g. `toka search timeout`")
-    terms = [term for term in text.split() if tokens(term)]
-    if not terms:
+    is text like the rest. A term written twice is searched for once. UsageError when no term
+    holds a letter or a digit, or the query is over its bounds (store/search.py)."""
+    check_query_size(text)
+    terms = text.split()
+    words = sum(len(tokens(term)) for term in terms)
+    if words > MAX_QUERY_WORDS:
+        raise too_many_words(words)
+    kept = list(dict.fromkeys(" ".join(tokens(term)) for term in terms))
+    if kept == [""]:
         raise UsageError(
             f"nothing to search for in {text!r}: only letters and digits are indexed",
             "give a word, a name or a path, e.g. `toka search tmux-waiting.sh`",
         )
-    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " ".join(f'"{term}"' for term in kept if term)
 
 
 # --- The query language, as the memory and PostgreSQL backends read it -----------------------
 #
 # A subset of FTS5's grammar: words and "quoted phrases" (a word that cuts into several tokens
 # is a phrase, as in FTS5), a trailing * for a prefix, AND (or nothing), OR, NOT, parentheses,
-# and NEAR(...) read as AND of its phrases. Column filters (col:word) and ^ are refused.
+# and NEAR(phrases, distance). Column filters (col:word), ^ and + are refused.
 
+# Parentheses deeper than this are refused (the parser recurses into each).
+MAX_NESTING = 16
 _LEX = re.compile(
     r'\s*(?:(?P<quoted>"(?:[^"]|"")*")|(?P<open>\()|(?P<close>\))|(?P<star>\*)|(?P<comma>,)|(?P<word>[^\s()"*,]+))'
 )
@@ -56,6 +62,15 @@ class Phrase:
 
 
 @dataclass(frozen=True, slots=True)
+class Near:
+    """Phrases within ``distance`` words of each other (FTS5's default: 10). SQLite reads it so;
+    the memory and PostgreSQL backends read it as AND of the phrases."""
+
+    phrases: tuple[Phrase, ...]
+    distance: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Op:
     """Two parsed queries joined by AND, OR or NOT (``left`` but not ``right``)."""
 
@@ -65,8 +80,9 @@ class Op:
 
 
 def _malformed(query: str, detail: str) -> UsageError:
+    shown = query if len(query) <= 80 else query[:79] + "…"
     return UsageError(
-        f"cannot read the search query {query!r}: {detail}",
+        f"cannot read the search query {shown!r}: {detail}",
         'put words with punctuation in double quotes ("login-timeout"); operators are AND, OR, NOT,'
         " NEAR(), a trailing * for a prefix; see docs/search.md",
     )
@@ -88,6 +104,8 @@ class _Parser:
             if kind is not None:
                 self.items.append((kind, match.group(kind)))
         self.at = 0
+        self.words = 0  # in the phrases read so far
+        self.depth = 0  # of parentheses open
 
     def peek(self) -> tuple[str, str] | None:
         return self.items[self.at] if self.at < len(self.items) else None
@@ -137,14 +155,20 @@ class _Parser:
     def primary(self) -> Any:
         kind, value = self.take()
         if kind == "open":
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise _malformed(self.query, f"parentheses are nested more than {MAX_NESTING} deep")
             node = self.or_expr()
             if self.take()[0] != "close":
                 raise _malformed(self.query, "a parenthesis is not closed")
+            self.depth -= 1
             return node
         if kind == "word" and value in ("AND", "OR", "NOT"):
             raise _malformed(self.query, f"{value} needs a term on each side")
         if kind == "word" and value == "NEAR" and self.peek() == ("open", "("):
             return self.near()
+        if kind == "star":
+            raise _malformed(self.query, "a * must follow a word: it makes the word a prefix (`migrat*`)")
         if kind == "quoted":
             words = tuple(tokens(value[1:-1].replace('""', '"')))
         elif kind == "word":
@@ -156,103 +180,79 @@ class _Parser:
         prefix = self.peek() == ("star", "*")
         if prefix:
             self.at += 1
+        self.words += len(words)
+        if self.words > MAX_QUERY_WORDS:
+            raise too_many_words(sum(len(tokens(value)) for kind, value in self.items if kind in ("word", "quoted")))
         return Phrase(words, prefix)
 
-    def near(self) -> Any:
+    def near(self) -> Near:
         self.at += 1  # the "("
-        node: Any = None
+        phrases: list[Phrase] = []
+        distance = None
         while True:
             item = self.take()
             if item[0] == "close":
                 break
-            if item[0] == "comma":
-                self.take()  # the distance, NEAR(a b, 5): ignored here
+            if item[0] == "comma" and phrases and distance is None:
+                kind, value = self.take()
+                if kind != "word" or not value.isdigit() or self.peek() != ("close", ")"):
+                    raise _malformed(self.query, "NEAR's distance is a number after the last phrase: NEAR(a b, 5)")
+                distance = int(value)
                 continue
             self.at -= 1
             phrase = self.primary()
-            node = phrase if node is None else Op("AND", node, phrase)
-        if node is None:
+            if not isinstance(phrase, Phrase):
+                raise _malformed(self.query, "NEAR() holds words and phrases only")
+            phrases.append(phrase)
+        if not phrases:
             raise _malformed(self.query, "NEAR() is empty")
-        return node
+        return Near(tuple(phrases), distance)
 
 
-def parse_query(query: str) -> Phrase | Op:
-    """``query`` as a tree of :class:`Op` and :class:`Phrase`; UsageError with a hint when it is
-    not valid syntax."""
-    tree: Phrase | Op = _Parser(query).parse()
+Query = Phrase | Near | Op
+
+
+def parse_query(query: str) -> Query:
+    """``query`` as a tree of :class:`Op`, :class:`Near` and :class:`Phrase`, simplified; UsageError
+    with a hint when it is not valid syntax or over its bounds (store/search.py)."""
+    check_query_size(query)
+    tree: Query = simplified(_Parser(query).parse())
     return tree
 
 
-def _phrase_at(words: list[str], phrase: Phrase) -> list[int]:
-    """Positions where the phrase starts in ``words`` (its last word may be a prefix)."""
-    size = len(phrase.words)
-    if size == 0:
-        return []
-    found = []
-    for start in range(len(words) - size + 1):
-        ok = True
-        for offset, word in enumerate(phrase.words):
-            candidate = words[start + offset]
-            last = offset == size - 1
-            if not (candidate == word or (last and phrase.prefix and candidate.startswith(word))):
-                ok = False
-                break
-        if ok:
-            found.append(start)
-    return found
+def _operands(node: Any, name: str) -> list[Any]:
+    """The operands of a chain of ``name`` (AND or OR), left to right."""
+    if isinstance(node, Op) and node.name == name:
+        return _operands(node.left, name) + _operands(node.right, name)
+    return [node]
 
 
-class TextMatcher:
-    """One parsed query, matched against the token lists of events (the memory backend)."""
+def simplified(node: Any) -> Any:
+    """``node`` with each operand an AND, an OR or a NEAR repeats kept once: ``a a a`` is ``a``, which
+    every backend then costs as one phrase (FTS5 matches and ranks in time that grows with the
+    square of the phrases a word matches)."""
+    if isinstance(node, Near):  # a phrase named twice is found at the same places: once will do
+        return Near(tuple(dict.fromkeys(node.phrases)), node.distance)
+    if not isinstance(node, Op):
+        return node
+    if node.name == "NOT":
+        return Op("NOT", simplified(node.left), simplified(node.right))
+    operands = list(dict.fromkeys(simplified(operand) for operand in _operands(node, node.name)))
+    tree = operands[0]
+    for operand in operands[1:]:
+        tree = Op(node.name, tree, operand)
+    return tree
 
-    def __init__(self, query: str) -> None:
-        self.tree = parse_query(query)
-        self.phrases = list(self._positive(self.tree))
 
-    def _positive(self, node: Any) -> Iterator[Phrase]:
-        """The phrases whose presence counts towards a match (not those after NOT)."""
-        if isinstance(node, Phrase):
-            yield node
-        elif node.name == "NOT":
-            yield from self._positive(node.left)
-        else:
-            yield from self._positive(node.left)
-            yield from self._positive(node.right)
+def _fts5_phrase(phrase: Phrase) -> str:
+    return '"' + " ".join(phrase.words) + '"' + ("*" if phrase.prefix else "")
 
-    def _holds(self, node: Any, words: list[str]) -> bool:
-        if isinstance(node, Phrase):
-            return bool(_phrase_at(words, node))
-        if node.name == "AND":
-            return self._holds(node.left, words) and self._holds(node.right, words)
-        if node.name == "OR":
-            return self._holds(node.left, words) or self._holds(node.right, words)
-        return self._holds(node.left, words) and not self._holds(node.right, words)
 
-    def matches(self, words: list[str]) -> bool:
-        return self._holds(self.tree, words)
-
-    def marked(self, words: list[str]) -> set[int]:
-        """Positions of the tokens that a snippet highlights."""
-        marked: set[int] = set()
-        for phrase in self.phrases:
-            for start in _phrase_at(words, phrase):
-                marked.update(range(start, start + len(phrase.words)))
-        return marked
-
-    def score(self, words: list[str], rarity: dict[Phrase, float]) -> float:
-        """Stand-in for BM25: occurrences of each phrase, damped, times its rarity, over length."""
-        total = 0.0
-        for phrase in self.phrases:
-            count = len(_phrase_at(words, phrase))
-            if count:
-                total += rarity.get(phrase, 1.0) * count / (count + 1.2)
-        return total / (1 + len(words) / 1000)
-
-    def rarity(self, documents: list[list[str]]) -> dict[Phrase, float]:
-        """An idf per phrase over the candidate documents."""
-        n = len(documents)
-        result = {}
-        for phrase in self.phrases:
-            having = sum(1 for words in documents if _phrase_at(words, phrase))
-            result[phrase] = math.log(1 + (n - having + 0.5) / (having + 0.5))
-        return result
+def fts5_query(node: Query) -> str:
+    """A parsed query written back in FTS5 syntax, for the SQLite backend."""
+    if isinstance(node, Phrase):
+        return _fts5_phrase(node)
+    if isinstance(node, Near):
+        distance = "" if node.distance is None else f", {node.distance}"
+        return "NEAR(" + " ".join(map(_fts5_phrase, node.phrases)) + distance + ")"
+    return f"({fts5_query(node.left)} {node.name} {fts5_query(node.right)})"

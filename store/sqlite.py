@@ -57,12 +57,7 @@ from store.sqlite_connect import Durability, describe, prepare_reader, prepare_w
 from store.sqlite_hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
 from store.sqlite_integrity import Integrity
 from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
-from store.sqlite_projections import (
-    read_sessions,
-    read_usage,
-    rebuild_projections,
-    sum_usage_rows,
-)
+from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
 from store.sqlite_reads import (
     fetch_json,
     fetch_rows,
@@ -73,7 +68,8 @@ from store.sqlite_reads import (
     verify_chain,
 )
 from store.sqlite_retention import collect_garbage, prune_session
-from store.sqlite_search import rebuild_search_index, run_search, search_sql
+from store.sqlite_search import rebuild_search_index
+from store.sqlite_searcher import Searches
 from store.tip import Tip, log_tip
 from store.usage import UsageRow
 
@@ -109,6 +105,7 @@ class SqliteStore(EventStore):
         self._writer = writer
         self._reader = reader
         self._checkpointer = checkpointer
+        self._searches = Searches(path, self._integrity)
         self._wal = Path(f"{path}-wal")
         self._checkpointing: asyncio.Task[None] | None = None
         self._appends = 0
@@ -359,8 +356,7 @@ class SqliteStore(EventStore):
         return await self._write(rebuild_projections)
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
-        sql, params = search_sql(query.checked())
-        return await self._read(run_search, query.text, sql, params)
+        return await self._searches.search(query.checked())  # on a connection of their own
 
     async def rebuild_search_index(self) -> int:
         return await self._write(rebuild_search_index)
@@ -387,6 +383,7 @@ class SqliteStore(EventStore):
         if self._closed:
             return
         self._closed = True
+        await self._searches.close()  # a search running is interrupted: it would hold up the close
         try:
             if self._checkpointing is not None:
                 await self._checkpointing

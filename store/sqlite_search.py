@@ -3,8 +3,10 @@
 What text of an event is indexed is store/search.py's ``indexed_text``. The text is kept in
 ``search_text``, the external content table of the FTS5 index ``search_index`` (rowid = the
 event's seq); an append indexes its batch in its own transaction, so an event is searchable
-exactly when it is committed. FTS5 finds and ranks (bm25), and makes the snippets; the event's
-own columns narrow the hits down.
+exactly when it is committed. FTS5 finds and ranks (bm25); the event's own columns narrow the hits
+down. The query is read by store/search_syntax.py and handed to FTS5 written back in its syntax,
+each repeated operand once; the snippets are store/search_match.py's, made for the rows returned
+only: FTS5's own snippet() takes time in the square of the matches in the text.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import sqlite3
 from typing import Any
 
 from store.base import CHUNK
-from store.errors import StoreError, UsageError
+from store.errors import StoreError
 from store.events import Event
 from store.query import narrowing_terms
 from store.rows import SELECT, event_of, transaction
-from store.search import ELLIPSIS, MARK_END, MARK_START, SNIPPET_TOKENS, SearchHit, SearchQuery, indexed_text
+from store.search import SearchHit, SearchQuery, indexed_text
+from store.search_match import TextMatcher
+from store.search_syntax import fts5_query
 
 
 def index_events(db: sqlite3.Connection, events: list[Event]) -> None:
@@ -57,29 +61,24 @@ def rebuild_search_index(db: sqlite3.Connection) -> int:
 SEARCH_SELECT = (
     # rank is the bm25() FTS5 sorts by, negated so that a higher score is a better match.
     "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, -search_index.rank,"
-    f" snippet(search_index, 0, '{MARK_START}', '{MARK_END}', '{ELLIPSIS}', {SNIPPET_TOKENS})"
+    " (SELECT text FROM search_text WHERE seq = e.seq)"
     " FROM search_index JOIN events e ON e.seq = search_index.rowid WHERE search_index MATCH ?"
 )
 
 
-def search_sql(query: SearchQuery) -> tuple[str, list[Any]]:
-    """The statement of a search: FTS5 finds and ranks; the event's columns narrow it down."""
+def search_sql(query: SearchQuery) -> tuple[str, list[Any], TextMatcher]:
+    """The statement of a search: FTS5 finds and ranks; the event's columns narrow it down. With
+    it, the matcher that makes the hits' snippets. UsageError when the query cannot be read."""
+    matcher = TextMatcher(query.text)
     filters, params = narrowing_terms(query)
-    # ORDER BY rank is sorted inside FTS5, so SQLite makes snippets for the rows it returns only.
-    return SEARCH_SELECT + filters + " ORDER BY search_index.rank LIMIT ?", [query.text, *params, query.limit]
+    # ORDER BY rank is sorted inside FTS5, so SQLite reads the text of the rows it returns only.
+    sql = SEARCH_SELECT + filters + " ORDER BY search_index.rank LIMIT ?"
+    return sql, [fts5_query(matcher.tree), *params, query.limit], matcher
 
 
-def run_search(db: sqlite3.Connection, text: str, sql: str, params: list[Any]) -> list[SearchHit]:
-    """The hits of the statement :func:`search_sql` made; a query FTS5 cannot read is a UsageError."""
-    try:
-        rows = db.execute(sql, params).fetchall()
-    except sqlite3.OperationalError as exc:
-        detail = str(exc)
-        if "fts5" in detail or "syntax error" in detail or "no such column" in detail or "unterminated" in detail:
-            raise UsageError(
-                f"cannot read the search query {text!r}: {detail.removeprefix('fts5: ')}",
-                'put words with punctuation in double quotes ("login-timeout"); operators are AND, OR, NOT,'
-                " NEAR(), a trailing * for a prefix; see docs/search.md",
-            ) from None
-        raise
-    return [SearchHit(*row) for row in rows]
+def run_search(db: sqlite3.Connection, sql: str, params: list[Any], matcher: TextMatcher) -> list[SearchHit]:
+    """The hits of the statement :func:`search_sql` made, each with its snippet."""
+    return [
+        SearchHit(seq, event_id, session, agent, kind, ts, digest, score, matcher.snippet(text))
+        for seq, event_id, session, agent, kind, ts, digest, score, text in db.execute(sql, params)
+    ]

@@ -115,3 +115,14 @@ def test_highlights_are_bold_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
     plain = Console(force_terminal=True, color_system=None)
     monkeypatch.setattr(search_command, "console", lambda: plain)
     assert search_command.highlighted(f"the {MARK_START}login{MARK_END}") == f"the {MARK_START}login{MARK_END}"
+
+
+def test_a_star_alone_under_fts_says_what_is_wrong_with_the_query(recorded: None) -> None:
+    result = invoke("search", "--fts", "*")
+    assert result.exit_code == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines == [
+        "error: cannot read the search query '*': a * must follow a word: it makes the word a prefix (`migrat*`)",
+        lines[1],
+    ]
+    assert lines[1].startswith("hint: put words with punctuation in double quotes") and "leave out --fts" in lines[1]
