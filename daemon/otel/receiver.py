@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.batching import MAX_BATCH_EVENTS
 from daemon.core import Core
 from daemon.otel.events import Mapped, Rules, log_events, metric_events
 from daemon.otel.model import Decoded
@@ -46,8 +47,12 @@ class Receiver:
         self.counts["log_records"] += len(decoded.logs)
         self.counts["metric_points"] += len(decoded.points)
         self.counts["spans"] += decoded.spans
-        if mapped.events:
-            await self.core.append(mapped.events)
+        # In batches, each committed before the next is handed over: a request of many events
+        # then never holds the loop for long after its commit (each batch's events are handed to
+        # the projections and subscribers at once). A request that fails midway is sent again by
+        # its exporter, and the events' keys make the batches already committed no-ops.
+        for start in range(0, len(mapped.events), MAX_BATCH_EVENTS):
+            await self.core.append(mapped.events[start : start + MAX_BATCH_EVENTS])
         self.requests += 1
         self.counts["events"] += len(mapped.events)
         self.counts["rejected"] += mapped.rejected
