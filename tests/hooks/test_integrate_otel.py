@@ -77,6 +77,13 @@ def test_a_dry_run_writes_nothing(home: Path) -> None:
     assert result["otel"]["state"] == "added" and "OTEL_EXPORTER_OTLP_ENDPOINT" in result["diff"]
     assert (home / ".claude" / "settings.json").read_text() == before
     assert listen() == ""
+    assert not resolve_paths().otel_token.exists()  # nor the token
+
+
+def test_a_dry_run_does_not_show_the_token(home: Path) -> None:
+    integrate("codex", "--otel", "--no-mcp", "--no-notify")  # the token is made
+    result = report(integrate("claude-code", "--otel", "--no-mcp", "--dry-run"))
+    assert "OTEL_EXPORTER_OTLP_HEADERS" in result["diff"] and made_token() not in result["diff"]
 
 
 def test_another_endpoint_is_left_as_it_is(home: Path) -> None:

@@ -150,7 +150,7 @@ def integrate(
         "mcp": None if server is None or not (mcp or uninstall) else server.to_json(),
         "changed": changed,
         "dry_run": dry_run,
-        "diff": "".join(diffs) if dry_run else None,
+        "diff": _masked("".join(diffs), telemetry) if dry_run else None,
     }
     emit(result, json_, _integrated)
 
@@ -169,6 +169,13 @@ def _receiver(otel: bool, uninstall: bool, dry_run: bool) -> tuple[dict[str, Any
     token = receiver.token(make=not dry_run) if installing else None
     shown = {"state": None, "endpoint": endpoint, "listen": listen, "listen_set": turned_on and installing}
     return shown, receiver.Telemetry(endpoint, token)
+
+
+def _masked(diff: str, telemetry: Any) -> str:
+    """The diff without the receiver's token: a dry run's output ends up in terminals and logs."""
+    if telemetry is None or not telemetry.token:
+        return diff
+    return diff.replace(telemetry.token, "<the receiver's token>")
 
 
 def _guard_token(path: Path, state: str | None, dry_run: bool) -> None:
