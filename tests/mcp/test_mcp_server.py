@@ -290,3 +290,37 @@ def test_the_ttl_bound_of_the_schema_is_the_daemons() -> None:
     from toka_cli.mcp import tools
 
     assert tools.MAX_TTL_S == MAX_TTL_S
+
+
+def test_a_note_without_a_session_after_a_memory_write_lands_in_the_agents_session(
+    daemon: Spawned, tmp_path: Path
+) -> None:
+    seed(daemon, "agent-1")  # recorded in another folder than the server's
+
+    async def scenario() -> dict[str, Any]:
+        async with mcp_session(cwd=tmp_path) as session:
+            structured(await session.call_tool("memory_set", {"scope": "global", "key": "port", "value": 8421}))
+            return structured(await session.call_tool("note", {"kind": "decision", "text": "serve on 8421"}))
+
+    note = anyio.run(scenario)
+    assert (note["session"], note["kind"]) == ("agent-1", "note.decision")
+    with daemon.client() as client:
+        assert client.call("events.query", session="toka.memory", kinds=["note.*"])["events"] == []
+        handoff = client.call("handoffs.create", target="agent-1")
+    assert "serve on 8421" in handoff["markdown"]
+
+
+def test_with_no_agent_session_a_tool_asks_for_the_session_argument(daemon: Spawned, tmp_path: Path) -> None:
+    async def scenario() -> tuple[str, str]:
+        async with mcp_session(cwd=tmp_path) as session:
+            structured(await session.call_tool("memory_set", {"scope": "global", "key": "port", "value": 8421}))
+            refused = await session.call_tool("note", {"kind": "decision", "text": "serve on 8421"})
+            assert refused.is_error
+            named = structured(await session.call_tool("memory_get", {"scope": "global", "key": "port"}))
+            return text_of(refused), str(named["value"])
+
+    refused, value = anyio.run(scenario)
+    error, hint = refused.splitlines()  # the SDK puts "Error executing tool note: " before toka's lines
+    assert error.endswith("error: no agent session recorded yet: toka's own sessions (toka.*) take no notes")
+    assert hint.startswith("hint: pass the `session` argument")
+    assert value == "8421"  # the server carries on

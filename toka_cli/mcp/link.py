@@ -22,6 +22,8 @@ from store.errors import DaemonUnavailable, NotFound, TokaError, UsageError
 # The environment variable an MCP client's config may set to pin the session (Claude Code and
 # Codex pass no session id to MCP servers; their hooks carry it into the log instead).
 SESSION_VARIABLE = "TOKA_SESSION"
+# The sessions toka keeps for itself (memory writes go to `toka.memory`): never an agent's.
+INTERNAL_PREFIX = "toka."
 
 
 def tool_error(exc: TokaError) -> ToolError:
@@ -71,20 +73,25 @@ class Link:
     async def session(self, given: str | None) -> str:
         """The session a tool acts on: its ``session`` argument, else `toka mcp --session` (or
         $TOKA_SESSION), else the most recently active session recorded in this working directory
-        (an agent starts its MCP servers in its project), else the most recently active one."""
+        (an agent starts its MCP servers in its project, and its hooks record the session's
+        directory), else the most recently active one. Never one of toka's own sessions
+        (``toka.*``, where memory writes go): a tool error asking for the ``session`` argument
+        when there is no other."""
         chosen = given or self.session_hint or os.environ.get(SESSION_VARIABLE) or None
         if chosen is not None:
             return chosen
-        sessions = (await self.call("sessions.list"))["sessions"]
-        if not sessions:
-            raise tool_error(
-                NotFound("no session recorded yet", "pass `session`, or record one (`toka integrate claude-code`)")
+        listed = (await self.call("sessions.list"))["sessions"]
+        agents = [entry for entry in listed if not str(entry["session"]).startswith(INTERNAL_PREFIX)]
+        mine = [entry for entry in agents if entry.get("project") == str(self.cwd)] or agents
+        if mine:
+            return str(mine[0]["session"])
+        raise tool_error(
+            NotFound(
+                "no agent session recorded yet: toka's own sessions (toka.*) take no notes",
+                "pass the `session` argument, or start the server with `toka mcp --session ID` (or"
+                " TOKA_SESSION); `toka integrate claude-code` records an agent's sessions as they start",
             )
-        here = str(self.cwd)
-        for entry in sessions:
-            if entry.get("project") == here:
-                return str(entry["session"])
-        return str(sessions[0]["session"])
+        )
 
 
 def require(condition: bool, message: str, hint: str | None = None) -> None:
