@@ -6,9 +6,11 @@ from importlib.metadata import version
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 
 from toka_cli.mcp import resources, tools
 from toka_cli.mcp.link import Link
+from toka_cli.mcp.wire import answering_bad_lines
 
 INSTRUCTIONS = (
     "toka is this agent's memory: everything the agent did is in an event log. Use `recall` or `search` before "
@@ -25,8 +27,11 @@ def build(link: Link) -> MCPServer:
 
 
 async def serve(link: Link) -> None:
+    """MCPServer.run_stdio_async, with each line that is not a message answered (wire.py)."""
+    lowlevel = build(link)._lowlevel_server  # what run_stdio_async runs; the SDK names no other way in
     try:
-        await build(link).run_stdio_async()
+        async with stdio_server() as (source, sink), answering_bad_lines(source, sink) as read:
+            await lowlevel.run(read, sink, lowlevel.create_initialization_options())
     finally:
         await link.close()
 
