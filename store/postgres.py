@@ -82,6 +82,8 @@ class PostgresStore(EventStore):
         sync = "-c synchronous_commit=on" if durability == "full" else ""
         self._writer = Link(url, "writer", self.reach, sync)
         self._reader = Link(url, "reader", self.reach)
+        # Searches on a connection of their own: a long one holds up the next search, not every read.
+        self._searcher = Link(url, "searcher", self.reach)
         # One transaction at a time on the writer: two calls interleaving their statements on one
         # connection would nest one transaction in the other, and both would fail.
         self._writing = asyncio.Lock()
@@ -305,8 +307,8 @@ class PostgresStore(EventStore):
         offset = 0
         while len(found) < checked.limit:  # more than one page only when a partial text did not match
             sql, params = search_sql(checked, offset)
-            rows = await self._read(fetch_rows, sql, params)
-            for hit in hits(checked, rows):
+            rows = await self._run(self._searcher, fetch_rows, sql, params)
+            for hit in await asyncio.to_thread(hits, checked, rows):  # snippets: off the event loop
                 found.setdefault(hit.seq, hit)
             if len(rows) < checked.limit:
                 break
@@ -334,8 +336,10 @@ class PostgresStore(EventStore):
     async def close(self) -> None:
         if self._tree_built is not None:
             self._tree_built.cancel()
+        await self._searcher.cancel()  # a search running would keep its connection until it ends
         await self._writer.close()
         await self._reader.close()
+        await self._searcher.close()
 
 
 def _retrieved(task: asyncio.Task[Frontier]) -> None:

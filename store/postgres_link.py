@@ -145,6 +145,14 @@ class Link:
         self._reach.failed(exc)
         self._conn = None
 
+    async def cancel(self) -> None:
+        """Have the server cancel the statement running on the connection, if one is (a search
+        that would hold up a shutdown); the call that runs it then fails."""
+        conn = self._conn
+        if conn is not None and not conn.closed and conn.pgconn.transaction_status == pq.TransactionStatus.ACTIVE:
+            with contextlib.suppress(psycopg.Error):
+                await conn.cancel_safe(timeout=CONNECT_TIMEOUT_S)
+
     async def close(self) -> None:
         if self in self._reach.links:
             self._reach.links.remove(self)
