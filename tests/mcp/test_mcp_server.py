@@ -324,3 +324,17 @@ def test_with_no_agent_session_a_tool_asks_for_the_session_argument(daemon: Spaw
     assert error.endswith("error: no agent session recorded yet: toka's own sessions (toka.*) take no notes")
     assert hint.startswith("hint: pass the `session` argument")
     assert value == "8421"  # the server carries on
+
+
+def test_a_mebibyte_search_query_is_an_error_result_and_the_server_carries_on(daemon: Spawned) -> None:
+    seed(daemon)
+
+    async def scenario() -> tuple[Any, dict[str, Any]]:
+        async with mcp_session() as session:
+            refused = await session.call_tool("search", {"query": "timeout " * (1024 * 1024 // 8)})
+            found = structured(await session.call_tool("search", {"query": "timeout"}))
+            return refused, found
+
+    refused, found = anyio.run(scenario)
+    assert refused.is_error and "characters long; at most 4,096 are read" in text_of(refused)
+    assert len(found["hits"]) == 2
