@@ -31,13 +31,13 @@ def literal_query(text: str) -> str:
     words = sum(len(tokens(term)) for term in terms)
     if words > MAX_QUERY_WORDS:
         raise too_many_words(words)
-    kept = list(dict.fromkeys(" ".join(tokens(term)) for term in terms))
-    if kept == [""]:
+    kept = list(dict.fromkeys(term for term in terms if tokens(term)))
+    if not kept:
         raise UsageError(
             f"nothing to search for in {text!r}: only letters and digits are indexed",
             "give a word, a name or a path, e.g. `toka search tmux-waiting.sh`",
         )
-    return " ".join(f'"{term}"' for term in kept if term)
+    return " ".join('"' + term.replace('"', '""') + '"' for term in kept)
 
 
 # --- The query language, as the memory and PostgreSQL backends read it -----------------------
@@ -55,10 +55,13 @@ _LEX = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Phrase:
-    """Words that must stand next to each other, in order; the last one a prefix when ``prefix``."""
+    """Words that must stand next to each other, in order; the last one a prefix when ``prefix``.
+    ``text``: the phrase as written, which FTS5 cuts into words itself (its tokenizer and
+    store/search.py's ``tokens`` differ on a few characters, such as combining accents)."""
 
     words: tuple[str, ...]
     prefix: bool
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,8 @@ class _Parser:
         if kind == "star":
             raise _malformed(self.query, "a * must follow a word: it makes the word a prefix (`migrat*`)")
         if kind == "quoted":
-            words = tuple(tokens(value[1:-1].replace('""', '"')))
+            value = value[1:-1].replace('""', '"')
+            words = tuple(tokens(value))
         elif kind == "word":
             if ":" in value or value.startswith("^") or not re.fullmatch(r"[\w\x80-\U0010ffff]+", value):
                 raise _malformed(self.query, f"{value!r} is not a plain word")
@@ -183,7 +187,7 @@ class _Parser:
         self.words += len(words)
         if self.words > MAX_QUERY_WORDS:
             raise too_many_words(sum(len(tokens(value)) for kind, value in self.items if kind in ("word", "quoted")))
-        return Phrase(words, prefix)
+        return Phrase(words, prefix, value)
 
     def near(self) -> Near:
         self.at += 1  # the "("
@@ -245,7 +249,7 @@ def simplified(node: Any) -> Any:
 
 
 def _fts5_phrase(phrase: Phrase) -> str:
-    return '"' + " ".join(phrase.words) + '"' + ("*" if phrase.prefix else "")
+    return '"' + phrase.text.replace('"', '""') + '"' + ("*" if phrase.prefix else "")
 
 
 def fts5_query(node: Query) -> str:
