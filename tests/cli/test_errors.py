@@ -45,10 +45,10 @@ def test_verify_names_an_event_whose_payload_was_changed(example: str) -> None:
     assert result.returncode == 5
     first = result.stdout.splitlines()[0]
     assert first == (
-        f"FAILED: 1 problems; first at seq 5 (event {FIFTH['id'][:12]}, session {example}): digest:"
+        f"FAILED: 1 problem; first at seq 5 (event {FIFTH['id'][:12]}, session {example}): digest:"
         " payload bytes do not hash to the recorded digest"
     )
-    assert result.stderr.startswith("error: the log does not match its hashes: 1 problems, the first at seq 5\n")
+    assert result.stderr.startswith("error: the log does not match its hashes: 1 problem, the first at seq 5\n")
     report = json.loads(invoke("verify", "--json").stdout)
     # The tree holds ids, and the id did not change: the signed heads still match; the chain
     # check is what names a changed payload.

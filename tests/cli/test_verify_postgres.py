@@ -159,4 +159,4 @@ def test_verify_says_when_the_record_of_the_logs_end_is_gone(
     result = invoke("verify")
 
     assert result.exit_code == 5
-    assert "error: the log lost the record of its end: 1 problems, the first in the database file" in result.stderr
+    assert "error: the log lost the record of its end: 1 problem, the first in the database file" in result.stderr

@@ -168,7 +168,7 @@ def verify(
         first = report["problems"][0]
         found, recover = _found(report)
         raise IntegrityError(
-            f"the log {found}: {report['problem_count']} problems, the first {_where(first)}",
+            f"the log {found}: {_problems(report['problem_count'])}, the first {_where(first)}",
             "`toka verify --json` lists every problem"
             + ("; `toka admin recover` saves what can be read" if recover else ""),
         )
@@ -190,6 +190,10 @@ def _found(report: VerifyReport) -> tuple[str, bool]:
     if database is None and what in ("missing", "replaced", "database"):  # PostgreSQL's dense seqs and their end
         return ("lost the record of its end" if what == "database" else "lost events"), False
     return "does not match its signed heads", False
+
+
+def _problems(count: int) -> str:
+    return "1 problem" if count == 1 else f"{count} problems"
 
 
 def _where(problem: VerifyProblem) -> str:
@@ -224,7 +228,7 @@ def _verified(report: VerifyReport) -> None:
         event = f" (event {first['id'][:12]}, session {first['session']})" if first["id"] and first["session"] else ""
         found = first["detail"] if first["seq"] == 0 else f"{first['what']}: {first['detail']}"
         console().print(
-            f"FAILED: {report['problem_count']} problems; first {_where(first)}{event}: {found}", highlight=False
+            f"FAILED: {_problems(report['problem_count'])}; first {_where(first)}{event}: {found}", highlight=False
         )
         for refused in (p for p in report["problems"] if p["what"] == "refused"):
             console().print(refused["detail"], highlight=False)
