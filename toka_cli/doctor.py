@@ -26,9 +26,9 @@ from daemon.paths import Paths
 from store.errors import ConfigError, TokaError, UnsafePath
 from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
 from toka_cli.doctor_export import export_check
-from toka_cli.doctor_heads import heads_check
 from toka_cli.doctor_integrations import integration_checks
 from toka_cli.doctor_postgres import postgres_checks
+from toka_cli.doctor_status import status_checks
 
 if TYPE_CHECKING:
     from daemon.client.results import DatabaseHealth, PostgresHealth
@@ -55,7 +55,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
         export_check(paths),
-        heads_check(paths),
+        *status_checks(paths),
     ]
     return checks
 

@@ -36,6 +36,7 @@ NAMES = [
     "daemon_clock",
     "export",
     "heads",
+    "tables",
 ]
 
 

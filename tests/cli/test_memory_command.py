@@ -64,3 +64,18 @@ def test_status_reports_an_event_the_context_store_could_not_apply() -> None:
     assert (status["recent"][0]["seq"], status["recent"][0]["projection"]) == (seq, "memory")
     shown = invoke("status").stdout
     assert f"1 event not applied, the last seq {seq} (memory.set)" in shown
+
+
+def test_doctor_warns_of_an_event_the_tables_skipped_and_the_daemon_keeps_serving() -> None:
+    checks = {c["name"]: c for c in invoke_json("doctor")["checks"]}
+    assert checks["tables"]["status"] == "ok"
+    payload = '{"scope": "global", "key": "far", "value": 1, "version": 1, "ttl": 1e12, "pinned": false}'
+    seq = invoke_json("record", "toka.memory", "memory.set", payload)["events"][0]["seq"]
+    doctor = invoke_json("doctor")  # a warning is not a problem: the exit code stays 0
+    tables = next(c for c in doctor["checks"] if c["name"] == "tables")
+    assert doctor["ok"] is True and tables["status"] == "warning", tables
+    assert (
+        tables["detail"].startswith("1 event could not be applied")
+        and f"seq {seq} (memory.set, memory)" in tables["detail"]
+    )
+    assert tables["fix"].startswith("toka status --json")

@@ -1,0 +1,77 @@
+"""`toka doctor`'s look at what the running daemon reports of itself in `status`: whether it signs
+the log (docs/tamper-evidence.md) and what of the heads file it did not trust, and the events its
+tables could not apply and skipped (docs/json.md, `projections`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from daemon.client.doctor import CLOCK_TIMEOUT_S
+from daemon.client.sync import Client
+from daemon.paths import Paths
+from store.errors import TokaError
+from toka_cli.doctor_check import Check
+
+if TYPE_CHECKING:
+    from daemon.client.results import Status
+
+
+def status_checks(paths: Paths) -> list[Check]:
+    """The heads check and the tables check, from one `status` call."""
+    if not paths.socket.exists():
+        return [
+            Check("heads", "ok", "the daemon is not running; it checks its heads when it starts"),
+            Check("tables", "ok", "the daemon is not running; it applies the log to its tables when it starts"),
+        ]
+    try:
+        with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
+            status = cast("Status", client.call("status"))
+    except TokaError as exc:
+        return [Check("heads", "ok", f"not asked: {exc.message}"), Check("tables", "ok", f"not asked: {exc.message}")]
+    return [_heads(status), _tables(status)]
+
+
+def _heads(status: Status) -> Check:
+    heads = status.get("heads")
+    if heads is None:
+        return Check("heads", "ok", "no heads are signed (store.signed_heads is off, or the log is in memory)")
+    if heads.get("refused"):
+        return Check(
+            "heads",
+            "problem",
+            f"the daemon refuses to sign the log: {heads['refused']}",
+            "toka verify; once you know why, toka heads --reset --yes",
+        )
+    if heads.get("untrusted"):
+        return Check(
+            "heads",
+            "problem",
+            f"{heads['untrusted']} lines at the end of {heads['file']} are not heads signed by this key",
+            "toka verify names them; move the heads file aside only once you know who wrote them",
+        )
+    signed = "none yet" if heads["size"] is None else f"the latest covers {heads['size']} events"
+    return Check("heads", "ok", f"signing: {signed}")
+
+
+def _tables(status: Status) -> Check:
+    """An event a table could not apply is skipped, never fatal: the daemon goes on, but what the
+    table answers lacks that event, so it is a warning to look at, not a failure."""
+    projections = status.get("projections") or {"skipped": 0, "recent": []}
+    if not projections["skipped"]:
+        return Check("tables", "ok", "every event since the daemon started was applied to its tables")
+    last = projections["recent"][-1] if projections["recent"] else None
+    latest = (
+        ""
+        if last is None
+        else f"; the latest: seq {last['seq']} ({last['kind']}, {last['projection']}): {last['reason']}"
+    )
+    return Check(
+        "tables",
+        "warning",
+        f"{_events(projections['skipped'])} not be applied to the daemon's tables, and skipped{latest}",
+        "toka status --json lists the last ten; toka events SESSION shows them in the log",
+    )
+
+
+def _events(count: int) -> str:
+    return "1 event could" if count == 1 else f"{count} events could"
