@@ -64,3 +64,24 @@ def test_no_notify_leaves_it_out(config: Path) -> None:
     result = report(integrate("codex", "--no-notify"))
     assert result["notify"] is None
     assert "notify" not in tomllib.loads(config.read_text())
+
+
+def test_without_tomlkit_integrate_codex_is_one_line_naming_the_install(config: Path) -> None:
+    import subprocess
+    import sys
+
+    before = config.read_text()
+    code = (
+        "import sys\n"
+        "sys.modules['tomlkit'] = None  # as if it had been removed after the install\n"
+        "sys.argv = ['toka', 'integrate', 'codex']\n"
+        "from toka_cli.main import main\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        "error: `toka integrate codex` needs tomlkit, which is not installed; nothing was changed",
+        "hint: pip install 'tomlkit>=0.12' (toka depends on it; reinstalling toka brings it back too)",
+    ]
+    assert config.read_text() == before

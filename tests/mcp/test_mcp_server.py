@@ -269,7 +269,7 @@ def test_the_server_exits_cleanly_when_stdin_closes(daemon: Spawned) -> None:
     assert process.stderr is not None and b"Traceback" not in process.stderr.read()
 
 
-def test_without_the_sdk_the_command_names_the_extra_to_install() -> None:
+def test_without_the_sdk_the_command_names_the_package_to_install() -> None:
     code = (
         "import sys\n"
         "sys.modules['mcp'] = None  # as if the SDK were not installed\n"
@@ -280,8 +280,8 @@ def test_without_the_sdk_the_command_names_the_extra_to_install() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "error: `toka mcp` needs the MCP SDK, which is not installed",
-        "hint: pip install 'toka[mcp]'",
+        "error: `toka mcp` needs the MCP SDK (the mcp package), which is not installed",
+        "hint: pip install 'mcp>=2.3,<3' (toka depends on it; reinstalling toka brings it back too)",
     ]
 
 

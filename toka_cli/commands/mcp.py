@@ -28,8 +28,13 @@ def mcp(
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] not in ("mcp", "mcp_types", "pydantic", "anyio"):
             raise
-        raise ConfigError("`toka mcp` needs the MCP SDK, which is not installed", "pip install 'toka[mcp]'") from None
+        raise ConfigError(MISSING_SDK, REINSTALL_SDK) from None
     run(session)
+
+
+# The SDK is one of toka's dependencies: missing, it was removed after toka was installed.
+MISSING_SDK = "`toka mcp` needs the MCP SDK (the mcp package), which is not installed"
+REINSTALL_SDK = "pip install 'mcp>=2.3,<3' (toka depends on it; reinstalling toka brings it back too)"
 
 
 def register(app: typer.Typer) -> None:

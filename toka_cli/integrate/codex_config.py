@@ -76,8 +76,16 @@ def plan_codex(
 ) -> CodexChange:
     """What installing (or uninstalling) the MCP server, the notify program and (given the
     receiver's base URL and token, ``otel``) the telemetry exporter changes in ``path``, written nowhere yet."""
-    import tomlkit  # only `toka integrate codex` pays for it
-    from tomlkit.exceptions import TOMLKitError
+    try:
+        import tomlkit  # only `toka integrate codex` pays for it
+        from tomlkit.exceptions import TOMLKitError
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "tomlkit":
+            raise
+        raise ConfigError(
+            "`toka integrate codex` needs tomlkit, which is not installed; nothing was changed",
+            "pip install 'tomlkit>=0.12' (toka depends on it; reinstalling toka brings it back too)",
+        ) from None
 
     before = read_text(path)
     try:
