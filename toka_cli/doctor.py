@@ -55,7 +55,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
         export_check(paths),
-        *status_checks(paths),
+        *status_checks(paths, settings.otel.listen if settings is not None else ""),
     ]
     return checks
 

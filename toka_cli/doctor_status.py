@@ -1,6 +1,7 @@
 """`toka doctor`'s look at what the running daemon reports of itself in `status`: whether it signs
-the log (docs/tamper-evidence.md) and what of the heads file it did not trust, and the events its
-tables could not apply and skipped (docs/json.md, `projections`)."""
+the log (docs/tamper-evidence.md) and what of the heads file it did not trust, the events its
+tables could not apply and skipped (docs/json.md, `projections`), and whether it serves the
+OpenTelemetry receiver the config asks for (docs/otel.md)."""
 
 from __future__ import annotations
 
@@ -16,19 +17,48 @@ if TYPE_CHECKING:
     from daemon.client.results import Status
 
 
-def status_checks(paths: Paths) -> list[Check]:
-    """The heads check and the tables check, from one `status` call."""
+def status_checks(paths: Paths, listen: str) -> list[Check]:
+    """The heads, tables and otel checks, from one `status` call. ``listen``: the config's
+    otel.listen ("" when unset)."""
     if not paths.socket.exists():
         return [
             Check("heads", "ok", "the daemon is not running; it checks its heads when it starts"),
             Check("tables", "ok", "the daemon is not running; it applies the log to its tables when it starts"),
+            _otel_unasked(listen, "the daemon is not running; it serves it when it starts"),
         ]
     try:
         with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
             status = cast("Status", client.call("status"))
     except TokaError as exc:
-        return [Check("heads", "ok", f"not asked: {exc.message}"), Check("tables", "ok", f"not asked: {exc.message}")]
-    return [_heads(status), _tables(status)]
+        unasked = f"not asked: {exc.message}"
+        return [Check("heads", "ok", unasked), Check("tables", "ok", unasked), _otel_unasked(listen, unasked)]
+    return [_heads(status), _tables(status), _otel(status, listen)]
+
+
+def _otel_unasked(listen: str, why: str) -> Check:
+    if not listen:
+        return Check("otel", "ok", OTEL_OFF)
+    return Check("otel", "ok", f"otel.listen is {listen}; {why}")
+
+
+OTEL_OFF = "the OpenTelemetry receiver is off (otel.listen is not set)"
+RESTART = "toka daemon restart"
+
+
+def _otel(status: Status, listen: str) -> Check:
+    """A receiver the config asks for must be served: an agent pointed at it loses what it sends."""
+    otel = status.get("otel")
+    if not listen:
+        if otel is not None and otel.get("listen"):
+            served = f"the daemon serves {otel['listen']}, which otel.listen no longer sets"
+            return Check("otel", "warning", served, RESTART)
+        return Check("otel", "ok", OTEL_OFF)
+    if otel is None:
+        return Check("otel", "problem", f"otel.listen is {listen}, but the running daemon started without it", RESTART)
+    if otel.get("error"):
+        return Check("otel", "problem", f"otel.listen is {listen}, but it is not served: {otel['error']}", RESTART)
+    received = f"{otel.get('requests', 0)} requests, {otel.get('refused', 0)} refused"
+    return Check("otel", "ok", f"the OpenTelemetry receiver serves {otel['listen']} ({received})")
 
 
 def _heads(status: Status) -> Check:

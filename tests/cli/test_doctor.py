@@ -36,6 +36,7 @@ NAMES = [
     "export",
     "heads",
     "tables",
+    "otel",
 ]
 
 
@@ -238,7 +239,7 @@ def test_doctor_exits_1_with_an_error_naming_the_failed_checks(toka_home: Path) 
     write_config(toka_home, "[store\n")
     result = run_doctor()
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: 1 of 16 checks found a problem (config)\n")
+    assert result.stderr.startswith("error: 1 of 17 checks found a problem (config)\n")
 
 
 def test_the_database_size_counts_the_wal_as_stats_does(daemon: Spawned) -> None:
@@ -249,3 +250,28 @@ def test_the_database_size_counts_the_wal_as_stats_does(daemon: Spawned) -> None
     wal = daemon.paths.database.with_name(daemon.paths.database.name + "-wal")
     assert wal.stat().st_size > 0  # the daemon runs: the example's events are in the WAL
     assert health["size_bytes"] == stats["disk_bytes"] > daemon.paths.database.stat().st_size
+
+
+def test_doctor_reports_an_otel_listen_that_the_daemon_does_not_serve() -> None:
+    import socket
+
+    from cli_support import invoke_json
+
+    invoke_json("status")  # the daemon starts without otel.listen
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        assert invoke("config", "set", "otel.listen", f"127.0.0.1:{port}").exit_code == 0
+        otel = checks_of(run_doctor("--json"))["otel"]
+        assert otel["status"] == "problem" and "the running daemon started without it" in otel["detail"], otel
+        assert otel["fix"] == "toka daemon restart"
+        assert invoke("daemon", "restart").exit_code == 0  # now it tries the port, which is taken
+        otel = checks_of(run_doctor("--json"))["otel"]
+        assert otel["status"] == "problem" and f"cannot listen on 127.0.0.1:{port}" in otel["detail"], otel
+    finally:
+        taken.close()
+    assert invoke("daemon", "restart").exit_code == 0  # the port is free now
+    otel = checks_of(run_doctor("--json"))["otel"]
+    assert otel["status"] == "ok" and otel["detail"].startswith(f"the OpenTelemetry receiver serves 127.0.0.1:{port}")

@@ -37,6 +37,7 @@ NAMES = [
     "export",
     "heads",
     "tables",
+    "otel",
 ]
 
 
