@@ -161,7 +161,7 @@ def _mcp(cwd: Path) -> Check:
         return Check("mcp", "problem", exc.message, exc.hint)
     if not entries:
         return Check("mcp", "ok", "toka's MCP server not installed (optional)", "toka integrate claude-code")
-    answered: dict[tuple[str, ...], str | None] = {}
+    answered: dict[tuple[str, ...], tuple[str, str | None] | None] = {}
     found = []
     for path, fix, entry in entries:
         argv = (entry["command"], *map(str, entry.get("args") or []))
@@ -171,8 +171,9 @@ def _mcp(cwd: Path) -> Check:
                 continue
         if argv not in answered:
             answered[argv] = _initialize(argv, entry.get("env"))
-        if (reason := answered[argv]) is not None:
-            found.append(("problem", f"{path}: `{shlex.join(argv)}` {reason}", fix))
+        if (failed := answered[argv]) is not None:
+            reason, hint = failed
+            found.append(("problem", f"{path}: `{shlex.join(argv)}` {reason}", hint or fix))
     status, details = _worst((s, d) for s, d, _ in found)
     if status != "ok":
         fix = next(f for s, _, f in found if s == status)
@@ -181,8 +182,23 @@ def _mcp(cwd: Path) -> Check:
     return Check("mcp", "ok", f"toka's MCP server answers, installed in {where}")
 
 
-def _initialize(argv: tuple[str, ...], env: Any) -> str | None:
-    """Start the server as an agent would and send ``initialize``; why it failed, or None."""
+def _initialize(argv: tuple[str, ...], env: Any) -> tuple[str, str | None] | None:
+    """Start the server as an agent would and send ``initialize``; None, or why it failed and, when
+    the server said how to fix it (toka's ``hint:`` line, such as a package to install), that fix."""
+    reason = _answer_to_initialize(argv, env)
+    return None if reason is None else _with_hint(reason)
+
+
+def _with_hint(reason: str) -> tuple[str, str | None]:
+    said, sep, hint = reason.partition(HINT_MARK)
+    return (said, hint.strip()) if sep else (reason, None)
+
+
+# Between the server's last error line and its hint, as _exited joins them.
+HINT_MARK = "\x00hint: "
+
+
+def _answer_to_initialize(argv: tuple[str, ...], env: Any) -> str | None:
     environment = os.environ | ({str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {})
     try:
         server = subprocess.Popen(
@@ -228,6 +244,8 @@ def _exited(server: subprocess.Popen[bytes]) -> str:
     except subprocess.TimeoutExpired:
         return "closed its output without answering `initialize`"
     said = server.stderr.read().decode(errors="replace").strip().splitlines()  # it exited: read to the end
+    if len(said) >= 2 and said[-1].startswith("hint: ") and said[-2].startswith("error: "):
+        return f"exited with {code}: {said[-2]}{HINT_MARK}{said[-1].removeprefix('hint: ')}"
     return f"exited with {code}" + (f": {said[-1]}" if said else "")
 
 

@@ -158,3 +158,25 @@ def test_an_mcp_server_that_closes_its_output_is_a_problem(
     monkeypatch.setattr(doctor_integrations, "EXIT_TIMEOUT_S", 0.2)
     found = check("mcp")
     assert found["status"] == "problem" and "closed its output without answering `initialize`" in found["detail"]
+
+
+def test_an_mcp_server_that_exits_with_a_hint_gives_it_as_the_fix(home: Path) -> None:
+    """A real `toka mcp` whose SDK is missing says which package to install: that is the fix."""
+    launcher = home / "without-sdk" / "toka"
+    launcher.parent.mkdir()
+    launcher.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "sys.modules['mcp'] = None  # as if the SDK had been removed after the install\n"
+        "sys.argv = ['toka', 'mcp']\n"
+        "from toka_cli.main import main\n"
+        "main()\n"
+    )
+    launcher.chmod(0o755)
+    entry = {"type": "stdio", "command": str(launcher), "args": ["mcp"]}
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"toka": entry}}))
+    found = checks_of(run_doctor("--json"))["mcp"]
+    assert found["status"] == "problem"
+    assert "exited with 2: error: `toka mcp` needs the MCP SDK (the mcp package)" in found["detail"], found
+    assert "hint" not in found["detail"]
+    assert found["fix"] == "pip install 'mcp>=2.3,<3' (toka depends on it; reinstalling toka brings it back too)"
