@@ -284,7 +284,8 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     async def sessions(self) -> list[SessionInfo]:
-        """Every session, the one last active first: by its latest event's time, then seq."""
+        """Every session, the one last active first: by ``last_ts``, the time of its latest event
+        of the agent's own activity (store/kinds.py), then seq."""
 
     async def totals(self) -> tuple[int, int]:
         """How many events and sessions the log holds (a backend may count them cheaper)."""

@@ -24,6 +24,7 @@ from store.base import (
 from store.chain import ChainVerifier, StoredRow
 from store.errors import NotFound
 from store.events import Event, NewEvent
+from store.kinds import is_activity
 from store.query import matches
 from store.sealer import Sealer
 from store.search import SearchHit, SearchQuery, indexed_text, tokens
@@ -82,7 +83,7 @@ class EphemeralStore(EventStore):
             events=info.events + 1,
             last_seq=event.seq,
             first_ts=min(info.first_ts, event.ts),
-            last_ts=max(info.last_ts, event.ts),
+            last_ts=max(info.last_ts, event.ts) if is_activity(event.kind) else info.last_ts,
             head=event.id,
             agents=agents,
             kinds=kinds,

@@ -30,3 +30,39 @@ def kind_taken(kind: str, patterns: tuple[str, ...]) -> bool:
         return True
     wanted, left_out = split_kinds(patterns)
     return (not wanted or kind_matches(kind, wanted)) and not kind_matches(kind, left_out)
+
+
+# The kinds toka itself (or a person through toka) appends to a session: handoffs, notes,
+# compressions, lifecycle changes, alerts, retention checkpoints, the memory pool's records and
+# the agents it spawns. None of them is the agent at work, so none makes a session look active:
+# a session's last-active time (``SessionInfo.last_ts``, by which sessions are listed) is the time
+# of its latest event of any other kind, what importers, hooks and the OTLP receiver record from
+# the agent; a session with none keeps the time of its first event.
+TOKA_KINDS = (
+    "handoff",
+    "note.*",
+    "compression",
+    "lifecycle",
+    "alert",
+    "checkpoint",
+    "memory.*",
+    "pool.*",
+    "agent.spawn",
+)
+
+
+def is_activity(kind: str) -> bool:
+    """Whether an event of ``kind`` is the agent's own activity (not one of ``TOKA_KINDS``)."""
+    return not kind_matches(kind, TOKA_KINDS)
+
+
+def activity_sql(column: str = "kind") -> str:
+    """``is_activity`` as an SQL condition on ``column``, the same in SQLite and PostgreSQL."""
+    terms = []
+    for pattern in TOKA_KINDS:
+        if pattern.endswith(".*"):
+            family = pattern[:-2]
+            terms.append(f"{column} = '{family}' OR substr({column}, 1, {len(family) + 1}) = '{family}.'")
+        else:
+            terms.append(f"{column} = '{pattern}'")
+    return "NOT (" + " OR ".join(terms) + ")"

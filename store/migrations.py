@@ -225,6 +225,13 @@ def m011_search_merges(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO search_index (search_index, rank) VALUES ('automerge', 16)")
 
 
+def m012_last_active(db: sqlite3.Connection) -> None:
+    # A session's last_ts is its last active time: the time of its latest event of the agent's
+    # own activity, not of the handoffs, notes and other records toka appends (store/kinds.py).
+    # Nothing changes shape: the rebuild an upgrade ends with (see migrate) recomputes it.
+    del db
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -237,6 +244,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m009_cursors,
     m010_usage_claims_by_size,
     m011_search_merges,
+    m012_last_active,
 ]
 
 

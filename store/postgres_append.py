@@ -164,14 +164,24 @@ async def _project(conn: AsyncConnection, events: list[Event]) -> None:
     """Fold the batch into the session tables: one statement per table, a row per session,
     agent and kind (each session, agent and kind appears once in a fold, as an upsert needs)."""
     folded = fold(events)
+    # A new row's last active time is its activity's, or its first event's (store/projection.py);
+    # an existing row's moves only with activity, in the UPDATE after.
     await conn.execute(
-        "INSERT INTO sessions AS s SELECT * FROM unnest(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[],"
-        " %b::bigint[], %b::bigint[], %b::text[]) ON CONFLICT (session) DO UPDATE SET"
+        "INSERT INTO sessions AS s SELECT u.session, u.events, u.first_seq, u.last_seq, u.first_ts,"
+        " coalesce(u.active, u.first_ts), u.head FROM unnest(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[],"
+        " %b::bigint[], %b::bigint[], %b::text[]) AS u (session, events, first_seq, last_seq, first_ts, active, head)"
+        " ON CONFLICT (session) DO UPDATE SET"
         " events = s.events + excluded.events, last_seq = excluded.last_seq,"
-        " first_ts = least(s.first_ts, excluded.first_ts), last_ts = greatest(s.last_ts, excluded.last_ts),"
-        " head = excluded.head",
+        " first_ts = least(s.first_ts, excluded.first_ts), head = excluded.head",
         _columns([tuple(row) for row in folded.sessions]),
     )
+    active = [(row[0], row[5]) for row in folded.sessions if row[5] is not None]
+    if active:
+        await conn.execute(
+            "UPDATE sessions s SET last_ts = greatest(s.last_ts, u.active)"
+            " FROM unnest(%b::text[], %b::bigint[]) AS u (session, active) WHERE s.session = u.session",
+            _columns(active),
+        )
     for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
         if counts:
             await conn.execute(

@@ -18,7 +18,7 @@ from store.errors import StoreError
 from store.events import Event
 from store.postgres_search import index_rows
 from store.postgres_usage import project_usage
-from store.projection import AGREEMENT_SQL, disagreement, session_infos
+from store.projection import AGREEMENT_SQL, SESSIONS_SQL, disagreement, session_infos
 from store.query import dialect
 from store.rows import SELECT, event_of, hex_range, one_event, one_payload
 
@@ -50,7 +50,7 @@ async def get_payload(conn: AsyncConnection, digest: str) -> tuple[str, dict[str
 
 
 async def read_sessions(conn: AsyncConnection, name: str | None) -> list[SessionInfo]:
-    """Every session, the one last active first (by its latest event's time); or the one ``name``
+    """Every session, the one last active first (store/kinds.py says what counts); or the one ``name``
     names or is a unique prefix of."""
     if name is None:
         rows = await fetch_rows(conn, "SELECT * FROM sessions ORDER BY last_ts DESC, last_seq DESC", ())
@@ -95,12 +95,7 @@ async def rebuild_projections(conn: AsyncConnection) -> int:
         await conn.execute(HOLD_APPENDS)
         for table in ("sessions", "session_agents", "session_kinds"):
             await conn.execute(f"DELETE FROM {table}")
-        await conn.execute(
-            """INSERT INTO sessions
-               SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
-                      (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
-               FROM events e GROUP BY session"""
-        )
+        await conn.execute("INSERT INTO sessions " + SESSIONS_SQL.format(where=""))
         await conn.execute(
             "INSERT INTO session_agents SELECT session, agent, count(*) FROM events"
             " WHERE agent IS NOT NULL GROUP BY session, agent"

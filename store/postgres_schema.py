@@ -186,6 +186,12 @@ STEPS: list[Step] = [
             END $$""",
         ),
     ),
+    (
+        # A session's last_ts is its last active time, as SQLite's m012: recomputed by the rebuild
+        # an upgrade ends with.
+        "p010_last_active",
+        (),
+    ),
 ]
 
 MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (

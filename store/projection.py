@@ -11,11 +11,15 @@ from typing import Any
 
 from store.base import SessionInfo
 from store.events import Event
+from store.kinds import activity_sql, is_activity
 
 
 @dataclass(frozen=True, slots=True)
 class Folded:
-    sessions: list[list[Any]]  # [session, events, first_seq, last_seq, first_ts, last_ts, head]
+    # [session, events, first_seq, last_seq, first_ts, last active ts or None, head]: the last
+    # active time is the batch's latest event of the agent's own activity (store/kinds.py), None
+    # when the batch holds none; an upsert then keeps the row's time (a new row takes first_ts)
+    sessions: list[list[Any]]
     agents: list[tuple[str, str, int]]  # (session, agent, events)
     kinds: list[tuple[str, str, int]]  # (session, kind, events)
 
@@ -27,13 +31,14 @@ def fold(events: list[Event]) -> Folded:
     for e in events:
         row = sessions.get(e.session)
         if row is None:
-            sessions[e.session] = [e.session, 1, e.seq, e.seq, e.ts, e.ts, e.id]
+            sessions[e.session] = row = [e.session, 1, e.seq, e.seq, e.ts, None, e.id]
         else:
             row[1] += 1
             row[3] = e.seq
             row[4] = min(row[4], e.ts)
-            row[5] = max(row[5], e.ts)
             row[6] = e.id
+        if is_activity(e.kind):
+            row[5] = e.ts if row[5] is None else max(row[5], e.ts)
         if e.agent is not None:
             agents[(e.session, e.agent)] += 1
         kinds[(e.session, e.kind)] += 1
@@ -62,6 +67,15 @@ def session_infos(
         )
         for row in rows
     ]
+
+
+# The sessions row of each session, from the log (both SQL backends refill the table with it): its
+# last active time is that of its latest event of the agent's own activity, or, with none, of its
+# first event (store/kinds.py says why).
+SESSIONS_SQL = f"""SELECT session, count(*), min(seq), max(seq), min(ts),
+       coalesce(max(CASE WHEN {activity_sql()} THEN ts END), min(ts)),
+       (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
+FROM events e{{where}} GROUP BY session"""
 
 
 # What opening a store compares, in one statement both SQL backends run: the log's last event

@@ -20,7 +20,7 @@ from dataclasses import astuple
 
 from store.base import SessionInfo, resolve_prefix
 from store.events import Event
-from store.projection import fold, session_infos
+from store.projection import SESSIONS_SQL, fold, session_infos
 from store.query import bucket_where
 from store.rows import JSON_LIST, decode_blob, transaction
 from store.usage import DAY_US, UsageEvent, UsageRow, claimed_names, counted_rows, fold_usage
@@ -33,10 +33,10 @@ def project_batch(db: sqlite3.Connection, events: list[Event]) -> None:
     """Fold one batch into the session tables: one upsert per session, agent and kind."""
     folded = fold(events)
     db.executemany(
-        """INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET
-            events = events + excluded.events, last_seq = excluded.last_seq,
-            first_ts = min(first_ts, excluded.first_ts), last_ts = max(last_ts, excluded.last_ts),
-            head = excluded.head""",
+        """INSERT INTO sessions VALUES (?1, ?2, ?3, ?4, ?5, coalesce(?6, ?5), ?7) ON CONFLICT (session)
+            DO UPDATE SET events = events + excluded.events, last_seq = excluded.last_seq,
+            first_ts = min(first_ts, excluded.first_ts),
+            last_ts = CASE WHEN ?6 IS NULL THEN last_ts ELSE max(last_ts, ?6) END, head = excluded.head""",
         folded.sessions,
     )
     for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
@@ -146,13 +146,7 @@ def project_sessions(db: sqlite3.Connection, session: str | None = None) -> None
     where, params = ("", ()) if session is None else (" WHERE session = ?", (session,))
     for table in ("sessions", "session_agents", "session_kinds"):
         db.execute(f"DELETE FROM {table}" + where, params)
-    db.execute(
-        f"""INSERT INTO sessions
-           SELECT session, count(*), min(seq), max(seq), min(ts), max(ts),
-                  (SELECT id FROM events l WHERE l.session = e.session ORDER BY seq DESC LIMIT 1)
-           FROM events e{where} GROUP BY session""",
-        params,
-    )
+    db.execute("INSERT INTO sessions " + SESSIONS_SQL.format(where=where), params)
     agents = " AND agent IS NOT NULL" if where else " WHERE agent IS NOT NULL"
     db.execute(
         f"INSERT INTO session_agents SELECT session, agent, count(*) FROM events{where}{agents}"
@@ -174,7 +168,7 @@ def rebuild_projections(db: sqlite3.Connection) -> int:
 
 
 def read_sessions(db: sqlite3.Connection, name: str | None) -> list[SessionInfo]:
-    """Every session, the one last active first (by its latest event's time); or the one that
+    """Every session, the one last active first (store/kinds.py says what counts); or the one that
     ``name`` names, or is a unique prefix of."""
     if name is None:
         rows = db.execute("SELECT * FROM sessions ORDER BY last_ts DESC, last_seq DESC").fetchall()

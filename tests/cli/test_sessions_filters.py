@@ -112,3 +112,21 @@ def test_a_session_known_from_its_hooks_alone_has_its_project_and_source() -> No
         s["session"]: (s["source"], s["project"]) for s in json.loads(invoke("sessions", "--json").stdout)["sessions"]
     }
     assert found == {"live": ("claude-code", "/w/app"), "turns": ("codex", "/w/x")}
+
+
+def test_a_handoff_or_a_note_today_leaves_an_old_session_in_its_place() -> None:
+    seed()
+    before = json.loads(invoke("sessions", "--json").stdout)["sessions"]
+    assert [s["session"] for s in before] == ["x-app", "c-lib", "c-app"]
+
+    noted = invoke("note", "c-app", "decision", "keep the old parser")
+    assert noted.exit_code == 0, noted.stderr
+    handed = invoke("handoff", "create", "c-app", "--json")
+    assert handed.exit_code == 0, handed.stderr
+
+    after = json.loads(invoke("sessions", "--json").stdout)["sessions"]
+    assert [s["session"] for s in after] == ["x-app", "c-lib", "c-app"]
+    old = next(s for s in after if s["session"] == "c-app")
+    assert old["last_ts"] == "2026-02-10T11:00:00.000000Z"
+    assert old["events"] > 2  # the note and the handoff are in it, they just are not its activity
+    assert listed("--since", "2026-02-11T00:00:00Z") == ["c-lib", "x-app"]

@@ -209,6 +209,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m009_cursors",
         "m010_usage_claims_by_size",
         "m011_search_merges",
+        "m012_last_active",
     ]
 
 
@@ -323,6 +324,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m009_cursors",
         "m010_usage_claims_by_size",
         "m011_search_merges",
+        "m012_last_active",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs

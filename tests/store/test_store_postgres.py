@@ -470,9 +470,12 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
     await store.append([NewEvent("s", "usage", usage, "main"), NewEvent("s", "usage", usage, "main")])
     await store.close()
-    async with connected(postgres_database) as conn:  # back to the schema before the last two steps
-        assert [name for name, _ in STEPS[-2:]] == ["p008_usage_claims_by_size", "p009_log_end"]
-        await conn.execute("DELETE FROM toka_migrations WHERE name IN ('p008_usage_claims_by_size', 'p009_log_end')")
+    async with connected(postgres_database) as conn:  # back to the schema before the last three steps
+        assert [name for name, _ in STEPS[-3:]] == ["p008_usage_claims_by_size", "p009_log_end", "p010_last_active"]
+        await conn.execute(
+            "DELETE FROM toka_migrations"
+            " WHERE name IN ('p008_usage_claims_by_size', 'p009_log_end', 'p010_last_active')"
+        )
         await conn.execute("DROP TABLE log_end")
 
     killed = subprocess.run(

@@ -14,6 +14,7 @@ import pytest
 from store import migrations, sqlite_connect, sqlite_projections
 from store.base import EventQuery, EventStore, SessionInfo
 from store.events import NewEvent
+from store.kinds import is_activity
 from store.sqlite import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
@@ -78,7 +79,8 @@ async def test_projection_matches_what_the_log_says(store: EventStore) -> None:
             own[0].seq,
             own[-1].seq,
             min(e.ts for e in own),
-            max(e.ts for e in own),
+            # the last active time: of its latest event of the agent's own activity, else its first
+            max((e.ts for e in own if is_activity(e.kind)), default=min(e.ts for e in own)),
             own[-1].id,
             agents,
             kinds,

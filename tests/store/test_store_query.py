@@ -160,7 +160,7 @@ async def test_sessions_report_counts_seqs_times_agents_kinds_and_head(store: Ev
         first_seq=1,
         last_seq=10,
         first_ts=T0,
-        last_ts=T0 + 9 * SECOND,
+        last_ts=T0 + 7 * SECOND,  # last active: its note at 9 s is not the agent's own activity
         head=events[9].id,
         agents={"user": 1, "claude": 5},
         kinds={
@@ -184,7 +184,7 @@ async def test_sessions_report_counts_seqs_times_agents_kinds_and_head(store: Ev
         agents={"user": 1, "codex": 2},
         kinds={"message": 1, "toolbox.open": 1, "tool.call": 1},
     )
-    assert await store.sessions() == [alpha, beta]  # most recently active first
+    assert await store.sessions() == [beta, alpha]  # most recently active first (alpha's note is not)
 
 
 async def test_sessions_follow_appends_across_batches(store: EventStore) -> None:
@@ -198,8 +198,9 @@ async def test_sessions_follow_appends_across_batches(store: EventStore) -> None
     assert (beta.first_ts, beta.last_ts) == (T0, T0 + 8 * SECOND)
     assert beta.agents == {"user": 2, "codex": 2}
     assert beta.kinds["message"] == 2
-    # Sessions are listed by when they were last active, not by when the log last heard of them.
-    assert [s.session for s in await store.sessions()] == ["alpha", "beta"]
+    # Sessions are listed by when they were last active, not by when the log last heard of them:
+    # beta at 8 s, alpha at 7 s (its note at 9 s is toka's, not the agent's).
+    assert [s.session for s in await store.sessions()] == ["beta", "alpha"]
 
 
 async def test_sessions_of_an_empty_store_is_empty(store: EventStore) -> None:
