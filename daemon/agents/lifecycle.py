@@ -53,6 +53,9 @@ PROJECTED = (SPAWN, LIFECYCLE, HANDOFF, SESSION_END)
 # Versions a spawn tries when other daemons keep spawning the one it meant to (each try follows
 # a spawn it had not seen).
 SPAWN_TRIES = 8
+# Hex digits of the digest of trace, type and version that end an agent's name (worker-v1-3fa2):
+# short to read; when two traces' agents would share a name, the later takes twice as many.
+NAME_DIGITS = 4
 # Largest token count one call may report: far above any model's window.
 MAX_TOKENS = 100_000_000
 
@@ -223,9 +226,10 @@ class Lifecycle:
         if auto_compress not in ("off", *COMPRESSION_POLICIES):
             choices = ", ".join(("off", *COMPRESSION_POLICIES))
             raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
+        width = NAME_DIGITS
         for _ in range(SPAWN_TRIES):
             version = self.agents.next_version(trace, agent_type)
-            name = f"{agent_type}-v{version}-{digest(f'{trace}/{agent_type}/{version}'.encode())[:4]}"
+            name = f"{agent_type}-v{version}-{digest(f'{trace}/{agent_type}/{version}'.encode())[:width]}"
             payload = {
                 "agent": name,
                 "type": agent_type,
@@ -254,6 +258,12 @@ class Lifecycle:
                 agent = self.agents.get(session, name)
                 assert agent is not None  # handed over: in the projection
                 return agent
+            held = result.event.payload
+            if (held.get("trace"), held.get("type"), held.get("version")) != (trace, agent_type, version):
+                # Not this agent spawned first by another daemon, but another trace's agent whose
+                # name has the same short digest: this one takes a longer one.
+                width = min(width * 2, 64)
+                continue
             # Another daemon spawned this version first: its spawn is in the projection now.
         raise Busy(f"agents of type {agent_type} in trace {trace} were spawned faster than this one", "spawn it again")
 

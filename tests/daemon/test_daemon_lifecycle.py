@@ -119,3 +119,31 @@ def test_a_restarted_daemon_rebuilds_states_and_figures(spawn: Any) -> None:
     assert after == before
     assert before[spawned] == ("PAUSED", 85.0)
     assert usage_after == usage_before
+
+
+def _traces_whose_agents_share_a_short_name() -> tuple[str, str]:
+    """Two traces whose first `worker` gets the same 4-digit digest, found by search: with 16 bits,
+    a few hundred traces hold such a pair."""
+    from daemon.agents.lifecycle import NAME_DIGITS
+    from store.events import digest
+
+    seen: dict[str, str] = {}
+    for n in range(100_000):
+        trace = f"trace-{n}"
+        short = digest(f"{trace}/worker/1".encode())[:NAME_DIGITS]
+        if short in seen:
+            return seen[short], trace
+        seen[short] = trace
+    raise AssertionError("no two traces share a short name")
+
+
+def test_agents_of_two_traces_whose_short_names_collide_are_both_spawned(spawn: Any) -> None:
+    first_trace, second_trace = _traces_whose_agents_share_a_short_name()
+    daemon = spawn()
+    with daemon.client() as client:
+        first = client.call("agents.spawn", type="worker", trace=first_trace)
+        second = client.call("agents.spawn", type="worker", trace=second_trace)
+        agents = {a["id"]: a for a in client.call("agents.list")["agents"]}
+    assert (first["trace"], second["trace"]) == (first_trace, second_trace), (first, second)
+    assert first["name"] != second["name"] and second["name"].startswith(first["name"]), (first, second)
+    assert {first["id"], second["id"]} <= set(agents)
