@@ -14,10 +14,10 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from daemon import config_values as values
-from daemon.agents.policies import ON_CRITICAL
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.cost.overrides import parse_prices
 from daemon.export.settings import OtlpExportSettings
+from daemon.lifecycle.policies import ON_CRITICAL
 from daemon.otel.settings import OtelSettings
 from daemon.redact import KINDS as REDACT_KINDS
 from daemon.setting import setting as _setting

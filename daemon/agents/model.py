@@ -85,7 +85,7 @@ def fill_state(fill_pct: float, thresholds: Thresholds) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Spawn:
-    """What an agent is spawned with; :meth:`~daemon.agents.lifecycle.Lifecycle.spawn` checks
+    """What an agent is spawned with; :meth:`~daemon.lifecycle.service.Lifecycle.spawn` checks
     it (the values come from a request as sent: their types are checked there too)."""
 
     type: Any

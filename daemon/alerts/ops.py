@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.alerts.service import KIND, SESSION, Alerts, alert_json
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs, Timestamp
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs, Timestamp
 from store.base import EventQuery
 from store.errors import UsageError
 

@@ -25,8 +25,8 @@ from daemon.agents.model import Agent
 from daemon.agents.refs import Refs
 from daemon.compress.service import COMPRESSION, in_context
 from daemon.core import Core
-from daemon.memory.context_store import ContextStore, Entry
 from daemon.memory.pool_service import PoolService
+from daemon.memory.service import Entry, Memory
 from store.errors import NotFound, TokaError, UsageError
 from store.events import Event
 
@@ -100,7 +100,7 @@ class ContextAssembler:
     events (a subagent's are not its parent's). The same log, budget, policy and memory give the
     same context, so an answer is kept in the memory pool for ``CACHE_TTL_S`` and given again."""
 
-    def __init__(self, core: Core, refs: Refs, memory: ContextStore, pool: PoolService) -> None:
+    def __init__(self, core: Core, refs: Refs, memory: Memory, pool: PoolService) -> None:
         self.core = core
         self.refs = refs  # reads the session or agent a request names
         self.memory = memory

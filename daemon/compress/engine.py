@@ -36,8 +36,8 @@ from daemon.compress.quote import BlobCitations, call_id, failed, span
 from daemon.compress.summary import clip_to, extractive_summary
 from daemon.compress.transcript import transcript
 from daemon.handoff import Request
-from daemon.handoff.calls import PATH_FIELDS, TODO_TOOLS
-from daemon.handoff.text import is_request
+from daemon.transcript.calls import PATH_FIELDS, TODO_TOOLS
+from daemon.transcript.text import is_request
 from store.errors import UsageError
 from store.events import Event
 

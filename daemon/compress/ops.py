@@ -7,7 +7,7 @@ from typing import Any
 
 from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compress, Compressor
-from daemon.server.registry import Call, Ops
+from daemon.rpc.registry import Call, Ops
 from store.errors import UsageError
 
 COMPRESS = Ops(Compressor)

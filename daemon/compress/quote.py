@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from daemon.compress.model import ELIDE_BYTES, Elided
-from daemon.handoff.text import text_of
+from daemon.transcript.text import text_of
 from store.events import Event, canonical_json, format_ts
 
 _CALL_FIELDS = ("file_path", "notebook_path", "command", "cmd", "pattern", "path", "url", "description", "prompt")

@@ -13,7 +13,7 @@ from typing import Any
 
 from daemon.compress.quote import BlobCitations, call_id, call_summary, failed, one_line, output_of, span
 from daemon.compress.summary import MESSAGE_CHARS, NOTE_TITLES
-from daemon.handoff.text import text_of
+from daemon.transcript.text import text_of
 from store.events import Event
 
 # Per-event clips, and a cap on the whole; past the cap the head keeps this share of it.

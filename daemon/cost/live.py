@@ -20,8 +20,8 @@ from daemon.cost.periods import day_range, offsets, time_zone
 from daemon.cost.report import Filter
 from daemon.cost.service import Costs
 from daemon.cost.tally import Groups, tally_json
-from daemon.server.hub import Hub, Subscription
-from daemon.server.registry import Call
+from daemon.rpc.hub import Hub, Subscription
+from daemon.rpc.registry import Call
 from store.events import format_ts
 from store.usage import DAY_US
 

@@ -9,7 +9,7 @@ from daemon.cost.live import LiveCosts, SummaryRequest
 from daemon.cost.report import ReportRequest
 from daemon.cost.service import Costs
 from daemon.cost.statusline import StatusLine, StatusLineRequest
-from daemon.server.registry import Call, Ops
+from daemon.rpc.registry import Call, Ops
 
 OPS = Ops(Costs)
 STATUSLINE = Ops(StatusLine)

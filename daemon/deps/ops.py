@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.deps.graph import Dependencies
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
 
 OPS = Ops(Dependencies)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.export.service import Exporter, ExportRequest
-from daemon.server.registry import Call, Ops
+from daemon.rpc.registry import Call, Ops
 
 OPS = Ops(Exporter)
 

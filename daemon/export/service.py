@@ -26,7 +26,7 @@ from daemon.export.content import content_of
 from daemon.export.spans import Span
 from daemon.export.target import ENDPOINT_EXAMPLE, HEADERS_EXAMPLE, header_table, traces_url
 from daemon.otel.extra import INSTALL, missing
-from daemon.server.requests import Timestamp
+from daemon.rpc.requests import Timestamp
 from store.base import EventQuery, SessionInfo
 from store.errors import ConfigError, ExportFailed, UsageError
 

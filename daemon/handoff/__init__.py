@@ -24,9 +24,9 @@ from daemon.handoff.document import (
     ToolError,
     ToolState,
     document_digest,
+    first_request,
 )
 from daemon.handoff.render import render_json, render_markdown, render_prompt
-from daemon.handoff.text import first_request
 
 __all__ = [
     "HANDOFF_FORMAT",

@@ -31,8 +31,8 @@ What each section is built from (docs/handoffs.md says the same for readers):
 - validity: the head event the document was built from and the document's own digest: the
   blake3 of the canonical JSON of :meth:`Handoff.to_json` without ``footer.digest``.
 
-User messages that an agent harness injects are not requests (see :mod:`daemon.handoff.text`);
-which tool calls write files or set the to-do list is :mod:`daemon.handoff.calls`.
+User messages that an agent harness injects are not requests (see :mod:`daemon.transcript.text`);
+which tool calls write files or set the to-do list is :mod:`daemon.transcript.calls`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from daemon.handoff.calls import TODO_TOOLS, call_summary, todo_items, todos_of, written_files
 from daemon.handoff.document import (
     OUTPUT_CHARS,
     REQUEST_CHARS,
@@ -58,8 +57,10 @@ from daemon.handoff.document import (
     ToolError,
     ToolState,
     document_digest,
+    todos_of,
 )
-from daemon.handoff.text import clip, is_request, text_of
+from daemon.transcript.calls import TODO_TOOLS, call_summary, todo_items, written_files
+from daemon.transcript.text import clip, is_request, text_of
 from store.events import Event
 
 # Caps that keep the builder's memory flat whatever the session's length.

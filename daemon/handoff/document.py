@@ -7,11 +7,13 @@ one from a session's events is :mod:`daemon.handoff.build`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from store.events import canonical_json, digest, format_ts
+from daemon.transcript.calls import todo_items
+from daemon.transcript.text import clip, is_request
+from store.events import Event, canonical_json, digest, format_ts
 
 # Bumped when the JSON shape changes in a way a reader must know about (docs/json.md). 2: the
 # document is built from its agent's own events, not every event of the session.
@@ -20,6 +22,8 @@ HANDOFF_FORMAT = 2
 REQUEST_CHARS = 1500
 TEXT_CHARS = 400
 OUTPUT_CHARS = 300
+# The items of a to-do list a handoff keeps.
+TODOS_KEPT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,3 +299,35 @@ def document_digest(document: Mapping[str, Any]) -> str:
     JSON document verifies the document."""
     footer = {k: v for k, v in document["footer"].items() if k != "digest"}
     return digest(canonical_json({**document, "footer": footer}))
+
+
+def first_request(events: Iterable[Event]) -> Request | None:
+    """The first user request among ``events`` (a trace's first session, in order); stops
+    reading at it. Pass the result as ``HandoffBuilder(original_request=...)``."""
+    for event in events:
+        if is_request(event):
+            return Request(clip(event.payload["text"], REQUEST_CHARS), event.id, event.ts)
+    return None
+
+
+def todos_of(tool: str, call_input: Any) -> list[Todo] | None:
+    """The to-do list a ``TodoWrite`` or ``update_plan`` call sets, each text cut down."""
+    items = todo_items(tool, call_input)
+    if items is None:
+        return None
+    todos: list[Todo] = []
+    for item in items[:TODOS_KEPT]:
+        if not isinstance(item, dict):
+            continue
+        text = item.get("content", item.get("step"))
+        status = item.get("status")
+        if isinstance(text, str):
+            active = item.get("activeForm")
+            todos.append(
+                Todo(
+                    clip(text, TEXT_CHARS),
+                    status if isinstance(status, str) else "pending",
+                    active if isinstance(active, str) else None,
+                )
+            )
+    return todos

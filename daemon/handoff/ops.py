@@ -8,8 +8,8 @@ from typing import Any
 
 from daemon.handoff.service import Handoffs, summaries, summary
 from daemon.handoff.service import stats as handoff_stats
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
 from store.errors import NotFound
 
 OPS = Ops(Handoffs)

@@ -11,8 +11,8 @@ from typing import Any
 from daemon.heads.check import gather
 from daemon.heads.record import SignedHead, parse_head
 from daemon.heads.service import Heads, holds
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NonEmpty
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NonEmpty
 from store.errors import IntegrityError, NotFound, UsageError
 from store.merkle import (
     SignedRoot,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.ingest.spool import SpoolDrain
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
 
 OPS = Ops(SpoolDrain)
 

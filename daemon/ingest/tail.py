@@ -66,7 +66,7 @@ class Cursor:
     state: dict[str, Any]
 
 
-class CursorStore:
+class Cursors:
     """One JSON file per followed file, named by a digest of its path, replaced atomically;
     with no folder, nothing is kept (for a log that is not kept either)."""
 
@@ -113,7 +113,7 @@ class _Followed:
 
 
 class Tail:
-    def __init__(self, cursors: CursorStore, fmt: str = "auto") -> None:
+    def __init__(self, cursors: Cursors, fmt: str = "auto") -> None:
         self.cursors = cursors
         self.fmt = fmt
         self._files: dict[Path, _Followed] = {}

@@ -2,8 +2,8 @@
 
 Two watchers share the choice of files and the :class:`~daemon.ingest.tail.Tail`:
 
-- :func:`follow`, which ``toka watch`` runs in the foreground: it parses in its own process and
-  sends through the client, as ``toka import`` does;
+- :func:`daemon.client.watch.follow`, which ``toka watch`` runs in the foreground: it parses in
+  its own process and sends through the client, as ``toka import`` does;
 - :class:`DaemonWatcher`, which the daemon runs when ``[watch] paths`` is set: it parses in a
   worker thread and appends through the group committer.
 
@@ -25,12 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.ingest.lines import BadLine, ParseStats
-from daemon.ingest.tail import CursorStore, Tail
+from daemon.ingest.tail import Cursors, Tail
 from daemon.ingest.transcripts import find_transcripts
-from store.errors import Busy, DaemonUnavailable, NotFound, TokaError
+from store.errors import Busy, TokaError
 
 if TYPE_CHECKING:
-    from daemon.client.sync import Client
     from store.base import AppendResult
     from store.events import NewEvent
 
@@ -129,72 +128,13 @@ def ingest(tail: Tail, path: Path, append: Callable[[list[dict[str, Any]]], list
     return done
 
 
-def follow(
-    connect: Callable[[], Client],
-    roots: Sequence[Path],
-    cursors: CursorStore,
-    report: Callable[[Ingested], None],
-    stop: threading.Event,
-    fmt: str = "auto",
-    exclude: Path | None = None,
-) -> None:
-    """Ingest the files under ``roots`` through a client from ``connect`` until ``stop`` is set,
-    calling ``report`` after each read that added or skipped something. A daemon that goes
-    away is started again (``connect`` autostarts it) and the read is repeated; a file the
-    daemon refuses is reported as a bad line 0 and read again on its next change."""
-    from watchfiles import watch
-
-    from daemon.client.appends import append_all
-
-    for root in roots:
-        if not root.exists():
-            raise NotFound(f"no file or folder at {root}", "check the path")
-    watching = Watching(roots, exclude)
-    tail = Tail(cursors, fmt)
-    client = connect()
-
-    def append(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        results = []
-        for prepared, result in append_all(client, batch):
-            if prepared.truncation is not None:
-                result = {**result, "payload": prepared.event["payload"], "truncated": prepared.truncation.reason()}
-            results.append(result)
-        return results
-
-    def ingest_all(paths: Iterable[Path]) -> None:
-        nonlocal client
-        for path in paths:
-            try:
-                try:
-                    done = ingest(tail, path, append)
-                except DaemonUnavailable:
-                    client.close()
-                    client = connect()
-                    done = ingest(tail, path, append)
-            except DaemonUnavailable:
-                raise
-            except TokaError as exc:
-                done = Ingested(
-                    path, bad_lines=[BadLine(str(path), 0, f"not stored, read again when it changes: {exc.message}")]
-                )
-            if done.events or done.bad_lines:
-                report(done)
-
-    try:
-        ingest_all(watching.all_files())
-        for changes in watch(*roots, stop_event=stop, raise_interrupt=False, **NOTIFY):
-            ingest_all(watching.targets(changes))
-    finally:
-        client.close()
-
-
 class DaemonWatcher:
     """The daemon's own watcher of ``[watch] paths``; :meth:`status` is for ``toka status``."""
 
     def __init__(
         self,
         roots: Sequence[Path],
-        cursors: CursorStore,
+        cursors: Cursors,
         append: Callable[[list[NewEvent]], Awaitable[list[AppendResult]]],
         exclude: Path | None = None,
     ) -> None:

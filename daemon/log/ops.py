@@ -13,9 +13,9 @@ from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
 from daemon.projects import in_project
 from daemon.protocol import error_message
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs, NonEmpty, Seq, Timestamp
-from daemon.server.wire import RawJson, session_json, stats_json, verify_json
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs, NonEmpty, Seq, Timestamp
+from daemon.rpc.wire import RawJson, session_json, stats_json, verify_json
 from store.base import EventQuery, EventStore, SessionInfo
 from store.errors import Busy, UsageError
 from store.events import parse_new_event

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from daemon.agents.refs import Refs
 from daemon.core import Core
-from daemon.server.hub import Hub
+from daemon.rpc.hub import Hub
 
 
 @dataclass(frozen=True, slots=True)

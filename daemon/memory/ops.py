@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.memory.context_store import ContextStore, check_scope
-from daemon.server.registry import Call, Ops
+from daemon.memory.service import Memory, check_scope
+from daemon.rpc.registry import Call, Ops
 
-OPS = Ops(ContextStore)
+OPS = Ops(Memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class Set:
 
 
 @OPS.op("memory.set", Set)
-async def memory_set(memory: ContextStore, request: Set, call: Call) -> dict[str, Any]:
+async def memory_set(memory: Memory, request: Set, call: Call) -> dict[str, Any]:
     entry = await memory.set(
         request.scope,
         request.key,
@@ -49,7 +49,7 @@ class Delete:
 
 
 @OPS.op("memory.get", Key)
-async def memory_get(memory: ContextStore, request: Key, call: Call) -> dict[str, Any]:
+async def memory_get(memory: Memory, request: Key, call: Call) -> dict[str, Any]:
     return memory.get(request.scope, request.key).to_json()
 
 
@@ -61,17 +61,17 @@ class ListEntries:
 
 
 @OPS.op("memory.list", ListEntries)
-async def memory_list(memory: ContextStore, request: ListEntries, call: Call) -> dict[str, Any]:
+async def memory_list(memory: Memory, request: ListEntries, call: Call) -> dict[str, Any]:
     scope = None if request.scope is None else check_scope(request.scope)
     return {"entries": [e.to_json() for e in memory.entries(scope, request.prefix, request.pinned)]}
 
 
 @OPS.op("memory.delete", Delete)
-async def memory_delete(memory: ContextStore, request: Delete, call: Call) -> dict[str, Any]:
+async def memory_delete(memory: Memory, request: Delete, call: Call) -> dict[str, Any]:
     entry = await memory.delete(request.scope, request.key, expect=request.expect_version)
     return {"scope": entry.scope, "key": entry.key, "version": entry.version, "deleted": True}
 
 
 @OPS.op("memory.history", Key)
-async def memory_history(memory: ContextStore, request: Key, call: Call) -> dict[str, Any]:
+async def memory_history(memory: Memory, request: Key, call: Call) -> dict[str, Any]:
     return {"scope": request.scope, "key": request.key, "changes": await memory.history(request.scope, request.key)}

@@ -14,8 +14,8 @@ from typing import Any
 
 from daemon.memory.pool import Item, check_key, check_ttl
 from daemon.memory.pool_service import PoolService
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
 from store.errors import UsageError
 from store.events import format_ts
 

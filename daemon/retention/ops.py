@@ -20,8 +20,8 @@ from typing import Any
 from daemon.agents.model import Agent, Agents
 from daemon.agents.refs import Refs
 from daemon.compress.service import COMPRESSION
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import Timestamp
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import Timestamp
 from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import format_ts

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.agents.refs import Refs
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs, Timestamp
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs, Timestamp
 from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import Event, format_ts

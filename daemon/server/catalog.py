@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from daemon.agents import ops as agents
 from daemon.alerts import ops as alerts
 from daemon.compress import ops as compress
 from daemon.cost import ops as cost
@@ -11,14 +10,15 @@ from daemon.export import ops as export
 from daemon.handoff import ops as handoff
 from daemon.heads import ops as heads
 from daemon.ingest import ops as ingest
+from daemon.lifecycle import ops as agents
 from daemon.log import ops as log
 from daemon.memory import ops as memory
 from daemon.memory import pool_ops as pool
 from daemon.retention import ops as retention
+from daemon.rpc.registry import Registry
 from daemon.search import ops as search
 from daemon.server import doctor_ops as doctor
 from daemon.server import ops as process
-from daemon.server.registry import Registry
 from daemon.states import ops as states
 from daemon.transfer import ops as transfer
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.agents.lifecycle import Lifecycle
 from daemon.alerts.service import Alerts
 from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compressor
@@ -18,15 +17,16 @@ from daemon.export.service import Exporter
 from daemon.handoff.service import Handoffs
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
+from daemon.lifecycle.service import Lifecycle
 from daemon.log.service import EventLog
-from daemon.memory.context_store import ContextStore
 from daemon.memory.pool_service import PoolService
+from daemon.memory.service import Memory
 from daemon.retention.ops import Retention
+from daemon.rpc.hub import Hub
 from daemon.search.ops import LogSearch
 from daemon.server.catalog import REGISTRY
-from daemon.server.hub import Hub
 from daemon.server.ops import Process
-from daemon.states.service import StateStore
+from daemon.states.service import States
 
 
 def build_components(
@@ -34,7 +34,7 @@ def build_components(
     core: Core,
     hub: Hub,
     lifecycle: Lifecycle,
-    services: tuple[ContextStore, PoolService, StateStore, Dependencies, Costs, Alerts, Heads, SpoolDrain],
+    services: tuple[Memory, PoolService, States, Dependencies, Costs, Alerts, Heads, SpoolDrain],
 ) -> dict[type, Any]:
     """Every component by its type; fails when an op names one that is not built."""
     memory, pool, states, deps, costs, alerts, heads, spool = services
@@ -48,9 +48,9 @@ def build_components(
         Handoffs: lifecycle.handoffs,
         Compressor: lifecycle.compressor,
         ContextAssembler: ContextAssembler(core, refs, memory, pool),
-        ContextStore: memory,
+        Memory: memory,
         PoolService: pool,
-        StateStore: states,
+        States: states,
         Dependencies: deps,
         Retention: Retention(core.store, lifecycle.agents, refs),
         Costs: costs,

@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 from daemon.core import Core
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
 from store.events import format_ts, now_us
 from store.health import inspect_database
 

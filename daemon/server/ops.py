@@ -7,8 +7,8 @@ import os
 from typing import Any, Protocol
 
 from daemon.config import Settings
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
 from daemon.version import PROTOCOL_VERSION, VERSION
 
 

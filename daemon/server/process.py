@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from daemon.agents.lifecycle import PROJECTED, Lifecycle
 from daemon.agents.usage import output_revisions
 from daemon.alerts.service import Alerts
 from daemon.config import Settings
@@ -30,23 +29,24 @@ from daemon.deps.graph import Dependencies
 from daemon.export.forwarder import Forwarder
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
-from daemon.memory import context_store as memory
-from daemon.memory.context_store import ContextStore
+from daemon.lifecycle.service import PROJECTED, Lifecycle
+from daemon.memory import service as memory
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
+from daemon.memory.service import Memory
 from daemon.otel.endpoint import Endpoint
 from daemon.paths import Paths
+from daemon.rpc.hub import Hub
 from daemon.server.commit import GroupCommitter
 from daemon.server.components import build_components
 from daemon.server.connection import ACCEPT_BACKLOG, ClientProtocol, Gate
 from daemon.server.follow import Follower
 from daemon.server.handover import Handover
-from daemon.server.hub import Hub
 from daemon.server.projections import Projection, Projections
 from daemon.server.serving import Connections
 from daemon.states import table
 from daemon.states.machines import Machine
-from daemon.states.service import StateStore
+from daemon.states.service import States
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventQuery, EventStore
 from store.errors import StoreUnavailable
@@ -86,11 +86,11 @@ class Daemon:
         )
         self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
         core = Core(store, self.committer.append, settings, paths, handed_over=self.handover.wait)
-        self.states = StateStore(store, core.append, machines, core.handed_over)
+        self.states = States(store, core.append, machines, core.handed_over)
         self.deps = Dependencies(store, core.append, core.handed_over)
         self.lifecycle = Lifecycle(core)
         self._lifecycle_task: asyncio.Task[None] | None = None
-        self.memory = ContextStore(store, core.append, core.handed_over)
+        self.memory = Memory(store, core.append, core.handed_over)
         self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
         self.projections = Projections(
             (
@@ -230,11 +230,11 @@ class Daemon:
         await self._shutdown()
 
     def _start_watching(self) -> None:
-        from daemon.ingest.tail import CursorStore
+        from daemon.ingest.tail import Cursors
         from daemon.ingest.watch import DaemonWatcher, resolve_roots
 
         # A memory store forgets its events at exit, so its watcher must forget how far it read.
-        cursors = CursorStore(self.paths.cursors("daemon") if self.settings.store.backend != "memory" else None)
+        cursors = Cursors(self.paths.cursors("daemon") if self.settings.store.backend != "memory" else None)
         self.watcher = DaemonWatcher(
             resolve_roots(self.settings.watch.paths), cursors, self.committer.append, exclude=self.paths.data_dir
         )

@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from daemon.protocol import encode, error_message
+from daemon.rpc.registry import Call, Op, progress_sender, wants_progress
+from daemon.rpc.wire import RawJson
 from daemon.server.catalog import REGISTRY
 from daemon.server.connection import ClientProtocol, Gate, LineReader, RefusedLine, read_size
-from daemon.server.registry import Call, Op, progress_sender, wants_progress
-from daemon.server.wire import RawJson
 from store.errors import Busy, TokaError, UsageError
 from store.requester import RequestAbandoned, requester_gone
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NoArgs
-from daemon.states.service import StateStore
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NoArgs
+from daemon.states.service import States
 
-OPS = Ops(StateStore)
+OPS = Ops(States)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class Entity:
 
 
 @OPS.op("state.get", Entity)
-async def state_get(states: StateStore, request: Entity, call: Call) -> dict[str, Any]:
+async def state_get(states: States, request: Entity, call: Call) -> dict[str, Any]:
     return states.get(request.machine, request.entity).to_json()
 
 
@@ -34,7 +34,7 @@ class SetState:
 
 
 @OPS.op("state.set", SetState)
-async def state_set(states: StateStore, request: SetState, call: Call) -> dict[str, Any]:
+async def state_set(states: States, request: SetState, call: Call) -> dict[str, Any]:
     entry, changed = await states.set(request.machine, request.entity, request.to, request.reason)
     # No await since the change: the entry is as this request left it.
     previous = entry.changes[-1].from_ if changed else entry.state
@@ -42,7 +42,7 @@ async def state_set(states: StateStore, request: SetState, call: Call) -> dict[s
 
 
 @OPS.op("state.history", Entity)
-async def state_history(states: StateStore, request: Entity, call: Call) -> dict[str, Any]:
+async def state_history(states: States, request: Entity, call: Call) -> dict[str, Any]:
     entry = states.get(request.machine, request.entity)
     return entry.to_json() | {"changes": [change.to_json() for change in entry.changes]}
 
@@ -53,12 +53,12 @@ class ListEntities:
 
 
 @OPS.op("state.list", ListEntities)
-async def state_list(states: StateStore, request: ListEntities, call: Call) -> dict[str, Any]:
+async def state_list(states: States, request: ListEntities, call: Call) -> dict[str, Any]:
     return {"entities": [entry.to_json() for entry in states.listing(request.machine)]}
 
 
 @OPS.op("state.machines", NoArgs)
-async def state_machines(states: StateStore, request: NoArgs, call: Call) -> dict[str, Any]:
+async def state_machines(states: States, request: NoArgs, call: Call) -> dict[str, Any]:
     machines = states.table.machines
     return {"machines": [machines[name].to_json() for name in sorted(machines)]}
 
@@ -73,7 +73,7 @@ class Register:
 
 
 @OPS.op("state.register", Register)
-async def state_register(states: StateStore, request: Register, call: Call) -> dict[str, Any]:
+async def state_register(states: States, request: Register, call: Call) -> dict[str, Any]:
     definition = {
         "name": request.name,
         "states": request.states,

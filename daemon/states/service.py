@@ -1,6 +1,6 @@
 """The state machines as the daemon runs them.
 
-:class:`StateStore` holds the table (daemon/states/table.py), rebuilds it from the log at
+:class:`States` holds the table (daemon/states/table.py), rebuilds it from the log at
 start-up, and turns requests into events: it validates a request under a lock and appends its
 event through the group committer; the table changes when the event is handed over to it.
 
@@ -50,7 +50,7 @@ def change_key(machine: str, entity: str, after: int) -> str:
     return f"{digest(canonical_json([machine, entity]))}:{after}"
 
 
-class StateStore:
+class States:
     """The daemon's state machines: the table, rebuilt at start-up and changed by requests."""
 
     def __init__(

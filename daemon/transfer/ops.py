@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.core import Core
-from daemon.server.registry import Call, Ops
-from daemon.server.requests import NonEmpty
+from daemon.rpc.registry import Call, Ops
+from daemon.rpc.requests import NonEmpty
 from daemon.transfer.service import copy_log
 
 OPS = Ops(Core)

@@ -24,7 +24,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from daemon.server.wire import verify_json
+from daemon.rpc.wire import verify_json
 from store.base import EventQuery, EventStore, VerifyReport
 from store.errors import ConfigError, SchemaTooNew, StoreError, StoreUnavailable, TokaError, UsageError
 from store.events import Event, NewEvent

@@ -56,6 +56,8 @@ CLIENT_MAY_IMPORT = {
     "daemon.ingest.formats": "the transcript formats `toka import` parses",
     "daemon.ingest.lines": "the parse statistics of an import",
     "daemon.ingest.parser": "an import names the line of each record it reports",
+    "daemon.ingest.tail": "`toka watch` reads each file on from its cursor, as the daemon's watcher does",
+    "daemon.ingest.watch": "`toka watch` picks and reads the files as the daemon's watcher does",
     "daemon.batching": "requests are cut by the bounds the daemon's own batches use",
     "store.events": "the digest a record cut to fit a request keeps of the whole (loaded only then)",
     "store.kinds": "what a kind filter takes (`tool.*`, `!raw`), as the daemon reads it (a replay's lifecycle)",
@@ -198,10 +200,10 @@ def test_the_client_imports_nothing_of_the_server_side() -> None:
         relative = path.relative_to(ROOT).as_posix()
         offences += cli_offences(path.read_text(encoding="utf-8"), relative, CLIENT_MAY_IMPORT)
     assert offences == []
-    forbidden = "from daemon.server.registry import Call\nfrom daemon.agents.model import Agent\nimport store.sqlite\n"
+    forbidden = "from daemon.rpc.registry import Call\nfrom daemon.agents.model import Agent\nimport store.sqlite\n"
     assert cli_offences(forbidden, "daemon/client/example.py", CLIENT_MAY_IMPORT) == [
         "daemon/client/example.py imports daemon.agents.model.Agent",
-        "daemon/client/example.py imports daemon.server.registry.Call",
+        "daemon/client/example.py imports daemon.rpc.registry.Call",
         "daemon/client/example.py imports store.sqlite",
     ]
 

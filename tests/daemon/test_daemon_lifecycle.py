@@ -124,7 +124,7 @@ def test_a_restarted_daemon_rebuilds_states_and_figures(spawn: Any) -> None:
 def _traces_whose_agents_share_a_short_name() -> tuple[str, str]:
     """Two traces whose first `worker` gets the same 4-digit digest, found by search: with 16 bits,
     a few hundred traces hold such a pair."""
-    from daemon.agents.lifecycle import NAME_DIGITS
+    from daemon.lifecycle.service import NAME_DIGITS
     from store.events import digest
 
     seen: dict[str, str] = {}

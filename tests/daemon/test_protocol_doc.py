@@ -7,8 +7,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+from daemon.rpc.requests import NoArgs
 from daemon.server.catalog import REGISTRY
-from daemon.server.requests import NoArgs
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 NONE = ("–", "—")

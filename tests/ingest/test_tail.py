@@ -19,7 +19,7 @@ from daemon.batching import MAX_BATCH_BYTES
 from daemon.ingest import tail as tail_module
 from daemon.ingest.formats import PARSERS, detect
 from daemon.ingest.lines import ParseStats
-from daemon.ingest.tail import CursorStore, Tail
+from daemon.ingest.tail import Cursors, Tail
 
 Event = dict[str, Any]
 
@@ -36,11 +36,11 @@ def transcript(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cursors(tmp_path: Path) -> CursorStore:
-    return CursorStore(tmp_path / "cursors")
+def cursors(tmp_path: Path) -> Cursors:
+    return Cursors(tmp_path / "cursors")
 
 
-def test_a_line_without_its_newline_waits_until_it_is_complete(transcript: Path, cursors: CursorStore) -> None:
+def test_a_line_without_its_newline_waits_until_it_is_complete(transcript: Path, cursors: Cursors) -> None:
     first, second = watch_support.lines()[:2]
     watch_support.append(transcript, first + second[:40])
     tail = Tail(cursors)
@@ -53,7 +53,7 @@ def test_a_line_without_its_newline_waits_until_it_is_complete(transcript: Path,
     assert events[0]["payload"]["text"] == "Let me look at the session code."
 
 
-def test_a_file_of_large_records_is_read_a_few_megabytes_at_a_time(tmp_path: Path, cursors: CursorStore) -> None:
+def test_a_file_of_large_records_is_read_a_few_megabytes_at_a_time(tmp_path: Path, cursors: Cursors) -> None:
     path = large_records.write_reads(tmp_path / "reads.jsonl", [MiB] * 12)
     batches = list(Tail(cursors).read(path, ParseStats()))
     assert len(batches) > 1
@@ -64,7 +64,7 @@ def test_a_file_of_large_records_is_read_a_few_megabytes_at_a_time(tmp_path: Pat
     assert results == [(2 * n + 2, f"r{n}:0") for n in range(12)]  # each with the number of its line
 
 
-def test_a_new_tail_carries_on_from_the_saved_cursor(transcript: Path, cursors: CursorStore) -> None:
+def test_a_new_tail_carries_on_from_the_saved_cursor(transcript: Path, cursors: Cursors) -> None:
     lines = watch_support.lines()
     watch_support.append(transcript, b"".join(lines[:2]))
     first = read(Tail(cursors), transcript)
@@ -77,7 +77,7 @@ def test_a_new_tail_carries_on_from_the_saved_cursor(transcript: Path, cursors: 
     assert read(Tail(cursors), transcript) == []
 
 
-def test_forget_reads_again_from_the_last_commit(transcript: Path, cursors: CursorStore) -> None:
+def test_forget_reads_again_from_the_last_commit(transcript: Path, cursors: Cursors) -> None:
     lines = watch_support.lines()
     watch_support.append(transcript, lines[0])
     tail = Tail(cursors)
@@ -88,7 +88,7 @@ def test_forget_reads_again_from_the_last_commit(transcript: Path, cursors: Curs
     assert read(tail, transcript) == lost
 
 
-def test_a_response_that_goes_on_after_a_read_adds_a_revision(transcript: Path, cursors: CursorStore) -> None:
+def test_a_response_that_goes_on_after_a_read_adds_a_revision(transcript: Path, cursors: Cursors) -> None:
     lines = watch_support.lines()
     watch_support.append(transcript, b"".join(lines[:2]))
     tail = Tail(cursors)
@@ -104,7 +104,7 @@ def test_a_response_that_goes_on_after_a_read_adds_a_revision(transcript: Path, 
 
 @pytest.mark.parametrize("change", ["truncated", "replaced", "rewritten"])
 def test_a_file_changed_under_its_cursor_is_read_from_its_start(
-    transcript: Path, cursors: CursorStore, change: str
+    transcript: Path, cursors: Cursors, change: str
 ) -> None:
     lines = watch_support.lines()
     watch_support.append(transcript, b"".join(lines))
@@ -122,7 +122,7 @@ def test_a_file_changed_under_its_cursor_is_read_from_its_start(
     assert events and events[0]["kind"] == "session.meta"
 
 
-def test_a_file_of_no_known_format_is_reported_once(tmp_path: Path, cursors: CursorStore) -> None:
+def test_a_file_of_no_known_format_is_reported_once(tmp_path: Path, cursors: Cursors) -> None:
     odd = tmp_path / "odd.jsonl"
     odd.write_text('{"hello": "world"}\n')
     tail = Tail(cursors)
@@ -133,7 +133,7 @@ def test_a_file_of_no_known_format_is_reported_once(tmp_path: Path, cursors: Cur
     assert read(tail, odd, again) == [] and again.bad_lines == []
 
 
-def test_a_file_with_no_complete_record_yet_waits_for_one(transcript: Path, cursors: CursorStore) -> None:
+def test_a_file_with_no_complete_record_yet_waits_for_one(transcript: Path, cursors: Cursors) -> None:
     line = watch_support.lines()[0]
     watch_support.append(transcript, line[:30])
     tail = Tail(cursors)
@@ -143,7 +143,7 @@ def test_a_file_with_no_complete_record_yet_waits_for_one(transcript: Path, curs
     assert [e["kind"] for e in read(tail, transcript)] == ["session.meta", "message"]
 
 
-def _followed(source: Path, target: Path, cursors: CursorStore, restart_every: int) -> list[Event]:
+def _followed(source: Path, target: Path, cursors: Cursors, restart_every: int) -> list[Event]:
     """``source`` written to ``target`` line by line, each line in two halves, read after each
     write by a Tail that is replaced by a new one (a restart) every ``restart_every`` lines."""
     tail = Tail(cursors)
@@ -176,7 +176,7 @@ def _by_key(events: list[Event]) -> dict[tuple[str, str], Event]:
     return found
 
 
-def _followed_matches_whole(source: Path, target: Path, cursors: CursorStore) -> None:
+def _followed_matches_whole(source: Path, target: Path, cursors: Cursors) -> None:
     followed = _followed(source, target, cursors, restart_every=7)
     fmt = detect(target)
     assert fmt is not None
@@ -199,7 +199,7 @@ def settle_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("settle_at_once")
-def test_the_example_transcript_followed_line_by_line_matches_its_import(tmp_path: Path, cursors: CursorStore) -> None:
+def test_the_example_transcript_followed_line_by_line_matches_its_import(tmp_path: Path, cursors: Cursors) -> None:
     source = tmp_path / "source.jsonl"
     source.write_bytes(b"".join(watch_support.lines()))
     _followed_matches_whole(source, tmp_path / "followed" / source.name, _mkdir(cursors, tmp_path / "followed"))
@@ -214,14 +214,12 @@ def _fixtures() -> list[Path]:
 @pytest.mark.slow
 @pytest.mark.usefixtures("settle_at_once")
 @pytest.mark.parametrize("source", _fixtures() or [TRANSCRIPTS / "claude"], ids=lambda p: p.name[:48])
-def test_every_fixture_followed_line_by_line_matches_its_import(
-    source: Path, tmp_path: Path, cursors: CursorStore
-) -> None:
+def test_every_fixture_followed_line_by_line_matches_its_import(source: Path, tmp_path: Path, cursors: Cursors) -> None:
     shared_or_skip("fixtures", "transcripts")
     target = tmp_path / "followed" / source.relative_to(TRANSCRIPTS)
     _followed_matches_whole(source, target, _mkdir(cursors, target.parent))
 
 
-def _mkdir(cursors: CursorStore, folder: Path) -> CursorStore:
+def _mkdir(cursors: Cursors, folder: Path) -> Cursors:
     folder.mkdir(parents=True, exist_ok=True)
     return cursors

@@ -286,7 +286,7 @@ def test_without_the_sdk_the_command_names_the_package_to_install() -> None:
 
 
 def test_the_ttl_bound_of_the_schema_is_the_daemons() -> None:
-    from daemon.memory.context_store import MAX_TTL_S
+    from daemon.memory.service import MAX_TTL_S
     from toka_cli.mcp import tools
 
     assert tools.MAX_TTL_S == MAX_TTL_S

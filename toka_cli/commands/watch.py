@@ -36,10 +36,11 @@ def watch(
     when the log held it already, stored by the daemon's own watcher or an import).
     """
     from daemon.client.sync import Client
+    from daemon.client.watch import follow
     from daemon.config_file import load_settings
     from daemon.ingest.formats import FORMATS
-    from daemon.ingest.tail import CursorStore
-    from daemon.ingest.watch import follow, resolve_roots
+    from daemon.ingest.tail import Cursors
+    from daemon.ingest.watch import resolve_roots
     from daemon.paths import resolve_paths
     from store.errors import UsageError
 
@@ -71,9 +72,7 @@ def watch(
         for bad in done.bad_lines:
             note(f"skipped {bad}")
 
-    follow(
-        Client, resolve_roots(paths), CursorStore(toka_paths.cursors("cli")), report, stop, format_, toka_paths.data_dir
-    )
+    follow(Client, resolve_roots(paths), Cursors(toka_paths.cursors("cli")), report, stop, format_, toka_paths.data_dir)
     note(f"stopped: {new_events} new events from {len(files)} files")
 
 

@@ -28,7 +28,7 @@ CHARS_PER_TOKEN = 4
 # Note kinds the handoff document lists; "error" is recorded as an `error` event, which it lists too.
 NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
 # The longest a memory value may be kept, in seconds: the daemon's bound
-# (daemon/memory/context_store.py MAX_TTL_S, which a test keeps equal), in the tool's schema.
+# (daemon/memory/service.py MAX_TTL_S, which a test keeps equal), in the tool's schema.
 MAX_TTL_S = 315_360_000
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)

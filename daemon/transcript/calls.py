@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from daemon.handoff.document import TEXT_CHARS, Todo
-from daemon.handoff.text import clip, text_of
+from daemon.transcript.text import clip, text_of
 
 # Claude Code's file-writing tools and the input field naming the file.
 PATH_FIELDS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -21,7 +20,6 @@ WRITE_ACTIONS = {"Write": "created", "Edit": "modified", "MultiEdit": "modified"
 # Codex tools that run a command, which may be apply_patch with the patch inline.
 SHELL_TOOLS = frozenset({"shell", "local_shell", "exec_command", "container.exec"})
 TODO_TOOLS = frozenset({"TodoWrite", "update_plan"})
-TODOS_KEPT = 100
 _PATCH_LINE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
 _PATCH_ACTIONS = {"Add": "created", "Update": "modified", "Delete": "deleted"}
 _SUMMARY_FIELDS = ("file_path", "notebook_path", "command", "cmd", "pattern", "path", "url", "description")
@@ -85,26 +83,3 @@ def todo_items(tool: str, call_input: Any) -> list[Any] | None:
     """The raw items of a to-do call's list; None when its arguments did not parse, or were redacted."""
     items = call_input.get("todos" if tool == "TodoWrite" else "plan") if isinstance(call_input, dict) else None
     return items if isinstance(items, list) else None
-
-
-def todos_of(tool: str, call_input: Any) -> list[Todo] | None:
-    """The to-do list a ``TodoWrite`` or ``update_plan`` call sets, each text cut down."""
-    items = todo_items(tool, call_input)
-    if items is None:
-        return None
-    todos: list[Todo] = []
-    for item in items[:TODOS_KEPT]:
-        if not isinstance(item, dict):
-            continue
-        text = item.get("content", item.get("step"))
-        status = item.get("status")
-        if isinstance(text, str):
-            active = item.get("activeForm")
-            todos.append(
-                Todo(
-                    clip(text, TEXT_CHARS),
-                    status if isinstance(status, str) else "pending",
-                    active if isinstance(active, str) else None,
-                )
-            )
-    return todos

@@ -2,7 +2,7 @@
 
 A component's ops module makes one :class:`Ops` for the component its handlers are handed (the
 lifecycle, the context store, the pool...) and declares each op with it: its name, its request
-(a dataclass of daemon/server/requests.py), whether it streams (answers with lines until the
+(a dataclass of daemon/rpc/requests.py), whether it streams (answers with lines until the
 client hangs up or sends anything) and whether it reports progress (``{"progress": true}`` in
 the request asks for ``{id, progress: {done, total}}`` lines), and whether the connection's next
 requests are read while it runs (``pipelined``: appends, daemon/server/serving.py). A handler is called as
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from daemon.server.requests import parse
+from daemon.rpc.requests import parse
 from store.errors import UsageError
 
 Send = Callable[[dict[str, Any] | bytes], Coroutine[Any, Any, None]]  # a message, or a whole line

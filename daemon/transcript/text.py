@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from typing import Any
 
-from daemon.handoff.document import REQUEST_CHARS, Request
 from store.events import Event
 
 # Harness-injected user text (slash-command output, reminders, Codex's environment context).
@@ -47,12 +45,3 @@ def is_request(event: Event) -> bool:
     text = payload.get("text")
     # A match and isspace, not strip(): no copy of a long prompt per message.
     return isinstance(text, str) and bool(text) and not text.isspace() and not _INJECTED.match(text)
-
-
-def first_request(events: Iterable[Event]) -> Request | None:
-    """The first user request among ``events`` (a trace's first session, in order); stops
-    reading at it. Pass the result as ``HandoffBuilder(original_request=...)``."""
-    for event in events:
-        if is_request(event):
-            return Request(clip(event.payload["text"], REQUEST_CHARS), event.id, event.ts)
-    return None

@@ -158,7 +158,7 @@ def _too_busy(scope: str, key: str) -> Busy:
     )
 
 
-class ContextStore:
+class Memory:
     def __init__(self, store: EventStore, append: Append, handed_over: HandedOver) -> None:
         self.store = store
         self.append = append

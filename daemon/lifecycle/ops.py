@@ -1,6 +1,6 @@
 """The ``agents.*`` operations and ``usage`` (docs/protocol.md): spawn, list, get, pause,
 resume, terminate, report usage, and the headroom of a session or an agent. They answer from the
-lifecycle's projection (daemon/agents/lifecycle.py); the context figures of an agent that
+lifecycle's projection (daemon/lifecycle/service.py); the context figures of an agent that
 reported no usage since the daemon started are read back from the log."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.agents.lifecycle import Lifecycle
 from daemon.agents.model import Agent, Spawn, UsageReport
 from daemon.agents.usage import MAIN_AGENT, latest_context, session_usage
-from daemon.server.registry import Call, Ops
+from daemon.lifecycle.service import Lifecycle
+from daemon.rpc.registry import Call, Ops
 from store.base import EventQuery
 from store.errors import UsageError
 from store.events import format_ts

@@ -32,12 +32,12 @@ from daemon.agents.model import (
     fill_state,
     spawned_agent,
 )
-from daemon.agents.policies import ON_CRITICAL
 from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.compress.service import COMPRESSION, Compressor
 from daemon.core import Core
 from daemon.handoff.service import Handoffs
+from daemon.lifecycle.policies import ON_CRITICAL
 from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
 
