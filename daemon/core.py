@@ -1,6 +1,7 @@
-"""The core every server-side component is handed: the log, how to append to it, the settings,
-the daemon's paths and the clock. Components take it in their constructor and nothing else of
-the daemon; the server (daemon/server/process.py) builds one and wires the components."""
+"""The core every server-side component is built from: the log, how to append to it, the hub of
+committed events, the settings, the daemon's paths and the clock. Components take it in their
+constructor, with the components below them, and nothing else of the daemon; the server
+(daemon/server/components.py) builds one and the components around it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 
 from daemon.config import Settings
 from daemon.paths import Paths
+from daemon.rpc.hub import Hub
 from store.base import AppendResult, EventStore
 from store.events import NewEvent
 
@@ -32,5 +34,10 @@ class Core:
     append: Append
     settings: Settings
     paths: Paths
-    clock: Callable[[], float] = field(default=time.time)
+    clock: Callable[[], float] = field(default=time.time)  # seconds since the epoch
     handed_over: HandedOver = field(default=at_once)
+    hub: Hub = field(default_factory=Hub)
+
+    def now_us(self) -> int:
+        """The clock in microseconds since the epoch, as event timestamps are."""
+        return int(self.clock() * 1_000_000)

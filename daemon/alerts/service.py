@@ -24,6 +24,7 @@ from collections import deque
 from typing import Any
 
 from daemon.alerts.notify import Notifier
+from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.service import Costs
 from store.events import Event, NewEvent, format_ts
@@ -44,7 +45,7 @@ def alert_json(event: Event) -> dict[str, Any]:
     return {"seq": event.seq, "id": event.id, "ts": format_ts(event.ts), **event.payload}
 
 
-class Alerts:
+class Alerts(Component):
     def __init__(self, core: Core, costs: Costs) -> None:
         self.core = core
         self.costs = costs
@@ -56,9 +57,9 @@ class Alerts:
         self._idle = asyncio.Event()  # set while nothing is queued or being raised
         self._task: asyncio.Task[None] | None = None
 
-    def committed(self, events: list[Event], evaluate: bool = True) -> None:
-        """Queue what may raise an alert; ``evaluate``: the events are this daemon's own."""
-        if not evaluate:
+    def committed(self, events: list[Event], own: bool) -> None:
+        """Queue what may raise an alert; ``own``: the events are this daemon's own."""
+        if not own:
             return
         oldest = (self.core.clock() - self.settings.max_age_s) * 1_000_000  # older: history, not an alert
         for event in events:
@@ -73,7 +74,7 @@ class Alerts:
                 self._idle.clear()
                 self._wake.set()
 
-    def start(self) -> None:
+    async def start(self) -> None:
         self._task = asyncio.create_task(self.run(), name="alerts")
 
     async def stop(self, deadline: float) -> None:

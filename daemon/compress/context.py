@@ -2,7 +2,7 @@
 
 The budget is shared out first (``ALLOCATION``): a reserve for the model's answer and one for the
 next input are set aside; pinned items (system messages, and the notes that must not be lost:
-decisions, constraints, assumptions) get up to their share, the context store's pinned memory up
+decisions, constraints, assumptions) get up to their share, the memory's pinned entries up
 to its own; the history gets the rest, and whatever the first two did not use. The history is
 the summaries of the session's stored compressions with the events they kept (at most
 ``SUMMARIES_SHARE`` of it), then the events after the last compressed range, newest kept
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.agents.model import Agent
 from daemon.agents.refs import Refs
+from daemon.component import Component
 from daemon.compress.service import COMPRESSION, in_context
 from daemon.core import Core
 from daemon.memory.pool_service import PoolService
@@ -95,7 +96,7 @@ def _pinned(event: Event) -> bool:
     return (event.kind == "message" and event.payload.get("role") == "system") or event.kind in PINNED_NOTES
 
 
-class ContextAssembler:
+class ContextAssembler(Component):
     """Answers ``context``: an agent's working context for a budget and a policy, from its own
     events (a subagent's are not its parent's). The same log, budget, policy and memory give the
     same context, so an answer is kept in the memory pool for ``CACHE_TTL_S`` and given again."""

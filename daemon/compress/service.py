@@ -20,6 +20,7 @@ from typing import Any
 
 from daemon.agents.directory import Directory
 from daemon.agents.model import Agent
+from daemon.component import Component
 from daemon.compress.model import POLICIES
 from daemon.core import Core
 from store.base import EventQuery, EventStore
@@ -78,7 +79,7 @@ async def context_events(store: EventStore, agent: Agent, after_seq: int, progre
     return events
 
 
-class Compressor:
+class Compressor(Component):
     """Runs compressions for the daemon, one at a time. ``evaluated(seq)`` waits until the
     lifecycle has taken in the log up to ``seq``: a compression is answered once the agent's
     state followed it."""

@@ -15,12 +15,14 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.component import Component
+from daemon.core import Core
 from daemon.cost.blocks import Limits, block_json
 from daemon.cost.periods import day_range, offsets, time_zone
 from daemon.cost.report import Filter
 from daemon.cost.service import Costs
 from daemon.cost.tally import Groups, tally_json
-from daemon.rpc.hub import Hub, Subscription
+from daemon.rpc.hub import Subscription
 from daemon.rpc.registry import Call
 from store.events import format_ts
 from store.usage import DAY_US
@@ -40,10 +42,10 @@ class SummaryRequest:
     refresh_s: float = 30.0  # cost.live: the longest between two summaries
 
 
-class LiveCosts:
-    def __init__(self, costs: Costs, hub: Hub) -> None:
+class LiveCosts(Component):
+    def __init__(self, core: Core, costs: Costs) -> None:
         self.costs = costs
-        self.hub = hub
+        self.hub = core.hub
 
     async def summary(self, request: SummaryRequest) -> dict[str, Any]:
         costs = self.costs

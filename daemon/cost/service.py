@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
 from daemon.cost.periods import Periods, day_range, offsets, time_zone
@@ -24,7 +25,7 @@ from store.usage import BUCKET_US, DAY_US, UsageRow
 META = "session.meta"
 
 
-class Costs:
+class Costs(Component):
     def __init__(self, core: Core) -> None:
         self.core = core
         self._prices: PriceTable | None = None
@@ -37,7 +38,7 @@ class Costs:
             self._prices = PriceTable(self.core.settings.models.prices)
         return self._prices
 
-    def committed(self, events: list[Event]) -> None:
+    def committed(self, events: list[Event], own: bool) -> None:
         """Note where new sessions came from."""
         for event in events:
             if event.kind == META:

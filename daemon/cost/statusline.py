@@ -17,6 +17,7 @@ from typing import Any
 from daemon.agents.directory import Directory
 from daemon.agents.model import Agents
 from daemon.agents.usage import MAIN_AGENT, latest_context
+from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.report import Filter
 from daemon.cost.service import Costs
@@ -33,7 +34,7 @@ class StatusLineRequest:
     event: dict[str, Any]  # the status line input as the event it becomes, as events.append takes it
 
 
-class StatusLine:
+class StatusLine(Component):
     def __init__(
         self,
         core: Core,

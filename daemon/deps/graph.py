@@ -12,15 +12,13 @@ earlier waves, so the nodes of one wave can run in parallel.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from daemon.core import HandedOver, at_once
-from store.base import AppendResult, EventStore
+from daemon.component import Component, Projection
+from daemon.core import Core
 from store.errors import Conflict, NotFound, UsageError
-from store.events import Event, NewEvent, fit_name, parse_new_event
-
-Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
+from store.events import Event, fit_name, parse_new_event
 
 SESSION = "toka.deps"
 ADD = "deps.add"
@@ -123,15 +121,18 @@ class Graph:
             self.remove(node, needs)
 
 
-class Dependencies:
+class Dependencies(Component):
     """The daemon's dependency graph: rebuilt at start-up, changed by requests."""
 
-    def __init__(self, store: EventStore, append: Append, handed_over: HandedOver = at_once) -> None:
-        self.store = store
-        self.append = append
-        self.handed_over = handed_over  # a change answers once the graph holds it
+    def __init__(self, core: Core) -> None:
+        self.store = core.store
+        self.append = core.append
+        self.handed_over = core.handed_over  # a change answers once the graph holds it
         self.graph = Graph()
         self._lock = asyncio.Lock()
+
+    def projection(self) -> Projection:
+        return Projection("dependencies", KINDS, self.graph.apply, SESSION)
 
     async def add(self, node: Any, needs: Sequence[Any]) -> list[str]:
         """Record that ``node`` needs each of ``needs``; the needs that were new. All or nothing:

@@ -38,6 +38,7 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.prices import PriceTable
 from daemon.export.agents import AgentSpans, ends_session
@@ -63,7 +64,7 @@ class Stopped(Exception):
     """The daemon stops while spans wait to be taken: they are sent after its restart."""
 
 
-class Forwarder:
+class Forwarder(Component):
     def __init__(self, core: Core, prices: PriceTable | None = None) -> None:
         self.core = core
         self.settings = core.settings.export_otlp
@@ -142,7 +143,7 @@ class Forwarder:
         }
         await self.core.store.save_cursor(self.name, json.dumps(state, separators=(",", ":")))
 
-    def committed(self, events: list[Event]) -> None:
+    def committed(self, events: list[Event], own: bool) -> None:
         """Events just committed, in seq order: queued while there is room, else read back later."""
         if self._task is None or not events:
             return

@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from daemon.agents.refs import Refs
+from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.service import Costs
 from daemon.cost.tally import usd
@@ -138,7 +139,7 @@ def export_target(endpoint: str, headers: Any) -> tuple[str, dict[str, str]]:
         raise UsageError(f"bad header: {exc}", HEADERS_EXAMPLE) from None
 
 
-class Exporter:
+class Exporter(Component):
     def __init__(self, core: Core, costs: Costs, refs: Refs) -> None:
         self.core = core
         self.costs = costs

@@ -25,6 +25,7 @@ from typing import Any
 from daemon.agents.directory import Directory
 from daemon.agents.model import HANDOFF, Agent, belongs
 from daemon.agents.usage import MAIN_AGENT, session_usage
+from daemon.component import Component
 from daemon.core import Core
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
@@ -42,7 +43,7 @@ _FIRST_EVENTS = 500
 NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
 
 
-class Handoffs:
+class Handoffs(Component):
     """Builds, finds and checks the handoffs of the log. Documents are also written as markdown
     under the data dir's handoffs folder when ``handoff.save_markdown`` is on."""
 

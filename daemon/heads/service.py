@@ -18,13 +18,14 @@ import contextlib
 import logging
 import os
 
+from daemon.component import Component
 from daemon.core import Core
 from daemon.heads.history import History, Reset, read_history, write_history
 from daemon.heads.keys import HeadKey, load_key, signature_holds
 from daemon.heads.record import SignedHead, append_head, end_line, last_good_head, signed_bytes
 from daemon.heads.witness import Witness
 from store.errors import IntegrityError, NotFound, StoreError, UsageError
-from store.events import format_ts
+from store.events import Event, format_ts
 from store.merkle import Frontier, span_hash, span_nodes
 
 log = logging.getLogger("toka.daemon")
@@ -40,7 +41,7 @@ def holds(head: SignedHead, public: bytes) -> bool:
     return head.key == public.hex() and signature_holds(public, bytes.fromhex(head.signature), head.message)
 
 
-class Heads:
+class Heads(Component):
     def __init__(self, core: Core) -> None:
         self.core = core
         self.settings = core.settings.store
@@ -149,7 +150,7 @@ class Heads:
             "untrusted": self.untrusted,
         }
 
-    def committed(self) -> None:
+    def committed(self, events: list[Event], own: bool) -> None:
         if self.active:
             self._wake.set()
 

@@ -34,22 +34,24 @@ import os
 from typing import TYPE_CHECKING
 
 from daemon.batching import MAX_BATCH_BYTES, Batcher
+from daemon.component import Component
 from daemon.ownership import open_private
 from store.errors import Busy, InvalidEvent, StoreError, TokaError
 from store.events import NewEvent, parse_new_event
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Sequence
     from pathlib import Path
     from typing import Any, Protocol
 
+    from daemon.core import Core
     from daemon.paths import Paths
     from store.base import AppendResult
 
     class Appender(Protocol):
         """The group committer, or the store itself: both append a batch and answer when committed."""
 
-        async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]: ...
+        def append(self, events: Sequence[NewEvent]) -> Awaitable[list[AppendResult]]: ...
 
 
 log = logging.getLogger("toka.daemon")
@@ -145,15 +147,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")  # the store could not hash it
 
 
-class SpoolDrain:
+class SpoolDrain(Component):
     """The spool of a running daemon: whether hooks left events in it, and draining it, one
     drain at a time (two would both take the claimed file). A daemon whose log is thrown away
     at exit (``durable`` false: the memory backend) leaves the spool to a durable one."""
 
-    def __init__(self, paths: Paths, appender: Appender, durable: bool = True) -> None:
-        self._paths = paths
-        self._appender = appender
-        self._durable = durable
+    def __init__(self, core: Core) -> None:
+        self._paths = core.paths
+        self._appender: Appender = core
+        self._durable = core.settings.store.backend != "memory"
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -195,12 +197,14 @@ class SpoolDrain:
             self._wake.set()
         return wanted
 
-    def start(self) -> None:
-        """Drain on a timer and when kicked, until :meth:`stop`."""
+    async def start(self) -> None:
+        """Drain what hooks spooled while no daemon ran (before the socket answers: a client that
+        sees the daemon up sees them), then on a timer and when kicked, until :meth:`stop`."""
+        await self.drain()
         if self._durable:
             self._task = asyncio.create_task(self._run(), name="spool-drain")
 
-    async def stop(self) -> None:
+    async def stop(self, deadline: float = 0.0) -> None:
         """Stop draining; a drain cut short leaves its claimed file for the next start."""
         if self._task is not None:
             self._task.cancel()

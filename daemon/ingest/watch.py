@@ -19,19 +19,20 @@ import asyncio
 import logging
 import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.component import Component
 from daemon.ingest.lines import BadLine, ParseStats
 from daemon.ingest.tail import Cursors, Tail
 from daemon.ingest.transcripts import find_transcripts
 from store.errors import Busy, TokaError
 
 if TYPE_CHECKING:
+    from daemon.core import Core
     from store.base import AppendResult
-    from store.events import NewEvent
 
 log = logging.getLogger("toka.watch")
 
@@ -128,27 +129,42 @@ def ingest(tail: Tail, path: Path, append: Callable[[list[dict[str, Any]]], list
     return done
 
 
-class DaemonWatcher:
-    """The daemon's own watcher of ``[watch] paths``; :meth:`status` is for ``toka status``."""
+class DaemonWatcher(Component):
+    """The daemon's own watcher of ``[watch] paths`` (none: it does nothing); :meth:`status` is
+    for ``toka status``."""
 
-    def __init__(
-        self,
-        roots: Sequence[Path],
-        cursors: Cursors,
-        append: Callable[[list[NewEvent]], Awaitable[list[AppendResult]]],
-        exclude: Path | None = None,
-    ) -> None:
-        self.roots = list(roots)
-        self._append = append
-        self._tail = Tail(cursors)
-        self._exclude = exclude
+    def __init__(self, core: Core) -> None:
+        self.roots = resolve_roots(core.settings.watch.paths)
+        self._append = core.append
+        # A memory store forgets its events at exit, so its watcher must forget how far it read.
+        durable = core.settings.store.backend != "memory"
+        self._tail = Tail(Cursors(core.paths.cursors("daemon") if durable else None))
+        self._exclude = core.paths.data_dir
         self.stopping = threading.Event()  # set at shutdown: the read under way ends early
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
         self.files: set[Path] = set()
         self.created = 0
         self.bad_lines = 0
         self.last_error: str | None = None
 
-    def status(self) -> dict[str, Any]:
+    async def start(self) -> None:
+        if self.roots:
+            self._task = asyncio.create_task(self.run(self._stop), name="watch")
+
+    async def stop(self, deadline: float) -> None:
+        if self._task is None:
+            return
+        self._stop.set()
+        self.stopping.set()  # the file being read stops after its current batch
+        try:
+            await asyncio.wait_for(self._task, deadline)
+        except TimeoutError:
+            log.warning("the watcher did not stop within the deadline")
+
+    def status(self) -> dict[str, Any] | None:
+        if not self.roots:
+            return None
         return {
             "paths": [str(root) for root in self.roots],
             "missing": [str(root) for root in self.roots if not root.exists()],

@@ -12,6 +12,7 @@ Changes of state go through one lock, so two requests never act on the same stal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections import deque
@@ -33,6 +34,7 @@ from daemon.agents.model import (
     spawned_agent,
 )
 from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
+from daemon.component import Component, Projection
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.compress.service import COMPRESSION, Compressor
 from daemon.core import Core
@@ -60,7 +62,7 @@ NAME_DIGITS = 4
 MAX_TOKENS = 100_000_000
 
 
-class Lifecycle:
+class Lifecycle(Component):
     """Moves agents through their states; holds the agents' projection and directory, the
     handoffs and the compressor it acts through."""
 
@@ -77,17 +79,35 @@ class Lifecycle:
         self._current: int | None = None  # the seq of the event being evaluated
         self.compressor = Compressor(core, self.directory, self.evaluated)
         self._evaluated = asyncio.Condition()
+        self._task: asyncio.Task[None] | None = None
 
-    def committed(self, events: list[Event], evaluate: bool = True) -> None:
-        """Queue committed usage for evaluation when ``evaluate`` (the events were committed by
-        this daemon: on a shared log, the daemon that recorded usage acts on it). The agents'
-        table (the kinds of ``PROJECTED``) is kept by daemon/server/projections.py."""
-        if not evaluate:
+    def projection(self) -> Projection:
+        return Projection("agents", PROJECTED, self.agents.apply)
+
+    def committed(self, events: list[Event], own: bool) -> None:
+        """Queue committed usage for evaluation when ``own`` (the events were committed by this
+        daemon: on a shared log, the daemon that recorded usage acts on it)."""
+        if not own:
             return
         for event in events:
             if event.kind in FIGURE_KINDS or event.kind == COMPRESSION:
                 self._queue.append(event)
                 self._wake.set()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self.run(), name="lifecycle")
+
+    async def stop(self, deadline: float) -> None:
+        """Let the usage already committed move its agents (within ``deadline``), then stop."""
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(self.drained(), deadline)
+        except TimeoutError:
+            log.warning("lifecycle: usage left unevaluated at shutdown")
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
     async def run(self) -> None:
         """Evaluate queued usage, in commit order, until cancelled."""

@@ -1,4 +1,4 @@
-"""The ``memory.*`` operations (docs/protocol.md): the context store's set, get, list, delete
+"""The ``memory.*`` operations (docs/protocol.md): the memory's set, get, list, delete
 and history."""
 
 from __future__ import annotations

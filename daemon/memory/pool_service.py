@@ -9,37 +9,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from daemon.config import DEFAULT_SWEEP_S
+from daemon.component import Component
+from daemon.core import Core
 from daemon.memory.pool import Item, MemoryPool, PutResult
 from daemon.memory.pressure import POOL_SESSION, PRESSURE_KIND, health_document
 from store.errors import TokaError, UsageError
-
-if TYPE_CHECKING:
-    from store.base import AppendResult
-    from store.events import NewEvent
 
 log = logging.getLogger("toka.daemon")
 
 # A sweeper that has not run for this many intervals is reported as late.
 SWEEP_LATE_INTERVALS = 3
 
-Append = Callable[[list["NewEvent"]], Awaitable[list["AppendResult"]]]
 
-
-class PoolService:
+class PoolService(Component):
     """The pool as the daemon runs it: operations that record the pressure crossings they
     cause (answered after the events commit, so a client that reads the log next sees them),
     and the sweeper task that drops expired entries every ``sweep_s`` seconds."""
 
-    def __init__(self, pool: MemoryPool, append: Append, sweep_s: float = DEFAULT_SWEEP_S) -> None:
+    def __init__(self, core: Core, pool: MemoryPool | None = None, sweep_s: float | None = None) -> None:
+        """The pool of ``pool.capacity_bytes`` swept every ``pool.sweep_s``, unless given."""
+        settings = core.settings.pool
+        sweep_s = settings.sweep_s if sweep_s is None else sweep_s
         if not sweep_s > 0:
             raise UsageError(f"the sweep interval must be positive, got {sweep_s!r}")
-        self.pool = pool
+        self.pool = MemoryPool(settings.capacity_bytes, wall_clock_us=core.now_us) if pool is None else pool
         self.sweep_s = sweep_s
-        self._append = append
+        self._append = core.append
         self._sweeper: asyncio.Task[None] | None = None
         self.sweeps = 0
         self.last_sweep: float | None = None  # on the pool's clock
@@ -48,13 +45,13 @@ class PoolService:
     def sweeper_running(self) -> bool:
         return self._sweeper is not None and not self._sweeper.done()
 
-    def start(self) -> None:
+    async def start(self) -> None:
         """Start the sweeper on the running loop."""
         if not self.sweeper_running:
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="pool-sweeper")
             self._sweeper.add_done_callback(self._sweeper_ended)
 
-    async def stop(self) -> None:
+    async def stop(self, deadline: float = 0.0) -> None:
         """Stop the sweeper and record what crossings are left; call before the committer closes."""
         if self._sweeper is not None:
             self._sweeper.cancel()

@@ -1,4 +1,4 @@
-"""The context store: durable, scoped key-value memory, as a projection of ``memory.*`` events.
+"""The memory: durable, scoped key-value memory, as a projection of ``memory.*`` events.
 
 Scopes are ``global``, ``agent:<id>``, ``session:<name>`` and ``trace:<id>``. A value is any JSON
 (at most ``MAX_VALUE_BYTES`` as canonical JSON); each key has a version, 1 for its first value
@@ -27,14 +27,13 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import time
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from daemon.core import HandedOver
-from store.base import AppendResult, EventQuery, EventStore
+from daemon.component import Component, Projection
+from daemon.core import Core
+from store.base import EventQuery
 from store.errors import Busy, Conflict, NotFound, UsageError
 from store.events import Event, NewEvent, canonical_json, digest, format_ts
 
@@ -52,8 +51,6 @@ _SCOPE = re.compile(r"^(global|(agent|session|trace):[^\x00-\x1f]{1,256})$")
 # Versions a write tries when other daemons keep taking the one it meant to write: each try
 # follows a change it had not seen, so running out means the key changes faster than a round trip.
 WRITE_TRIES = 8
-
-Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 
 
 @dataclass
@@ -117,10 +114,6 @@ def check_key(key: Any) -> str:
     return key
 
 
-def _now_us() -> int:
-    return time.time_ns() // 1000
-
-
 def version_key(scope: str, key: str, version: int) -> str:
     """The idempotency key of the change that writes ``version`` of ``scope``'s ``key``: one
     event per version, as the store holds a key to one event of its session."""
@@ -158,14 +151,18 @@ def _too_busy(scope: str, key: str) -> Busy:
     )
 
 
-class Memory:
-    def __init__(self, store: EventStore, append: Append, handed_over: HandedOver) -> None:
-        self.store = store
-        self.append = append
-        self.handed_over = handed_over
+class Memory(Component):
+    def __init__(self, core: Core) -> None:
+        self.store = core.store
+        self.append = core.append
+        self.handed_over = core.handed_over
+        self._now_us = core.now_us
         self._entries: dict[tuple[str, str], Entry] = {}
         self._lock = asyncio.Lock()
         self.changes = 0  # memory events applied: what was derived from the table is stale when it moved
+
+    def projection(self) -> Projection:
+        return Projection("memory", (SET, DELETE), self.apply, SESSION)
 
     def apply(self, event: Event) -> None:
         """Apply one event, committed or replayed at start-up (daemon/server/projections.py)."""
@@ -176,13 +173,13 @@ class Memory:
 
     def get(self, scope: str, key: str) -> Entry:
         entry = self._entries.get((check_scope(scope), check_key(key)))
-        if entry is None or not entry.live(_now_us()):
+        if entry is None or not entry.live(self._now_us()):
             state = "expired" if entry is not None and not entry.deleted else "not set"
             raise NotFound(f"{scope} {key!r} is {state}", f"list the keys with `toka memory list {scope}`")
         return entry
 
     def entries(self, scope: str | None = None, prefix: str = "", pinned: bool | None = None) -> list[Entry]:
-        now = _now_us()
+        now = self._now_us()
         return sorted(
             (
                 e
@@ -199,7 +196,7 @@ class Memory:
         """The key's stored version (0: never set); Conflict unless ``expect`` (when given) is its
         live version, 0 for a key that is not set (never, deleted or expired)."""
         entry = self._entries.get((scope, key))
-        live = entry is not None and entry.live(_now_us())
+        live = entry is not None and entry.live(self._now_us())
         seen = entry.version if live and entry is not None else 0
         if expect is not None and expect != seen:
             state = "" if live else " (not set)"
@@ -232,7 +229,7 @@ class Memory:
                 keep_pin = pinned
                 if keep_pin is None:
                     previous = self._entries.get((scope, key))
-                    keep_pin = previous is not None and previous.live(_now_us()) and previous.pinned
+                    keep_pin = previous is not None and previous.live(self._now_us()) and previous.pinned
                 version = current + 1
                 payload = {
                     "scope": scope,

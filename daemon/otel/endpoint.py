@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from daemon.component import Component
 from daemon.core import Core
 from daemon.otel.extra import INSTALL, missing
 from daemon.otel.token import receiver_token
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("toka.daemon")
 
 
-class Endpoint:
+class Endpoint(Component):
     def __init__(self, core: Core) -> None:
         self.core = core
         self.server: OtelServer | None = None

@@ -4,7 +4,7 @@
 a checkpoint. Some sessions are left alone and reported as skipped, with the reason:
 
 - toka's own sessions (``toka.memory``, ``toka.state``, ``toka.deps``, ``toka.pool``): the
-  context store, the state machines, the dependencies and the pool's records are rebuilt from
+  memory, the state machines, the dependencies and the pool's records are rebuilt from
   every one of their events;
 - a session with a live agent spawned by ``toka agent spawn``: its spawn holds its settings.
 
@@ -19,7 +19,9 @@ from typing import Any
 
 from daemon.agents.model import Agent, Agents
 from daemon.agents.refs import Refs
+from daemon.component import Component
 from daemon.compress.service import COMPRESSION
+from daemon.core import Core
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import Timestamp
 from store.base import EventQuery, EventStore
@@ -30,13 +32,17 @@ SYSTEM_PREFIX = "toka."
 
 
 @dataclass(frozen=True, slots=True)
-class Retention:
-    """What retention is handed: the store, the agents (a live one's session is kept) and the
+class Retention(Component):
+    """What retention is handed: the core, the agents (a live one's session is kept) and the
     reader of session names."""
 
-    store: EventStore
+    core: Core
     agents: Agents
     refs: Refs
+
+    @property
+    def store(self) -> EventStore:
+        return self.core.store
 
 
 OPS = Ops(Retention)

@@ -1,7 +1,7 @@
 """The op registry: what each operation is, declared where it is handled.
 
 A component's ops module makes one :class:`Ops` for the component its handlers are handed (the
-lifecycle, the context store, the pool...) and declares each op with it: its name, its request
+lifecycle, the memory, the pool...) and declares each op with it: its name, its request
 (a dataclass of daemon/rpc/requests.py), whether it streams (answers with lines until the
 client hangs up or sends anything) and whether it reports progress (``{"progress": true}`` in
 the request asks for ``{id, progress: {done, total}}`` lines), and whether the connection's next

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.agents.refs import Refs
+from daemon.component import Component
+from daemon.core import Core
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs, Timestamp
 from store.base import EventQuery, EventStore
@@ -33,11 +35,15 @@ SUMMARY_KINDS = ("compression", "compaction", "compaction.summary")
 
 
 @dataclass(frozen=True, slots=True)
-class LogSearch:
-    """What the search ops are handed: the store, and the reader of session and agent names."""
+class LogSearch(Component):
+    """What the search ops are handed: the core, and the reader of session and agent names."""
 
-    store: EventStore
+    core: Core
     refs: Refs
+
+    @property
+    def store(self) -> EventStore:
+        return self.core.store
 
 
 OPS = Ops(LogSearch)

@@ -17,6 +17,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 
+from daemon.component import Component
 from store.base import AppendResult, EventStore
 from store.errors import Busy, TokaError
 from store.events import Event, NewEvent
@@ -33,7 +34,7 @@ Pending = tuple[list[NewEvent], "asyncio.Future[list[AppendResult]]"]
 Amend = Callable[[list[tuple[NewEvent, Event]]], Awaitable[list[NewEvent]]]
 
 
-class GroupCommitter:
+class GroupCommitter(Component):
     def __init__(
         self,
         store: EventStore,
@@ -52,7 +53,7 @@ class GroupCommitter:
         self._task: asyncio.Task[None] | None = None
         self.groups = 0  # transactions committed, for status and tests
 
-    def start(self) -> None:
+    async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="group-commit")
 
     async def append(self, events: Sequence[NewEvent]) -> list[AppendResult]:
@@ -63,8 +64,9 @@ class GroupCommitter:
         self._wake.set()
         return await future
 
-    async def close(self) -> None:
-        """Commit what is queued, then stop."""
+    async def stop(self, deadline: float = 0.0) -> None:
+        """Commit what is queued, then stop (however long that takes: what was answered
+        committed must be committed)."""
         self._closing = True
         self._wake.set()
         if self._task is not None:

@@ -17,47 +17,38 @@ import os
 import time
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from daemon.agents.usage import output_revisions
-from daemon.alerts.service import Alerts
+from daemon.component import Component
 from daemon.config import Settings
 from daemon.core import Core
-from daemon.cost.service import Costs
-from daemon.deps import graph
-from daemon.deps.graph import Dependencies
 from daemon.export.forwarder import Forwarder
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
-from daemon.lifecycle.service import PROJECTED, Lifecycle
-from daemon.memory import service as memory
-from daemon.memory.pool import MemoryPool
-from daemon.memory.pool_service import PoolService
-from daemon.memory.service import Memory
+from daemon.ingest.watch import DaemonWatcher
+from daemon.lifecycle.service import Lifecycle
 from daemon.otel.endpoint import Endpoint
 from daemon.paths import Paths
 from daemon.rpc.hub import Hub
 from daemon.server.commit import GroupCommitter
-from daemon.server.components import build_components
+from daemon.server.components import build_components, handlers
 from daemon.server.connection import ACCEPT_BACKLOG, ClientProtocol, Gate
 from daemon.server.follow import Follower
 from daemon.server.handover import Handover
-from daemon.server.projections import Projection, Projections
+from daemon.server.ops import Process
+from daemon.server.projections import Projections
 from daemon.server.serving import Connections
-from daemon.states import table
 from daemon.states.machines import Machine
-from daemon.states.service import States
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.base import EventQuery, EventStore
 from store.errors import StoreUnavailable
 from store.events import Event
 
-if TYPE_CHECKING:
-    from daemon.ingest.watch import DaemonWatcher
-
 log = logging.getLogger("toka.daemon")
 
 LAST = EventQuery(order="desc", limit=1)
+C = TypeVar("C", bound=Component)
 
 
 class Daemon:
@@ -71,7 +62,7 @@ class Daemon:
         self.settings = settings
         self.store = store
         self.hub = Hub()
-        self.handover = Handover()  # how far the projections below have been handed the log
+        self.handover = Handover()  # how far the projections have been handed the log
         # A log other daemons append to is followed, so that their events reach this one's too.
         self.follower = (
             Follower(store, self._committed, lambda: self.spool.drain(), lambda: self.spool.waiting())
@@ -84,28 +75,15 @@ class Daemon:
             partial(output_revisions, store),
             turn=self.follower.turn if self.follower else None,
         )
-        self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
-        core = Core(store, self.committer.append, settings, paths, handed_over=self.handover.wait)
-        self.states = States(store, core.append, machines, core.handed_over)
-        self.deps = Dependencies(store, core.append, core.handed_over)
-        self.lifecycle = Lifecycle(core)
-        self._lifecycle_task: asyncio.Task[None] | None = None
-        self.memory = Memory(store, core.append, core.handed_over)
-        self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
-        self.projections = Projections(
-            (
-                Projection("agents", PROJECTED, self.lifecycle.agents.apply),
-                Projection("states", table.KINDS, self.states.table.apply, table.SESSION),
-                Projection("dependencies", graph.KINDS, self.deps.graph.apply, graph.SESSION),
-                Projection("memory", (memory.SET, memory.DELETE), self.memory.apply, memory.SESSION),
-            )
-        )
-        self.costs = Costs(core)
-        self.alerts, self.heads = Alerts(core, self.costs), Heads(core)
-        self.otel = Endpoint(core)  # serves only when otel.listen is set
-        self.export = Forwarder(core, self.costs.prices)  # sends only when export.otlp.endpoint is set
-        services = (self.memory, self.pool, self.states, self.deps, self.costs, self.alerts, self.heads, self.spool)
-        self.components = build_components(self, core, self.hub, self.lifecycle, services)
+        core = Core(store, self.committer.append, settings, paths, handed_over=self.handover.wait, hub=self.hub)
+        self.components: list[Component] = build_components(core, self.committer, machines)
+        projections = (component.projection() for component in self.components)
+        self.projections = Projections([projection for projection in projections if projection is not None])
+        self.handlers = handlers(self.components, {Process: self, Core: core})
+        self.spool = self._component(SpoolDrain)
+        self.lifecycle = self._component(Lifecycle)
+        self.heads, self.export = self._component(Heads), self._component(Forwarder)
+        self.otel, self.watcher = self._component(Endpoint), self._component(DaemonWatcher)
         self.started = time.monotonic()
         self._socket_text = str(paths.socket)  # status shows it on every call
         # The log's events and sessions as status last read them, with those committed since: what
@@ -116,11 +94,13 @@ class Daemon:
         self.gate = Gate(settings.daemon)
         self._stop = asyncio.Event()
         self._stopping = False
-        self.connections = Connections(self.gate, self.components, lambda: self._stopping)
+        self.connections = Connections(self.gate, self.handlers, lambda: self._stopping)
         self._server: asyncio.AbstractServer | None = None
-        self.watcher: DaemonWatcher | None = None
-        self._watching: asyncio.Task[None] | None = None
-        self._watch_stop = asyncio.Event()
+
+    def _component(self, kind: type[C]) -> C:
+        found = self.handlers[kind]
+        assert isinstance(found, kind)
+        return found
 
     def _committed(self, events: list[Event], own: bool) -> None:
         """Hand committed events to the hub and the components that project the log; usage is
@@ -133,11 +113,13 @@ class Daemon:
             self._sessions.update(event.session for event in events)
             self._session_count = len(self._sessions)
         self.projections.committed(events)
-        self.lifecycle.committed(events, evaluate=own)
-        self.costs.committed(events)
-        self.alerts.committed(events, evaluate=own)
-        self.heads.committed()
-        self.export.committed(events)
+        for component in self.components:
+            try:
+                component.committed(events, own)
+            except Exception:  # the events are committed: every other component must have them too
+                log.exception(
+                    "%s failed to take events seq %d to %d", type(component).__name__, events[0].seq, events[-1].seq
+                )
 
     async def _count(self) -> None:
         if not self.store.shared:  # nothing appends to it but this daemon: the store's totals will do
@@ -167,7 +149,7 @@ class Daemon:
             "buffered_bytes": self.gate.budget.held,
             "subscribers": len(self.hub),
             "commits": self.committer.groups,
-            "watch": None if self.watcher is None else self.watcher.status(),
+            "watch": self.watcher.status(),
             "connection": self.store.connection_state(),
             "damaged": None if (damage := self.store.damage()) is None else damage.to_json(),
             "projections": self.projections.status(),
@@ -191,26 +173,22 @@ class Daemon:
         sock_path = str(self.paths.socket)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock_path)  # we hold the pidfile lock, so any socket here is stale
-        await self.heads.start()  # a key that cannot be read stops start-up, before anything is appended
-        await self.export.start()  # its cursor read before anything is committed
-        self.committer.start()
-        self.pool.start()
+        # The projections load what the log holds: up to the seq the follower marks on a log
+        # other daemons share, which hands over what follows (each event once, whatever other
+        # daemons commit meanwhile) once every component has started; else up to its end, and
+        # what commits next is handed over as it commits.
         if self.follower is not None:
-            # The projections load up to the seq the follower marks, and it hands over what
-            # follows: each event once, whatever other daemons commit meanwhile.
             await self.follower.mark()
             await self._count()  # for a status asked while the database server is away
             self.handover.advance(self.follower.seen)
             await self.projections.load(self.store, through=self.follower.seen)
-        else:  # what the projections load covers; what commits next is handed over as it commits
+        else:
             self.handover.advance(max([event.seq for event in await self.store.query(LAST)], default=0))
             await self.projections.load(self.store)
+        for component in self.components:
+            await component.start()
         if self.follower is not None:
             self.follower.start()
-        self._lifecycle_task = asyncio.create_task(self.lifecycle.run(), name="lifecycle")
-        self.alerts.start()
-        await self.spool.drain()  # before the socket answers: a client that sees the daemon up sees it
-        self.spool.start()
         old_umask = os.umask(0o177)
         try:
             loop = asyncio.get_running_loop()
@@ -223,66 +201,30 @@ class Daemon:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
-        if self.settings.watch.paths:
-            self._start_watching()
-        await self.otel.start()
         await self._stop.wait()
         await self._shutdown()
 
-    def _start_watching(self) -> None:
-        from daemon.ingest.tail import Cursors
-        from daemon.ingest.watch import DaemonWatcher, resolve_roots
-
-        # A memory store forgets its events at exit, so its watcher must forget how far it read.
-        cursors = Cursors(self.paths.cursors("daemon") if self.settings.store.backend != "memory" else None)
-        self.watcher = DaemonWatcher(
-            resolve_roots(self.settings.watch.paths), cursors, self.committer.append, exclude=self.paths.data_dir
-        )
-        self._watching = asyncio.create_task(self.watcher.run(self._watch_stop), name="watch")
-
-    async def _stop_watching(self) -> None:
-        if self._watching is None or self.watcher is None:
-            return
-        self._watch_stop.set()
-        self.watcher.stopping.set()  # the file being read stops after its current batch
-        try:
-            await asyncio.wait_for(self._watching, self.settings.daemon.shutdown_deadline)
-        except TimeoutError:
-            log.warning("the watcher did not stop within the deadline")
-
-    async def _stop_lifecycle(self) -> None:
-        """Let the usage already committed move its agents (within the deadline), then stop."""
-        if self._lifecycle_task is None:
-            return
-        try:
-            await asyncio.wait_for(self.lifecycle.drained(), self.settings.daemon.shutdown_deadline)
-        except TimeoutError:
-            log.warning("lifecycle: usage left unevaluated at shutdown")
-        self._lifecycle_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._lifecycle_task
-
     async def _shutdown(self) -> None:
+        """Stop taking requests and give those in flight until the deadline; then stop the
+        components in reverse order, each within the deadline: the feeds of the log first, the
+        committer commits what they left, the heads sign it last."""
         self._stopping = True
+        deadline = self.settings.daemon.shutdown_deadline
         if self._server is not None:
             self._server.close()
-        await self._stop_watching()
-        await self.spool.stop()
-        await self.otel.stop(self.settings.daemon.shutdown_deadline)  # answers what is in flight
         for closed in self.connections.streams:
             closed.set()
         try:
-            await asyncio.wait_for(self.connections.idle.wait(), self.settings.daemon.shutdown_deadline)
+            await asyncio.wait_for(self.connections.idle.wait(), deadline)
         except TimeoutError:
             log.warning("%d requests did not finish within the deadline", self.connections.in_flight)
         for writer in list(self.connections.writers):
             writer.transport.abort()  # idle clients, and any that would not take their answer
-        await self._stop_lifecycle()
-        await self.alerts.stop(self.settings.daemon.shutdown_deadline)
-        await self.pool.stop()
-        await self.committer.close()
-        await self.export.stop(self.settings.daemon.shutdown_deadline)  # after the last commit: its spans go too
-        await self.heads.stop(self.settings.daemon.shutdown_deadline)
+        for component in reversed(self.components):
+            try:
+                await component.stop(deadline)
+            except Exception:  # the others must stop too, and the store be closed
+                log.exception("stopping %s failed", type(component).__name__)
         if self.follower is not None:
             await self.follower.stop()
         await self.store.close()

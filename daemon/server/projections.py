@@ -1,22 +1,23 @@
 """The projections of the log, each event applied alone: one a projection cannot apply is skipped.
 
-The agents' table, the state machines, the dependency graph and the context store are kept by
-applying events of their kinds in log order: at start-up (:meth:`Projections.load`, a replay of
-the log) and as each group commits (:meth:`Projections.committed`). Every event reaches them
-here and only here, so one guard holds for all of them: an event a projection cannot apply
-(written by an older version, or into the database file past the daemon's checks) is logged once,
-with its seq, its kind and the projection, counted in ``toka status`` (``projections``), and
-skipped. It stops neither the replay, nor the group committer, nor the other projections.
+The tables components keep (daemon/component.py: the agents', the state machines', the
+dependency graph, the memory's) are kept by applying events of their kinds in log order: at
+start-up (:meth:`Projections.load`, a replay of the log) and as each group commits
+(:meth:`Projections.committed`). Every event reaches them here and only here, so one guard
+holds for all of them: an event a projection cannot apply (written by an older version, or into
+the database file past the daemon's checks) is logged once, with its seq, its kind and the
+projection, counted in ``toka status`` (``projections``), and skipped. It stops neither the
+replay, nor the group committer, nor the other projections.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from daemon.component import Projection
 from store.base import EventQuery, EventStore
 from store.events import Event
 
@@ -24,14 +25,6 @@ log = logging.getLogger("toka.daemon")
 
 # The skipped events status lists (the count covers them all).
 RECENT = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Projection:
-    name: str  # as the report names it
-    kinds: tuple[str, ...]
-    apply: Callable[[Event], None]
-    session: str | None = None  # only this session's events; None: every session's
 
 
 class Projections:

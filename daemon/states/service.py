@@ -14,17 +14,16 @@ checked again against the state it left.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from daemon.core import HandedOver, at_once
+from daemon.component import Component, Projection
+from daemon.core import Core
 from daemon.states.machines import BUILTIN, Machine, make_machine
-from daemon.states.table import MACHINE, SESSION, SET, Change, Entry, StateTable
-from store.base import AppendResult, EventStore
+from daemon.states.table import KINDS, MACHINE, SESSION, SET, Change, Entry, StateTable
 from store.errors import Busy, Conflict, UsageError
 from store.events import NewEvent, canonical_json, digest, fit_name, parse_new_event
 
-Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 # Changes a request tries when other daemons keep changing the entity first (each try follows a
 # change it had not seen).
 WRITE_TRIES = 8
@@ -50,21 +49,18 @@ def change_key(machine: str, entity: str, after: int) -> str:
     return f"{digest(canonical_json([machine, entity]))}:{after}"
 
 
-class States:
+class States(Component):
     """The daemon's state machines: the table, rebuilt at start-up and changed by requests."""
 
-    def __init__(
-        self,
-        store: EventStore,
-        append: Append,
-        machines_from_config: Mapping[str, Machine] | None = None,
-        handed_over: HandedOver = at_once,
-    ) -> None:
-        self.store = store
-        self.append = append
-        self.handed_over = handed_over
+    def __init__(self, core: Core, machines_from_config: Mapping[str, Machine] | None = None) -> None:
+        self.store = core.store
+        self.append = core.append
+        self.handed_over = core.handed_over
         self.table = StateTable(machines_from_config)
         self._lock = asyncio.Lock()
+
+    def projection(self) -> Projection:
+        return Projection("states", KINDS, self.table.apply, SESSION)
 
     # Requests ------------------------------------------------------------------------------
 

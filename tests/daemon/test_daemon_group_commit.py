@@ -145,11 +145,11 @@ def _commit_twice(tmp_path: Path, amend: Amend) -> tuple[list[AppendResult], lis
         store = await SqliteStore.open(tmp_path / "toka.db")
         committed: list[Event] = []
         committer = GroupCommitter(store, committed.extend, amend)
-        committer.start()
+        await committer.start()
         new = NewEvent("s", "note", {"text": "once"}, key="k")
         first = await committer.append([new])
         again = await committer.append([new])
-        await committer.close()
+        await committer.stop()
         await store.close()
         return first, again, committed
 

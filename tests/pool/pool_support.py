@@ -3,8 +3,12 @@ that keeps what it is given."""
 
 from __future__ import annotations
 
+from daemon.config import Settings
+from daemon.core import Append, Core
 from daemon.memory.pool import MemoryPool
+from daemon.paths import resolve_paths
 from store.base import AppendResult
+from store.ephemeral import EphemeralStore
 from store.events import NewEvent
 
 
@@ -34,3 +38,8 @@ class Recorder:
     async def __call__(self, events: list[NewEvent]) -> list[AppendResult]:
         self.events.extend(events)
         return []
+
+
+def core_with(append: Append) -> Core:
+    """A core whose appends go to ``append`` (a :class:`Recorder`, or one that fails)."""
+    return Core(EphemeralStore(), append, Settings(), resolve_paths())

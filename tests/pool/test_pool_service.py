@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from pool_support import Clock, Recorder, make
+from pool_support import Clock, Recorder, core_with, make
 
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
@@ -19,7 +19,7 @@ from store.events import NewEvent
 
 def test_service_records_each_crossing_as_a_pool_pressure_event(clock: Clock) -> None:
     recorder = Recorder()
-    service = PoolService(make(100, clock), recorder, sweep_s=60)
+    service = PoolService(core_with(recorder), make(100, clock), sweep_s=60)
 
     async def main() -> None:
         await service.put("a", b"x" * 80)
@@ -37,7 +37,7 @@ def test_service_records_each_crossing_as_a_pool_pressure_event(clock: Clock) ->
 
 def test_service_sweep_once_drops_expired_and_records_the_fall(clock: Clock) -> None:
     recorder = Recorder()
-    service = PoolService(make(100, clock), recorder, sweep_s=60)
+    service = PoolService(core_with(recorder), make(100, clock), sweep_s=60)
 
     async def main() -> int:
         await service.put("k", b"x" * 90, ttl=1)
@@ -52,11 +52,11 @@ def test_service_sweep_once_drops_expired_and_records_the_fall(clock: Clock) -> 
 
 def test_sweeper_task_runs_at_its_interval_and_stops() -> None:
     recorder = Recorder()
-    service = PoolService(MemoryPool(100), recorder, sweep_s=0.01)
+    service = PoolService(core_with(recorder), MemoryPool(100), sweep_s=0.01)
 
     async def main() -> tuple[bool, dict[str, Any], bool]:
         await service.put("k", b"x" * 10, ttl=0.02)
-        service.start()
+        await service.start()
         for _ in range(500):
             await asyncio.sleep(0.01)
             if "k" not in service.pool.items() and len(service.pool) == 0 and service.sweeps >= 2:
@@ -75,7 +75,7 @@ def test_sweeper_task_runs_at_its_interval_and_stops() -> None:
 
 
 def test_health_says_when_the_sweeper_is_not_running(clock: Clock) -> None:
-    service = PoolService(make(100, clock), Recorder(), sweep_s=5)
+    service = PoolService(core_with(Recorder()), make(100, clock), sweep_s=5)
     health = service.health()
     assert health["level"] == "warning"
     assert health["problems"][0]["code"] == "sweeper"
@@ -83,10 +83,10 @@ def test_health_says_when_the_sweeper_is_not_running(clock: Clock) -> None:
 
 
 def test_health_says_when_the_sweeper_is_late(clock: Clock) -> None:
-    service = PoolService(make(100, clock), Recorder(), sweep_s=5)
+    service = PoolService(core_with(Recorder()), make(100, clock), sweep_s=5)
 
     async def main() -> dict[str, Any]:
-        service.start()
+        await service.start()
         await service.sweep_once()
         clock.advance(60)
         health = service.health()
@@ -102,7 +102,7 @@ def test_a_failing_log_does_not_fail_the_pool(clock: Clock) -> None:
     async def closing(events: list[NewEvent]) -> list[AppendResult]:
         raise Conflict("the daemon is shutting down")
 
-    service = PoolService(make(100, clock), closing, sweep_s=5)
+    service = PoolService(core_with(closing), make(100, clock), sweep_s=5)
 
     async def main() -> None:
         await service.put("k", b"x" * 95)
@@ -114,4 +114,4 @@ def test_a_failing_log_does_not_fail_the_pool(clock: Clock) -> None:
 
 def test_sweep_interval_must_be_positive(clock: Clock) -> None:
     with pytest.raises(UsageError):
-        PoolService(make(100, clock), Recorder(), sweep_s=0)
+        PoolService(core_with(Recorder()), make(100, clock), sweep_s=0)

@@ -1,4 +1,4 @@
-"""`toka memory set|get|list|rm|history|watch`: the context store."""
+"""`toka memory set|get|list|rm|history|watch`: the memory of scoped entries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Memory: the pool's figures and the context store's entries."""
+"""Memory: the pool's figures and the memory's entries."""
 
 from __future__ import annotations
 
