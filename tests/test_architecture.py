@@ -1,6 +1,8 @@
-"""The shape of the source tree: no import cycle between modules, no module over 400 lines.
+"""The shape of the source tree: no import cycle between modules, the daemon's packages in layers
+that import only downwards, and modules kept short (over 400 lines, a warning unless the reason
+is written down here).
 
-Both checks read the source of store/, daemon/ and toka_cli/ with ast and import nothing. An
+The checks read the source of store/, daemon/ and toka_cli/ with ast and import nothing. An
 import counts wherever it stands: at module level, inside a function, under TYPE_CHECKING. A
 cycle that only a lazy import or the type checker sees still ties two modules together, so that
 neither can be read, tested or moved without the other.
@@ -8,54 +10,43 @@ neither can be read, tested or moved without the other.
 
 from __future__ import annotations
 
-import ast
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("store", "daemon", "toka_cli")
-# Past this a module holds more than one thing: split it along its seams, each part named for what it holds.
+from import_graph import PACKAGES, ROOT, import_graph, modules, package_of
+
+# Past this a module usually holds more than one thing: split it along its seams, each part named
+# for what it holds, or say below why it is one thing. A warning, not a failure: a line count must
+# not decide where code goes. Past HARD_MAX_LINES it fails.
 MAX_LINES = 400
+HARD_MAX_LINES = 800
+LONG_MODULES: dict[str, str] = {}
 
-
-def modules(root: Path, packages: Iterable[str]) -> dict[str, Path]:
-    """Every module of ``packages`` under ``root``, by dotted name (a package by its own name)."""
-    found = {}
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = path.relative_to(root).with_suffix("").parts
-            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return found
-
-
-def _known(name: str, known: Mapping[str, Path]) -> str | None:
-    """The module ``name`` names, or the innermost known package holding it; None outside the tree."""
-    while name and name not in known:
-        name = name.rpartition(".")[0]
-    return name or None
-
-
-def imports(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:
-    """The modules of ``known`` that module ``name`` (at ``path``) imports. ``from pkg import x``
-    is an import of the module pkg.x when there is one, else of pkg."""
-    found: set[str | None] = set()
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(_known(alias.name, known) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
-            for alias in node.names:
-                submodule = f"{base}.{alias.name}"
-                found.add(submodule if submodule in known else _known(base, known))
-    return {module for module in found if module is not None and module != name}
-
-
-def import_graph(root: Path = ROOT, packages: Iterable[str] = PACKAGES) -> dict[str, set[str]]:
-    known = modules(root, packages)
-    return {name: imports(name, path, known) for name, path in known.items()}
+# The daemon's packages in layers, lowest first: a package may import its own modules and those of
+# lower layers only, never one of its own layer or above (docs/architecture.md draws them). At the
+# bottom, what needs nothing of the daemon: the request plumbing and the helpers on text; then the
+# root modules (daemon/*.py: the core, the component protocol, settings, paths, ownership).
+DAEMON_LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"daemon.rpc", "daemon.redact", "daemon.transcript"}),  # plumbing and shared helpers
+    frozenset({"daemon"}),  # the root modules
+    frozenset(  # components on the log alone
+        {
+            "daemon.agents",
+            "daemon.memory",
+            "daemon.states",
+            "daemon.deps",
+            "daemon.heads",
+            "daemon.ingest",
+            "daemon.otel",
+            "daemon.transfer",
+        }
+    ),
+    frozenset({"daemon.cost", "daemon.handoff", "daemon.search"}),  # reading the agents
+    frozenset({"daemon.compress", "daemon.log", "daemon.alerts", "daemon.export", "daemon.client"}),
+    frozenset({"daemon.lifecycle", "daemon.retention"}),  # acting through compression and handoffs
+    frozenset({"daemon.server"}),  # the running process: the only package that knows every component
+)
 
 
 def _components(graph: Mapping[str, Iterable[str]]) -> list[set[str]]:
@@ -129,9 +120,57 @@ def test_no_import_cycle_between_modules() -> None:
     assert not found, "import cycles:\n" + "\n".join(_shown(c) for c in sorted(found))
 
 
-def test_no_module_over_the_line_limit() -> None:
+def test_long_modules_warn_and_none_is_past_the_hard_limit() -> None:
     found = long_modules()
-    assert not found, f"modules over {MAX_LINES} lines:\n" + "\n".join(f"{p}: {n}" for p, n in found.items())
+    unexplained = {path: count for path, count in found.items() if path not in LONG_MODULES}
+    if unexplained:
+        listed = ", ".join(f"{path} ({count})" for path, count in unexplained.items())
+        warnings.warn(f"modules over {MAX_LINES} lines, with no reason in LONG_MODULES: {listed}", stacklevel=1)
+    too_long = {path: count for path, count in found.items() if count > HARD_MAX_LINES}
+    assert not too_long, f"modules over {HARD_MAX_LINES} lines: {too_long}"
+    stale = set(LONG_MODULES) - set(found)
+    assert not stale, f"LONG_MODULES names modules that are no longer long: {sorted(stale)}"
+
+
+def upward_imports(graph: Mapping[str, Iterable[str]], layers: tuple[frozenset[str], ...]) -> list[str]:
+    """Each import of ``graph`` from a daemon package into one of its own layer or above."""
+    rank = {package: level for level, packages in enumerate(layers) for package in packages}
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = package_of(module)
+        if source is None:
+            continue
+        for target in sorted(targets):
+            into = package_of(target)
+            if into is None or into == source:
+                continue
+            if rank.get(into, len(layers)) >= rank.get(source, -1):
+                found.append(f"{module} ({source}) imports {target} ({into})")
+    return found
+
+
+def test_every_daemon_package_has_a_layer() -> None:
+    packages = {package_of(module) for module in modules(ROOT, ["daemon"])} - {None}
+    placed = set().union(*DAEMON_LAYERS)
+    assert packages - placed == set(), "place these in DAEMON_LAYERS"
+    assert placed - packages == set(), "DAEMON_LAYERS names packages that are gone"
+
+
+def test_daemon_packages_import_only_downwards() -> None:
+    found = upward_imports(import_graph(), DAEMON_LAYERS)
+    assert not found, "imports into the same layer or above:\n" + "\n".join(found)
+
+
+def test_the_layer_rule_catches_an_upward_import() -> None:
+    graph = {
+        "daemon.agents.model": {"daemon.lifecycle.service", "daemon.core", "daemon.agents.usage"},
+        "daemon.memory.service": {"daemon.states.table"},
+        "daemon.server.process": {"daemon.memory.service"},
+    }
+    assert upward_imports(graph, DAEMON_LAYERS) == [
+        "daemon.agents.model (daemon.agents) imports daemon.lifecycle.service (daemon.lifecycle)",
+        "daemon.memory.service (daemon.memory) imports daemon.states.table (daemon.states)",
+    ]
 
 
 def test_the_cycle_search_finds_every_cycle_of_a_small_graph() -> None:
