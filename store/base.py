@@ -71,7 +71,7 @@ class Problem:
     id: str
     session: str
     # id, digest, payload, chain, head: the chain check (store/chain.py); database, truncated,
-    # missing, replaced: the database's own check and the recorded tip (store/sqlite_integrity.py);
+    # missing, replaced: the database's own check and the recorded tip (store/sqlite/integrity.py);
     # missing, replaced, truncated, signed: the check against the signed tree heads
     # (store/merkle_check.py); refused: the daemon will not sign the log as it is (daemon/heads/)
     what: Literal[

@@ -2,13 +2,13 @@
 
 Each daemon keeps its own socket, hooks, spool, group commit and subscriptions, and connects
 to the shared database with three connections: a writer (appends, one transaction at a time
-across all daemons: store/postgres_append.py), a reader (queries, replay, verify, search:
-store/postgres_reads.py, store/postgres_verify.py, store/postgres_search.py) and a listener,
+across all daemons: store/postgres/append.py), a reader (queries, replay, verify, search:
+store/postgres/reads.py, store/postgres/verify.py, store/postgres/search.py) and a listener,
 which LISTENs for the notice every append sends and tells the daemon to read what other
 daemons committed.
 
 A connection that breaks (the server restarted, a backend was terminated, the network went)
-is opened again on next use (store/postgres_link.py); while the server cannot be reached every
+is opened again on next use (store/postgres/connect.py); while the server cannot be reached every
 call fails at once with :class:`~store.errors.StoreUnavailable` (hooks then spool). An append
 that lost its connection under it is retried for :data:`APPEND_RETRY_S` with the same
 idempotency token, so a commit whose acknowledgement was lost is answered, not written again.
@@ -36,9 +36,9 @@ from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent, now_us
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.postgres_append import CHANNEL, append_batch, forget_old_batches
-from store.postgres_link import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
-from store.postgres_reads import (
+from store.postgres.append import CHANNEL, append_batch, forget_old_batches
+from store.postgres.connect import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
+from store.postgres.reads import (
     fetch_rows,
     get_event,
     get_payload,
@@ -48,11 +48,11 @@ from store.postgres_reads import (
     rebuild_projections,
     rebuild_search_index,
 )
-from store.postgres_schema import migrate
-from store.postgres_search import hits, search_sql
-from store.postgres_tree import LogTree, check_tree
-from store.postgres_usage import read_usage, sum_usage_rows
-from store.postgres_verify import verify_log
+from store.postgres.schema import migrate
+from store.postgres.search import hits, search_sql
+from store.postgres.tree import LogTree, check_tree
+from store.postgres.usage import read_usage, sum_usage_rows
+from store.postgres.verify import verify_log
 from store.query import count_sql, where_clause
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of, event_text
@@ -260,7 +260,7 @@ class PostgresStore(EventStore):
     async def stats(self) -> Stats:
         return await self._read(read_stats)
 
-    # The tree is this daemon's, in memory, grown from what it reads (store/postgres_tree.py).
+    # The tree is this daemon's, in memory, grown from what it reads (store/postgres/tree.py).
 
     async def tree(self) -> Frontier | None:
         # The first call reads the whole log in the background, so that a daemon on a long log

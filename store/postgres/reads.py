@@ -16,14 +16,14 @@ from psycopg import AsyncConnection
 from store.base import CHUNK, SessionInfo, Stats, resolve_prefix
 from store.errors import StoreError
 from store.events import Event
-from store.postgres_search import index_rows
-from store.postgres_usage import project_usage
+from store.postgres.search import index_rows
+from store.postgres.usage import project_usage
 from store.projection import AGREEMENT_SQL, SESSIONS_SQL, disagreement, session_infos
 from store.query import dialect
 from store.rows import SELECT, event_of, hex_range, one_event, one_payload
 
 # Taken by a rebuild before it reads the log: appends (which lock the table in EXCLUSIVE mode,
-# store/postgres_append.py) and other rebuilds, from any daemon, wait until it commits; reads go
+# store/postgres/append.py) and other rebuilds, from any daemon, wait until it commits; reads go
 # on. Else an event committed meanwhile is counted or indexed twice (a duplicate key fails the
 # rebuild) or not at all.
 HOLD_APPENDS = "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"

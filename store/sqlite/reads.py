@@ -2,7 +2,7 @@
 id prefix, a payload by digest prefix, the chain's verification and the database's figures.
 
 Each is a plain function of a ``sqlite3`` connection, run on the reader connection's thread in
-one hop (see store/sqlite.py).
+one hop (see store/sqlite/store.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 from store.base import CHUNK, ProgressCallback, Stats, VerifyReport
 from store.chain import ChainVerifier
 from store.events import Event
-from store.health import disk_bytes
 from store.rows import SELECT, event_text, hex_range, one_event, one_payload, stored_row
-from store.sqlite_retention import pruned_seq, replaced_ids
+from store.sqlite.health import disk_bytes
+from store.sqlite.retention import pruned_seq, replaced_ids
 
 
 def fetch_rows(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:

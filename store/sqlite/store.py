@@ -7,13 +7,13 @@ a long read (replay, verify) never holds up appends: WAL lets the reader see a c
 snapshot while the writer commits.
 
 This module is the store itself: its connections, the WAL's checkpoints, and each operation run
-in one hop (store/sqlite_hop.py runs them; a small append commits on the caller's thread while
+in one hop (store/sqlite/hop.py runs them; a small append commits on the caller's thread while
 the writer's thread is idle, see ``INLINE_EVENTS``); what a connection sets and checks when it
-opens is in store/sqlite_connect.py, what the store knows of its file's soundness in
-store/sqlite_integrity.py. The operations live
-apart: the append path in store/sqlite_append.py, the session tables in
-store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
-store/sqlite_reads.py and retention in store/sqlite_retention.py; what they share is
+opens is in store/sqlite/connect.py, what the store knows of its file's soundness in
+store/sqlite/integrity.py. The operations live
+apart: the append path in store/sqlite/append.py, the session tables in
+store/sqlite/projections.py, search in store/sqlite/search.py, the other reads in
+store/sqlite/reads.py and retention in store/sqlite/retention.py; what they share is
 store/rows.py.
 """
 
@@ -45,7 +45,6 @@ from store.cursors import read_cursor, save_cursor
 from store.damage import Damage
 from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
 from store.events import Event, NewEvent
-from store.health import disk_bytes
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.query import count_sql, where_clause
@@ -53,12 +52,12 @@ from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
 from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
-from store.sqlite_connect import Durability, describe, prepare_reader, prepare_writer
-from store.sqlite_hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
-from store.sqlite_integrity import Integrity
-from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
-from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
-from store.sqlite_reads import (
+from store.sqlite.connect import Durability, describe, prepare_reader, prepare_writer
+from store.sqlite.health import disk_bytes
+from store.sqlite.hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
+from store.sqlite.integrity import Integrity
+from store.sqlite.projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
+from store.sqlite.reads import (
     fetch_json,
     fetch_rows,
     get_event,
@@ -67,9 +66,10 @@ from store.sqlite_reads import (
     read_totals,
     verify_chain,
 )
-from store.sqlite_retention import collect_garbage, prune_session
-from store.sqlite_search import rebuild_search_index
-from store.sqlite_searcher import Searches
+from store.sqlite.retention import collect_garbage, prune_session
+from store.sqlite.search import rebuild_search_index
+from store.sqlite.searcher import Searches
+from store.sqlite.tree import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.tip import Tip, log_tip
 from store.usage import UsageRow
 
@@ -77,7 +77,7 @@ T = TypeVar("T")
 
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
 # and the size at which the writer stops waiting for the background checkpoint to catch up and
-# checkpoints itself (the size the file is cut back to: store/sqlite_connect.py).
+# checkpoints itself (the size the file is cut back to: store/sqlite/connect.py).
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
@@ -99,7 +99,7 @@ class SqliteStore(EventStore):
         tree: Tree | None = None,
     ) -> None:
         self.path = path
-        # The damage seen and the tip recorded (store/sqlite_integrity.py).
+        # The damage seen and the tip recorded (store/sqlite/integrity.py).
         self._integrity = integrity or Integrity(path)
         self._tree = tree  # the log's Merkle tree as the writer keeps it; None: not kept
         self._writer = writer
@@ -122,7 +122,7 @@ class SqliteStore(EventStore):
 
     @classmethod
     async def open(cls, path: Path | str, durability: Durability = "normal", merkle: bool = True) -> SqliteStore:
-        """The store at ``path``; ``merkle``: keep the log's Merkle tree (store/sqlite_merkle.py),
+        """The store at ``path``; ``merkle``: keep the log's Merkle tree (store/sqlite/tree.py),
         bringing it up to the log first when it lags."""
         path = Path(path)
         if not path.parent.is_dir():
