@@ -296,9 +296,11 @@ class EventStore(abc.ABC):
     async def session(self, name: str) -> SessionInfo:
         """A session by name or unique prefix."""
 
-    @abc.abstractmethod
-    def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
+    async def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
         """The session's events in order up to ``to_seq``, read in chunks: memory stays flat."""
+        until = None if to_seq is None else to_seq + 1
+        async for event in self.scan(EventQuery(session=session, before_seq=until), page=CHUNK):
+            yield event
 
     @abc.abstractmethod
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport: ...

@@ -15,8 +15,9 @@ from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
 from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
-from store.sqlite import append, connect, projections
+from store.sqlite import append, connect
 from store.sqlite import schema as migrations
+from store.sqlite import usage as sqlite_usage
 from store.sqlite.schema import MIGRATIONS
 from store.sqlite.store import SqliteStore
 from store.usage import NO_NAMES
@@ -339,7 +340,7 @@ async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upg
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
-        old_toka.setattr(projections, "_counted", lambda db, usage: [])
+        old_toka.setattr(sqlite_usage, "counted", lambda db, usage: [])
         old_toka.setattr(connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0), NewEvent("s1", "usage", usage, "main", T0)])

@@ -452,13 +452,13 @@ async def test_an_append_chains_onto_the_logs_last_event_whatever_the_session_ta
 
 UPGRADE_KILLED_IN_ITS_REBUILD = """
 import asyncio, os, sys
-from store.postgres import reads
+from store.postgres import projections
 from store.postgres.store import PostgresStore
 
 async def killed(conn):
     os._exit(9)  # SIGKILL in the middle of refilling the projection
 
-reads.project_usage = killed
+projections.project_usage = killed
 asyncio.run(PostgresStore.open(sys.argv[1]))
 """
 

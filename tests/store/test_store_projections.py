@@ -14,8 +14,9 @@ import pytest
 from store.base import EventQuery, EventStore, SessionInfo
 from store.events import NewEvent
 from store.kinds import is_activity
-from store.sqlite import connect, projections
+from store.sqlite import connect
 from store.sqlite import schema as migrations
+from store.sqlite import usage as sqlite_usage
 from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
@@ -205,7 +206,7 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:5])
-        old_toka.setattr(projections, "_counted", lambda db, usage: [])
+        old_toka.setattr(sqlite_usage, "counted", lambda db, usage: [])
         old_toka.setattr(connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0)] * 2)
