@@ -1,6 +1,6 @@
 """The usage projection of the PostgreSQL backend: SQLite's ``usage_buckets`` (store/usage.py
 says what a row holds), kept by each append in its transaction, refilled by a rebuild, and
-summed in SQL for the cost reports. The statements are store/sqlite/projections.py's, in
+summed in SQL for the cost reports. The statements are store/sqlite/usage.py's, in
 PostgreSQL's dialect, each table written with one multi-row statement."""
 
 from __future__ import annotations
