@@ -29,6 +29,7 @@ class Parts:
     """A SQL backend's functions the shared methods run, each taking the connection first."""
 
     fetch_rows: Callable[..., Any]  # (sql, params) -> the rows
+    fetch_json: Callable[..., Any]  # (sql, params) -> (seq, the event as JSON text) for each row
     get_event: Callable[..., Any]  # (id or unique prefix) -> Event
     get_payload: Callable[..., Any]  # (digest or unique prefix) -> (digest, payload)
     read_sessions: Callable[..., Any]  # (name or None for all) -> [SessionInfo]
@@ -68,6 +69,12 @@ class SqlStore(EventStore):
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
         return [event_of(row) for row in await self._read(self.parts.fetch_rows, SELECT + sql, params)]
+
+    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
+        # The payloads spliced into the JSON as stored, never parsed (EventStore.query_json).
+        sql, params = where_clause(query)
+        found: list[tuple[int, str]] = await self._read(self.parts.fetch_json, SELECT + sql, params)
+        return found
 
     async def count(self, query: EventQuery) -> int:
         sql, params = count_sql(query)

@@ -15,7 +15,7 @@ from psycopg import AsyncConnection
 from store.base import Stats
 from store.events import Event
 from store.query import dialect
-from store.rows import SELECT, hex_range, one_event, one_payload
+from store.rows import SELECT, event_text, hex_range, one_event, one_payload
 
 # Taken by a rebuild before it reads the log: appends (which lock the table in EXCLUSIVE mode,
 # store/postgres/append.py) and other rebuilds, from any daemon, wait until it commits; reads go
@@ -27,6 +27,11 @@ HOLD_APPENDS = "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"
 async def fetch_rows(conn: AsyncConnection, sql: str, params: Sequence[Any]) -> list[Any]:
     cursor = await conn.execute(dialect(sql), params)
     return await cursor.fetchall()
+
+
+async def fetch_json(conn: AsyncConnection, sql: str, params: Sequence[Any]) -> list[tuple[int, str]]:
+    """(seq, the event as JSON text) for each row, its payload spliced in without being parsed."""
+    return [(row[0], event_text(row)) for row in await fetch_rows(conn, sql, params)]
 
 
 async def get_event(conn: AsyncConnection, event_id: str) -> Event:

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from store.base import AppendResult, EventQuery, ProgressCallback, Stats, VerifyReport
+from store.base import AppendResult, ProgressCallback, Stats, VerifyReport
 from store.cursors import READ as READ_CURSOR
 from store.cursors import SAVE as SAVE_CURSOR
 from store.errors import StoreError, StoreUnavailable, UsageError
@@ -40,15 +40,13 @@ from store.merkle_check import TreeReport
 from store.postgres.append import CHANNEL, append_batch, forget_old_batches
 from store.postgres.connect import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
 from store.postgres.projections import projections_disagree, read_sessions, rebuild_projections
-from store.postgres.reads import fetch_rows, get_event, get_payload, read_stats
+from store.postgres.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats
 from store.postgres.schema import migrate
 from store.postgres.search import hits, rebuild_search_index, search_sql
 from store.postgres.tree import LogTree, check_tree
 from store.postgres.usage import read_usage, sum_usage_rows
 from store.postgres.verify import verify_log
-from store.query import where_clause
 from store.retention import Collected, Pruned
-from store.rows import SELECT, event_text
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
 from store.url import scrubbed
@@ -69,6 +67,7 @@ class PostgresStore(SqlStore):
     # Each a coroutine of one connection, the statements in psycopg's dialect (store/query.py).
     parts = Parts(
         fetch_rows=fetch_rows,
+        fetch_json=fetch_json,
         get_event=get_event,
         get_payload=get_payload,
         read_sessions=read_sessions,
@@ -207,10 +206,6 @@ class PostgresStore(SqlStore):
         """Which of ``ids`` the log holds: one indexed lookup for them all."""
         rows = await self._read(fetch_rows, "SELECT id FROM events WHERE id = ANY(?)", (list(ids),))
         return {row[0] for row in rows}
-
-    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
-        sql, params = where_clause(query)
-        return [(row[0], event_text(row)) for row in await self._read(fetch_rows, SELECT + sql, params)]
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
         return await self._read(verify_log, session, progress)

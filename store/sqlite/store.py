@@ -34,7 +34,6 @@ import aiosqlite
 from store.base import (
     AppendResult,
     DatabaseCheck,
-    EventQuery,
     Problem,
     ProgressCallback,
     Stats,
@@ -46,10 +45,8 @@ from store.errors import DatabaseDamaged, StoreError, TokaError
 from store.events import NewEvent
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.query import where_clause
 from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
-from store.rows import SELECT
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
 from store.sqlite.connect import Durability, describe, prepare_reader, prepare_writer
@@ -85,6 +82,7 @@ class SqliteStore(SqlStore):
     # Each run on a connection's thread in one hop (store/sqlite/hop.py).
     parts = Parts(
         fetch_rows=fetch_rows,
+        fetch_json=fetch_json,
         get_event=get_event,
         get_payload=get_payload,
         read_sessions=read_sessions,
@@ -245,10 +243,6 @@ class SqliteStore(SqlStore):
             await on_thread(self._checkpointer, self.path, wal_checkpoint, mode)
         except TokaError as exc:  # the next append tries again; the commits themselves are safe
             logging.getLogger("toka.store").warning("WAL checkpoint failed: %s", exc.message)
-
-    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
-        sql, params = where_clause(query)
-        return await self._read(fetch_json, SELECT + sql, params)
 
     async def totals(self) -> tuple[int, int]:
         writes = self._writes  # before the read: a write that ends meanwhile makes the next call read again
