@@ -4,7 +4,7 @@ Every figure is a ratio against a reference measured in the same run on the same
 table says how much toka costs over the floor it is built on, not how fast this machine is:
 
 - L: stdlib sqlite3 inserting the same events (same bytes, the same blobs + events tables and
-  indexes, created by ``store.migrations.m001_events``), 100 rows per commit, WAL, synchronous
+  indexes, created by ``store.sqlite.schema.m001_events``), 100 rows per commit, WAL, synchronous
   NORMAL. Ids, digests and canonical payload bytes are computed before the clock starts, so L is
   SQLite alone; hashing, validation, the session projection and the socket are toka's overhead.
 - batched ingest through the daemon (events.append, 100 events per request) against L;
@@ -50,9 +50,9 @@ from daemon.client.sync import Client
 from daemon.paths import Paths
 from daemon.protocol import request
 from store.events import NewEvent, canonical_json, digest, header_id, now_us
-from store.migrations import migrate
 from store.search import indexed_text
-from store.sqlite_connect import WRITER_CACHE_KIB
+from store.sqlite.connect import WRITER_CACHE_KIB
+from store.sqlite.schema import migrate
 
 HERE = Path(__file__).resolve()
 BATCH = 100  # events per commit for L, per request for batched ingest
@@ -625,7 +625,7 @@ def bench_latency(work: Path, sizes: Sizes) -> dict[str, list[float]]:
 
 
 async def _build(path: Path, session: str, count: int) -> None:
-    from store.sqlite import SqliteStore
+    from store.sqlite.store import SqliteStore
 
     store = await SqliteStore.open(path)
     try:
@@ -680,7 +680,7 @@ def _child_replay(mode: str, target: str, session: str) -> dict[str, Any]:
         elapsed = time.perf_counter() - start
         db.close()
     elif mode == "store":
-        from store.sqlite import SqliteStore
+        from store.sqlite.store import SqliteStore
 
         async def run() -> tuple[int, float]:
             store = await SqliteStore.open(Path(target))
@@ -728,7 +728,7 @@ def replay_in_child(mode: str, target: Path, session: str) -> dict[str, Any]:
 
 async def _tail_store(paths: dict[str, Path], sessions: dict[str, str], reps: int) -> dict[str, list[float]]:
     from store.base import EventQuery
-    from store.sqlite import SqliteStore
+    from store.sqlite.store import SqliteStore
 
     stores = {name: await SqliteStore.open(path) for name, path in paths.items()}
     times: dict[str, list[float]] = {name: [] for name in paths}

@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from store import sqlite_append
 from store.events import NewEvent
 from store.merkle import SignedRoot
-from store.sqlite import SqliteStore
+from store.sqlite import append as sqlite_append
+from store.sqlite.store import SqliteStore
 
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
 
@@ -45,7 +45,7 @@ def events(count: int, first: int = 0) -> list[NewEvent]:
 
 
 class TreeClock:
-    """Time spent growing the tree (store/sqlite_merkle.py's ``grow``) inside the appends: its
+    """Time spent growing the tree (store/sqlite/tree.py's ``grow``) inside the appends: its
     share of the same run's ingest does not move with the machine's load as two runs may."""
 
     def __init__(self) -> None:

@@ -51,8 +51,8 @@ from bench_foundation import DaemonProcess, Home, Row, machine, table
 from daemon.ingest.formats import PARSERS
 from daemon.ingest.lines import ParseStats
 from store.events import parse_new_event
-from store.sqlite import SqliteStore
-from store.sqlite_connect import prepare_writer
+from store.sqlite.connect import prepare_writer
+from store.sqlite.store import SqliteStore
 
 HERE = Path(__file__).resolve()
 TRANSCRIPTS = HERE.parents[2] / "shared" / "fixtures" / "transcripts"

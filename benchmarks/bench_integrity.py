@@ -10,7 +10,7 @@
   of every event would cost), both on a warm cache;
 - verify: ``check_database`` (SQLite's ``quick_check``, and ``integrity_check`` with deep) on a
   log of N events, against the chain's own verify of the same log;
-- recover: ``store.sqlite_recover.recover`` of the same log, sound, against SQLite's own copy of
+- recover: ``store.sqlite.recover.recover`` of the same log, sound, against SQLite's own copy of
   it (``VACUUM INTO``), in events per second and the ratio of times.
 """
 
@@ -31,8 +31,8 @@ from typing import Any
 
 from store.events import NewEvent
 from store.projection import AGREEMENT_SQL
-from store.sqlite import SqliteStore
-from store.sqlite_recover import recover
+from store.sqlite.recover import recover
+from store.sqlite.store import SqliteStore
 
 RUNS = 5
 

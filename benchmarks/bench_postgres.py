@@ -56,7 +56,7 @@ from bench_foundation import (  # noqa: E402
 
 from daemon.client.sync import Client  # noqa: E402
 from store.errors import DaemonUnavailable  # noqa: E402
-from store.postgres import PostgresStore  # noqa: E402
+from store.postgres.store import PostgresStore  # noqa: E402
 
 
 def fresh_database(admin: str, name: str) -> str:

@@ -41,7 +41,7 @@ from typing import Any
 from bench_foundation import DaemonProcess, Home, described, machine, show
 
 from store.events import NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 from store.usage import PROMPT_CLASSES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from store.events import NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 HOUR = 3_600_000_000
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z

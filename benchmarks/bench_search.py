@@ -41,13 +41,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from store import sqlite_append
 from store.errors import UsageError
 from store.events import NewEvent
 from store.search import SearchQuery
 from store.search_syntax import literal_query
-from store.sqlite import SqliteStore
-from store.sqlite_search import SEARCH_SELECT
+from store.sqlite import append as sqlite_append
+from store.sqlite.search import SEARCH_SELECT
+from store.sqlite.store import SqliteStore
 
 VOCABULARY = 50_000
 BATCH = 500

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def serve(out_dir: str) -> None:
     """Runs in the daemon process: the daemon, profiled on every thread that does its work."""
-    import store.sqlite as sqlite_backend
+    import store.sqlite.store as sqlite_backend
     from daemon.server.main import main
 
     profiles: dict[int, tuple[str, cProfile.Profile]] = {}

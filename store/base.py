@@ -71,7 +71,7 @@ class Problem:
     id: str
     session: str
     # id, digest, payload, chain, head: the chain check (store/chain.py); database, truncated,
-    # missing, replaced: the database's own check and the recorded tip (store/sqlite_integrity.py);
+    # missing, replaced: the database's own check and the recorded tip (store/sqlite/integrity.py);
     # missing, replaced, truncated, signed: the check against the signed tree heads
     # (store/merkle_check.py); refused: the daemon will not sign the log as it is (daemon/heads/)
     what: Literal[
@@ -296,9 +296,11 @@ class EventStore(abc.ABC):
     async def session(self, name: str) -> SessionInfo:
         """A session by name or unique prefix."""
 
-    @abc.abstractmethod
-    def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
+    async def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
         """The session's events in order up to ``to_seq``, read in chunks: memory stays flat."""
+        until = None if to_seq is None else to_seq + 1
+        async for event in self.scan(EventQuery(session=session, before_seq=until), page=CHUNK):
+            yield event
 
     @abc.abstractmethod
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport: ...

@@ -8,7 +8,7 @@ cursor is a statement of its own, not an event: the log records what happened, n
 consumer has read it.
 
 The SQLite functions are plain functions of a ``sqlite3`` connection, run on the store's reader
-or writer thread (store/sqlite.py); PostgreSQL's run the same SQL (store/postgres.py).
+or writer thread (store/sqlite/store.py); PostgreSQL's run the same SQL (store/postgres/store.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ write, since appending into a malformed file spreads the damage and appending pa
 would hand its seqs to new events and erase the evidence; reads go on, for what can be read.
 
 The damage is written beside the database (``toka.db-damaged``, JSON: why and since when), so a
-restarted daemon refuses writes too; `toka admin recover` (store/sqlite_recover.py) moves it
+restarted daemon refuses writes too; `toka admin recover` (store/sqlite/recover.py) moves it
 aside with the damaged file. Someone who repaired the file by other means deletes it.
 """
 

@@ -72,7 +72,7 @@ class TreeReport:
 
 @runtime_checkable
 class CheckedLog(Protocol):
-    """A backend that can check its whole log against signed roots (SQLite's, store/sqlite.py)."""
+    """A backend that can check its whole log against signed roots (SQLite's, store/sqlite/store.py)."""
 
     async def check_tree(
         self, heads: Sequence[SignedRoot], progress: Callable[[int, int], None] | None = None

@@ -1,6 +1,6 @@
 """What the SQL backends' modules share: the columns they select, events built from them, how
-payloads are stored, and (SQLite's) transactions. Used by store/sqlite.py and the
-store/sqlite_*.py it runs, its migrations, and the PostgreSQL backend (store/postgres*.py).
+payloads are stored, and (SQLite's) transactions. Used by the SQLite backend
+(store/sqlite/), its migrations among them, and the PostgreSQL backend (store/postgres/).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ which source they used. :class:`Claims` decides, in memory or over the claims an
 read from its ``usage_requests`` table for the batch (and then writes back :attr:`Claims.new`).
 
 The usage projection (:class:`UsageRow`) is what the SQLite backend keeps up to date in each
-append's transaction (store/sqlite_projections.py) and reports read instead of the events: per
+append's transaction (store/sqlite/projections.py) and reports read instead of the events: per
 quarter of an hour, session, agent, model and prompt class, the calls and tokens. Backends
 without the table fold the usage events with :func:`usage_row` and :func:`fold_usage`
 (``EventStore.usage_rows``), which gives the same rows.

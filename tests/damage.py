@@ -45,7 +45,7 @@ def corrupt_table(path: Path, table: str, seed: int = 1) -> int:
 APPEND_AND_DIE = """
 import asyncio, os, sys
 from store.events import NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 async def main(path, batches, durability):
     store = await SqliteStore.open(path, durability)

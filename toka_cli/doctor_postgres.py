@@ -1,6 +1,6 @@
 """`toka doctor`'s database checks on the PostgreSQL backend: the connection, the server's version,
 the schema steps and the role's rights, from the facts of ``doctor.database``
-(store/postgres_health.py), which the daemon reads, or the client when no daemon runs."""
+(store/postgres/health.py), which the daemon reads, or the client when no daemon runs."""
 
 from __future__ import annotations
 

@@ -35,10 +35,10 @@ def database_health(paths: Paths) -> DatabaseHealth | PostgresHealth:
         return answer
     url = _postgres_url(paths)
     if url is not None:
-        from store.postgres_health import inspect_postgres  # psycopg loads for doctor only
+        from store.postgres.health import inspect_postgres  # psycopg loads for doctor only
 
         return cast("PostgresHealth", inspect_postgres(url).to_json())
-    from store.health import inspect_database  # sqlite3 loads for doctor only
+    from store.sqlite.health import inspect_database  # sqlite3 loads for doctor only
 
     return cast("DatabaseHealth", inspect_database(paths.database).to_json())
 

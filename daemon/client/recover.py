@@ -1,7 +1,7 @@
 """`toka admin recover` on the client's side: the daemon stopped, the database held, the recovery run.
 
 A damaged database may be one no daemon can open, so the recovery runs here, in the command's
-own process, by the store's function (store/sqlite_recover.py, loaded for this command only).
+own process, by the store's function (store/sqlite/recover.py, loaded for this command only).
 Nothing else may touch the files meanwhile: the daemon is asked to stop, the start-up lock is
 held (a client that would start a daemon waits for the recovery, then starts it on the new
 database), and so is the pidfile lock a daemon takes (one started by hand is refused). The next
@@ -36,7 +36,7 @@ def recover_database(paths: Paths) -> Recovery:
         )
     stopped = stop_daemon(paths)
     with _held(paths):
-        from store.sqlite_recover import recover
+        from store.sqlite.recover import recover
 
         recovery = recover(paths.database)
     return cast("Recovery", {**recovery.to_json(), "stopped": stopped})

@@ -143,7 +143,7 @@ class MissingRights(TypedDict):
 
 class PostgresHealth(TypedDict):
     """``doctor.database`` of a daemon on PostgreSQL: the server, the schema steps and the rights
-    of the role (store/postgres_health.py)."""
+    of the role (store/postgres/health.py)."""
 
     backend: str
     location: str

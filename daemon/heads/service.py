@@ -7,7 +7,7 @@ that needs a head covering a newer event signs one at once, and so does a clean 
 log left by a stopped daemon is covered to its last event.
 
 On a log other daemons append to (PostgreSQL) each daemon signs, with its own key and into its
-own heads file, the tree of the log as it has read it (store/postgres_tree.py): see
+own heads file, the tree of the log as it has read it (store/postgres/tree.py): see
 docs/tamper-evidence.md.
 """
 

@@ -10,7 +10,7 @@ from daemon.core import Core
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs
 from store.events import format_ts, now_us
-from store.health import inspect_database
+from store.sqlite.health import inspect_database
 
 OPS = Ops(Core)
 
@@ -29,7 +29,7 @@ async def doctor_database(core: Core, request: NoArgs, call: Call) -> dict[str, 
     (in a thread: quick_check reads every page); a failed check marks the store damaged. On
     PostgreSQL the server's version, the schema steps and the role's rights, read the same way."""
     if core.settings.store.backend == "postgres":
-        from store.postgres_health import inspect_postgres
+        from store.postgres.health import inspect_postgres
 
         return (await asyncio.to_thread(inspect_postgres, core.settings.store.url)).to_json()
     health = await asyncio.to_thread(inspect_database, core.paths.database)

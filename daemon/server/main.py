@@ -36,7 +36,7 @@ async def open_store(paths: Paths, settings: Settings) -> EventStore:
         return EphemeralStore()
     if settings.store.backend == "postgres":
         return await _open_postgres(settings.store.url, settings.store.durability)
-    from store.sqlite import SqliteStore
+    from store.sqlite.store import SqliteStore
 
     paths.check_database()
     return await SqliteStore.open(
@@ -53,7 +53,7 @@ async def _open_postgres(url: str, durability: str) -> EventStore:
             "set it: toka config set store.url postgresql://USER@HOST/DB (or TOKA_STORE_URL)",
         )
     try:
-        from store.postgres import PostgresStore
+        from store.postgres.store import PostgresStore
     except ImportError:
         raise ConfigError(
             "the postgres backend needs psycopg, which is not installed", "pip install 'toka[postgres]'"

@@ -9,7 +9,7 @@ the target holds whole is not even sent: one indexed lookup of its ids skips it,
 costs little more than reading the log. Each page is one transaction on the target, so the
 target holds whole pages only.
 
-Before it writes, the target is looked at as `toka doctor` looks at it (store/postgres_health.py):
+Before it writes, the target is looked at as `toka doctor` looks at it (store/postgres/health.py):
 it must answer, be empty or toka's, not be of a newer toka, and let the role do what the daemons
 will do there. After the copy the target is verified. The URL's password is in nothing this
 reports: the target is named by its redacted URL, and errors are scrubbed of it.
@@ -31,8 +31,8 @@ from store.events import Event, NewEvent
 from store.url import scrubbed
 
 if TYPE_CHECKING:
-    from store.postgres import PostgresStore
-    from store.postgres_health import PostgresHealth
+    from store.postgres.health import PostgresHealth
+    from store.postgres.store import PostgresStore
 
 # Events per page: one read here, one lookup and at most one transaction there.
 PAGE = 1000
@@ -94,8 +94,8 @@ async def copy_log(
 async def open_target(url: str) -> PostgresStore:
     """The target, checked first and then opened (which applies the schema steps it lacks)."""
     try:
-        from store.postgres import PostgresStore
-        from store.postgres_health import inspect_postgres, url_problem
+        from store.postgres.health import inspect_postgres, url_problem
+        from store.postgres.store import PostgresStore
     except ImportError:
         raise ConfigError(
             "copying into PostgreSQL needs psycopg, which is not installed", "pip install 'toka[postgres]'"

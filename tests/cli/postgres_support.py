@@ -14,13 +14,13 @@ import psycopg
 from psycopg import sql
 
 from store.events import NewEvent
-from store.postgres import PostgresStore
+from store.postgres.store import PostgresStore
 
 # The run's server trusts every local connection, so any password logs in: a URL can carry one
 # for the tests to look for in everything toka prints.
 PASSWORD = "pw-" + secrets.token_hex(8)
 
-# What a daemon's role needs (store/postgres_health.py TABLE_RIGHTS), as grants for postgres_support.role.
+# What a daemon's role needs (store/postgres/health.py TABLE_RIGHTS), as grants for postgres_support.role.
 ALL_RIGHTS = (
     "GRANT USAGE ON SCHEMA public TO {role}",
     "GRANT SELECT, INSERT ON events, blobs, search_text TO {role}",

@@ -15,7 +15,7 @@ from daemons import Spawned
 from typer.testing import CliRunner, Result
 
 from daemon.client.doctor import database_health
-from store.health import inspect_database
+from store.sqlite.health import inspect_database
 from toka_cli.base import make_app
 from toka_cli.commands import doctor
 

@@ -16,7 +16,7 @@ from test_results import mismatches
 from daemon.client import results
 from daemon.client.doctor import database_health
 from daemon.paths import resolve_paths
-from store.postgres_schema import STEPS
+from store.postgres.schema import STEPS
 
 NAMES = [
     "daemon",

@@ -43,9 +43,9 @@ CLI_MAY_IMPORT = {
 # never the server or the components it runs.
 CLIENT_MAY_IMPORT = {
     "store.errors": "the exceptions it raises and the daemon's errors it re-raises",
-    "store.health": "doctor reads the database file itself when no daemon runs",
-    "store.postgres_health": "doctor reads the PostgreSQL database itself when no daemon runs (none starts without it)",
-    "store.sqlite_recover": "`toka admin recover` reads a damaged database no daemon may be able to open",
+    "store.sqlite.health": "doctor reads the database file itself when no daemon runs",
+    "store.postgres.health": "doctor reads the PostgreSQL database itself when no daemon runs (none starts without it)",
+    "store.sqlite.recover": "`toka admin recover` reads a damaged database no daemon may be able to open",
     "daemon.client": "its own modules",
     "daemon.paths": "where the socket, the spool and the logs are",
     "daemon.ownership": "the checks that toka's files, and the daemon it talks to, are the user's own",
@@ -74,7 +74,7 @@ def _loaded_after(statement: str, candidates: list[str]) -> list[str]:
 
 def test_store_and_daemon_load_no_ui() -> None:
     loaded = _loaded_after(
-        "import store, daemon, store.sqlite, store.ephemeral, daemon.server.main, daemon.client.sync",
+        "import store, daemon, store.sqlite.store, store.ephemeral, daemon.server.main, daemon.client.sync",
         ["textual", "typer", "rich", "toka_cli", "click"],
     )
     assert loaded == []
@@ -215,8 +215,8 @@ def test_the_cli_rule_catches_what_it_forbids() -> None:
         "from daemon import paths, protocol\n"
         "import daemon.config\n"
         "from store.search import MARK_START\n"
-        "import store.sqlite\n"
-        "from store import migrations\n"
+        "import store.sqlite.store\n"
+        "from store.sqlite import schema\n"
         "from daemon.server.process import run_foreground\n"
         "def later():\n"
         "    from daemon.server.ops import OPS\n"
@@ -231,9 +231,9 @@ def test_the_cli_rule_catches_what_it_forbids() -> None:
         "toka_cli/commands/example.py imports daemon.protocol",
         "toka_cli/commands/example.py imports daemon.server.ops.OPS",
         "toka_cli/commands/example.py imports daemon.server.process.run_foreground",
-        "toka_cli/commands/example.py imports store.migrations",
         "toka_cli/commands/example.py imports store.search.MARK_START",
-        "toka_cli/commands/example.py imports store.sqlite",
+        "toka_cli/commands/example.py imports store.sqlite.schema",
+        "toka_cli/commands/example.py imports store.sqlite.store",
     ]
     # The exception holds where it is named, and there only.
     assert cli_offences("from daemon.server.main import run_foreground\n", "toka_cli/commands/daemon.py") == []

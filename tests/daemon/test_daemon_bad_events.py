@@ -10,7 +10,7 @@ from daemon_support import Spawned, Spawner
 
 from daemon.paths import Paths
 from store.events import parse_new_event
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 # Events no validation of today lets in, as an older version or a hand-written row could leave
 # them: one the context store cannot apply, one the agents' projection cannot.

@@ -15,7 +15,7 @@ from daemon.server.commit import Amend, GroupCommitter
 from store.base import AppendResult
 from store.errors import TokaError
 from store.events import Event, NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 WRITERS = 8
 APPENDS_EACH = 200

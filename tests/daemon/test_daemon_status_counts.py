@@ -1,6 +1,6 @@
 """`status` counts the log's events and sessions as the log holds them after every kind of write:
 an append committed on the event loop or on the writer's thread, a prune, a rebuild (the SQLite
-store keeps the counts it read until it writes again, store/sqlite.py)."""
+store keeps the counts it read until it writes again, store/sqlite/store.py)."""
 
 from __future__ import annotations
 

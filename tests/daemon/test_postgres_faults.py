@@ -12,7 +12,7 @@ from daemon_support import PATIENCE
 from postgres_daemons import Team, Writers, assert_once, chain_problems, log_rows
 
 from store.events import NewEvent, parse_new_event
-from store.postgres import PostgresStore
+from store.postgres.store import PostgresStore
 
 TERMINATE = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
     WHERE datname = current_database() AND application_name LIKE 'toka %'"""

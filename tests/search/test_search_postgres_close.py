@@ -10,7 +10,7 @@ import psycopg
 
 from store.errors import TokaError
 from store.events import NewEvent
-from store.postgres import PostgresStore
+from store.postgres.store import PostgresStore
 from store.search import SearchQuery
 
 SEARCHING = (

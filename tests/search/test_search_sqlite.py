@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations
 from store.errors import StoreError
 from store.events import NewEvent
 from store.search import SearchQuery
-from store.sqlite import SqliteStore
+from store.sqlite import schema as migrations
+from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 

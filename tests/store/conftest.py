@@ -23,8 +23,8 @@ from psycopg import sql
 
 from store.base import EventStore
 from store.ephemeral import EphemeralStore
-from store.sqlite import SqliteStore
-from store.sqlite_connect import Durability
+from store.sqlite.connect import Durability
+from store.sqlite.store import SqliteStore
 
 BACKENDS = ("sqlite", "memory", "postgres")
 
@@ -73,7 +73,7 @@ class Backend:
         if self.name == "memory":
             store = EphemeralStore()
         elif self.name == "postgres":
-            from store.postgres import PostgresStore
+            from store.postgres.store import PostgresStore
 
             assert self.admin_url is not None
             name = postgres_server.DATABASE_PREFIX + secrets.token_hex(8)

@@ -11,7 +11,7 @@ from store.base import EventQuery, EventStore
 from store.ephemeral import EphemeralStore
 from store.errors import Ambiguous, InvalidEvent, NotFound
 from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us, parse_new_event
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from tests.store.conftest import Backend

@@ -10,7 +10,7 @@ from store.base import EventStore
 from store.ephemeral import EphemeralStore
 from store.events import NewEvent, canonical_json, digest
 from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 TOOL_OUTPUT = {"stdout": "total 0\ndrwxr-xr-x  2 root root 4096 .\n", "exit": 0}
 

@@ -33,11 +33,11 @@ async def test_a_saved_cursor_outlives_the_store(backend: Backend) -> None:
     backend.opened.remove(store)
 
     if backend.name == "sqlite":
-        from store.sqlite import SqliteStore
+        from store.sqlite.store import SqliteStore
 
         reopened: EventStore = await SqliteStore.open(backend.directory / "toka-0.db")
     else:
-        from store.postgres import PostgresStore
+        from store.postgres.store import PostgresStore
 
         reopened = await PostgresStore.open(postgres_url_of(backend))
     backend.opened.append(reopened)

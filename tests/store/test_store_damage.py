@@ -21,7 +21,7 @@ from store.base import EventQuery
 from store.damage import damage_path
 from store.errors import DatabaseDamaged, StoreError
 from store.events import NewEvent, now_us
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 from store.tip import read_tip, tip_path
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]

@@ -14,7 +14,7 @@ import pytest
 from store.base import EventQuery
 from store.errors import StoreError
 from store.events import NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 
 def _batch(session: str, count: int, size: int) -> list[NewEvent]:

@@ -10,11 +10,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from store import migrations
 from store.base import EventStore
 from store.events import NewEvent
-from store.postgres import PostgresStore
-from store.sqlite import SqliteStore
+from store.postgres.store import PostgresStore
+from store.sqlite import schema as migrations
+from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 

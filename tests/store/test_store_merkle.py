@@ -26,7 +26,7 @@ from store.merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 # RFC 6962's test leaves and the roots of their first 1 to 8 (certificate transparency's own
 # test vectors, carried into RFC 9162 unchanged).

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations, sqlite_append, sqlite_connect, sqlite_projections
 from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
-from store.migrations import MIGRATIONS
 from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
-from store.sqlite import SqliteStore
+from store.sqlite import append, connect
+from store.sqlite import schema as migrations
+from store.sqlite import usage as sqlite_usage
+from store.sqlite.schema import MIGRATIONS
+from store.sqlite.store import SqliteStore
 from store.usage import NO_NAMES
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
@@ -295,8 +297,8 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
 ) -> None:
     with monkeypatch.context() as old_toka:  # a database as a toka of the first two steps left it
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:2])
-        old_toka.setattr(sqlite_append, "index_events", lambda db, events: None)  # it had no search index
-        old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor the projections it checks
+        old_toka.setattr(append, "index_events", lambda db, events: None)  # it had no search index
+        old_toka.setattr(connect, "check_projections", lambda db: None)  # nor the projections it checks
         async with open_sqlite(db_path) as store:
             await store.append(
                 [
@@ -338,8 +340,8 @@ async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upg
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
-        old_toka.setattr(sqlite_projections, "_counted", lambda db, usage: [])
-        old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor checked it at open
+        old_toka.setattr(sqlite_usage, "counted", lambda db, usage: [])
+        old_toka.setattr(connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0), NewEvent("s1", "usage", usage, "main", T0)])
     async with open_sqlite(db_path) as store:

@@ -16,8 +16,8 @@ import pytest
 from store.base import EventQuery
 from store.errors import SchemaTooNew, StoreError
 from store.events import NewEvent
-from store.sqlite import SqliteStore
-from store.sqlite_connect import BUSY_TIMEOUT_MS
+from store.sqlite.connect import BUSY_TIMEOUT_MS
+from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 

@@ -23,9 +23,9 @@ import pytest
 from store.base import EventQuery
 from store.errors import ConfigError, SchemaTooNew, StoreError, StoreUnavailable, UsageError
 from store.events import Event, NewEvent
-from store.postgres import PostgresStore
-from store.postgres_append import append_batch
-from store.postgres_schema import STEPS
+from store.postgres.append import append_batch
+from store.postgres.schema import STEPS
+from store.postgres.store import PostgresStore
 
 OpenStore = Callable[[], Awaitable[PostgresStore]]
 
@@ -452,13 +452,13 @@ async def test_an_append_chains_onto_the_logs_last_event_whatever_the_session_ta
 
 UPGRADE_KILLED_IN_ITS_REBUILD = """
 import asyncio, os, sys
-from store import postgres_reads
-from store.postgres import PostgresStore
+from store.postgres import projections
+from store.postgres.store import PostgresStore
 
 async def killed(conn):
     os._exit(9)  # SIGKILL in the middle of refilling the projection
 
-postgres_reads.project_usage = killed
+projections.project_usage = killed
 asyncio.run(PostgresStore.open(sys.argv[1]))
 """
 

@@ -15,7 +15,7 @@ import pytest
 from store.base import CHUNK, EventQuery
 from store.errors import IntegrityError
 from store.events import Event, NewEvent, canonical_json
-from store.postgres import PostgresStore
+from store.postgres.store import PostgresStore
 from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
 
 

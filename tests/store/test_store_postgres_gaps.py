@@ -17,7 +17,7 @@ import pytest
 from store.base import MAX_PROBLEMS
 from store.events import NewEvent
 from store.merkle import SignedRoot
-from store.postgres import PostgresStore
+from store.postgres.store import PostgresStore
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ from store.base import EventStore
 from store.ephemeral import EphemeralStore
 from store.errors import UsageError
 from store.events import NewEvent
-from store.postgres import PostgresStore
-from store.postgres_search import MAX_POSITION, MAX_POSITIONS, MAX_WORD_BYTES
+from store.postgres.search import MAX_POSITION, MAX_POSITIONS, MAX_WORD_BYTES
+from store.postgres.store import PostgresStore
 from store.search import MAX_INDEXED_CHARS, SearchQuery
 from store.search_syntax import literal_query
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 T0 = 1_780_000_000_000_000
 LONG_WORD = "a" * (MAX_WORD_BYTES + 53)

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from store import migrations, sqlite_connect, sqlite_projections
 from store.base import EventQuery, EventStore, SessionInfo
 from store.events import NewEvent
 from store.kinds import is_activity
-from store.sqlite import SqliteStore
+from store.sqlite import connect
+from store.sqlite import schema as migrations
+from store.sqlite import usage as sqlite_usage
+from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
@@ -187,13 +189,13 @@ async def test_verify_names_a_session_the_session_table_does_not_know(db_path: P
 
 UPGRADE_KILLED_IN_ITS_REBUILD = """
 import asyncio, os, sys
-from store import sqlite_projections
-from store.sqlite import SqliteStore
+from store.sqlite import projections
+from store.sqlite.store import SqliteStore
 
 def killed(db, session=None):
     os._exit(9)  # SIGKILL in the middle of refilling the projection
 
-sqlite_projections.project_usage = killed
+projections.project_usage = killed
 asyncio.run(SqliteStore.open(sys.argv[1]))
 """
 
@@ -204,8 +206,8 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
         old_toka.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:5])
-        old_toka.setattr(sqlite_projections, "_counted", lambda db, usage: [])
-        old_toka.setattr(sqlite_connect, "check_projections", lambda db: None)  # nor checked it at open
+        old_toka.setattr(sqlite_usage, "counted", lambda db, usage: [])
+        old_toka.setattr(connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", usage, "main", T0)] * 2)
 

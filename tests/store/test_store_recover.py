@@ -22,8 +22,8 @@ from store.base import EventQuery
 from store.damage import damage_path
 from store.errors import NotFound
 from store.events import NewEvent, now_us
-from store.sqlite import SqliteStore
-from store.sqlite_recover import Recovery, recover
+from store.sqlite.recover import Recovery, recover
+from store.sqlite.store import SqliteStore
 from store.tip import read_tip, tip_path
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]

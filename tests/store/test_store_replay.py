@@ -9,7 +9,7 @@ import pytest
 
 from store.base import CHUNK, EventQuery, EventStore
 from store.events import Event, NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 MB = 1024 * 1024
 

@@ -15,7 +15,7 @@ from store.errors import NotFound, UsageError
 from store.events import Event, NewEvent
 from store.retention import CHECKPOINT, replaced_digest
 from store.search import SearchQuery
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 HOUR = 3_600_000_000
 T0 = 1_780_000_000_000_000  # 2026-05-28T20:26:40Z, in UTC microseconds

@@ -52,7 +52,7 @@ def test_a_message_quoting_the_whole_url_shows_it_redacted() -> None:
 
 
 def test_the_backend_keeps_no_password_in_what_it_reports_or_logs(caplog: pytest.LogCaptureFixture) -> None:
-    from store.postgres_link import Reachability
+    from store.postgres.connect import Reachability
 
     url = f"postgresql://toka:{SECRET}@[::1/toka"
     reach = Reachability(url)

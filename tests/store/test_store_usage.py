@@ -12,7 +12,7 @@ import pytest
 from store.base import EventStore
 from store.ephemeral import EphemeralStore
 from store.events import NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 from store.usage import BUCKET_US, PROMPT_CLASSES, UsageRow
 
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds

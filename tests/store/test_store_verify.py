@@ -18,8 +18,8 @@ from store.ephemeral import EphemeralStore
 from store.errors import IntegrityError
 from store.events import Event, NewEvent
 from store.rows import CODEC_RAW
-from store.sqlite import SqliteStore
-from store.sqlite_projections import project_sessions
+from store.sqlite.projections import project_sessions
+from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 

@@ -19,7 +19,7 @@ the connection before the acknowledgement retries with the same token and, if th
 committed, gets its answer back instead of writing the batch twice.
 
 **Notification.** The transaction ends with ``pg_notify('toka_events', last seq)``, delivered at
-commit to every daemon listening (store/postgres.py), which then reads what it has not seen.
+commit to every daemon listening (store/postgres/store.py), which then reads what it has not seen.
 """
 
 from __future__ import annotations
@@ -30,21 +30,21 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from store.base import AppendResult
 from store.events import Event, NewEvent
-from store.postgres_schema import MIGRATION_LOCK
-from store.postgres_search import index_rows
-from store.postgres_usage import add_events
+from store.postgres.schema import MIGRATION_LOCK
+from store.postgres.search import index_rows
+from store.postgres.usage import add_events
 from store.projection import fold
 from store.rows import SELECT, event_of, packed
 from store.sealer import SealedEvent, Sealer
 
 CHANNEL = "toka_events"
-# The advisory lock appends take (the migrations' lock, store/postgres_schema.py, plus one).
+# The advisory lock appends take (the migrations' lock, store/postgres/schema.py, plus one).
 APPEND_LOCK = MIGRATION_LOCK + 1
 # Each session's last event, from the log itself rather than the session table (a projection),
 # so that no chain forks over a table left behind: one step down the (session, seq) index each.
 # (None for a new session.)
 # After the last seq ever handed out, not the largest still in the log: events deleted from its end
-# leave their seqs empty, where verify finds them (store/postgres_verify.py).
+# leave their seqs empty, where verify finds them (store/postgres/verify.py).
 NEXT_SEQ = "SELECT coalesce(greatest((SELECT max(seq) FROM events), (SELECT seq FROM log_end)), 0) + 1"
 HEADS = "SELECT s, (SELECT id FROM events WHERE session = s ORDER BY seq DESC LIMIT 1) FROM unnest(%s::text[]) AS s"
 

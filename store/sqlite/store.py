@@ -7,14 +7,16 @@ a long read (replay, verify) never holds up appends: WAL lets the reader see a c
 snapshot while the writer commits.
 
 This module is the store itself: its connections, the WAL's checkpoints, and each operation run
-in one hop (store/sqlite_hop.py runs them; a small append commits on the caller's thread while
+in one hop (store/sqlite/hop.py runs them; a small append commits on the caller's thread while
 the writer's thread is idle, see ``INLINE_EVENTS``); what a connection sets and checks when it
-opens is in store/sqlite_connect.py, what the store knows of its file's soundness in
-store/sqlite_integrity.py. The operations live
-apart: the append path in store/sqlite_append.py, the session tables in
-store/sqlite_projections.py, search in store/sqlite_search.py, the other reads in
-store/sqlite_reads.py and retention in store/sqlite_retention.py; what they share is
-store/rows.py.
+opens is in store/sqlite/connect.py, what the store knows of its file's soundness in
+store/sqlite/integrity.py. The operations live
+apart, each in the module named as the PostgreSQL backend's that does the same: the append path
+in store/sqlite/append.py, the session tables in store/sqlite/projections.py, the usage
+projection in store/sqlite/usage.py, search in store/sqlite/search.py, verify in
+store/sqlite/verify.py, the other reads in store/sqlite/reads.py, and retention (SQLite's only)
+in store/sqlite/retention.py; what they share with PostgreSQL's is store/rows.py, and the
+methods that only run one of them are store/sql.py's :class:`SqlStore`.
 """
 
 from __future__ import annotations
@@ -23,61 +25,49 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
 
 from store.base import (
-    CHUNK,
     AppendResult,
     DatabaseCheck,
-    EventQuery,
-    EventStore,
     Problem,
     ProgressCallback,
-    SessionInfo,
     Stats,
     VerifyReport,
 )
 from store.cursors import read_cursor, save_cursor
 from store.damage import Damage
-from store.errors import DatabaseDamaged, NotFound, StoreError, TokaError
-from store.events import Event, NewEvent
-from store.health import disk_bytes
+from store.errors import DatabaseDamaged, StoreError, TokaError
+from store.events import NewEvent
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.query import count_sql, where_clause
 from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
-from store.rows import SELECT, event_of
 from store.search import SearchHit, SearchQuery
-from store.sqlite_connect import Durability, describe, prepare_reader, prepare_writer
-from store.sqlite_hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
-from store.sqlite_integrity import Integrity
-from store.sqlite_merkle import Tree, catch_up, check_tree, find_leaf, node_hashes
-from store.sqlite_projections import read_sessions, read_usage, rebuild_projections, sum_usage_rows
-from store.sqlite_reads import (
-    fetch_json,
-    fetch_rows,
-    get_event,
-    get_payload,
-    read_stats,
-    read_totals,
-    verify_chain,
-)
-from store.sqlite_retention import collect_garbage, prune_session
-from store.sqlite_search import rebuild_search_index
-from store.sqlite_searcher import Searches
+from store.sql import Parts, SqlStore
+from store.sqlite.connect import Durability, describe, prepare_reader, prepare_writer
+from store.sqlite.health import disk_bytes
+from store.sqlite.hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
+from store.sqlite.integrity import Integrity
+from store.sqlite.projections import read_sessions, rebuild_projections
+from store.sqlite.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, read_totals
+from store.sqlite.retention import collect_garbage, prune_session
+from store.sqlite.search import rebuild_search_index
+from store.sqlite.searcher import Searches
+from store.sqlite.tree import Tree, catch_up, check_tree, find_leaf, node_hashes
+from store.sqlite.usage import read_usage, sum_usage_rows
+from store.sqlite.verify import verify_chain
 from store.tip import Tip, log_tip
-from store.usage import UsageRow
 
 T = TypeVar("T")
 
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
 # and the size at which the writer stops waiting for the background checkpoint to catch up and
-# checkpoints itself (the size the file is cut back to: store/sqlite_connect.py).
+# checkpoints itself (the size the file is cut back to: store/sqlite/connect.py).
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
@@ -88,7 +78,20 @@ WAL_LOOK_EVERY = 32
 INLINE_EVENTS = 8
 
 
-class SqliteStore(EventStore):
+class SqliteStore(SqlStore):
+    # Each run on a connection's thread in one hop (store/sqlite/hop.py).
+    parts = Parts(
+        fetch_rows=fetch_rows,
+        fetch_json=fetch_json,
+        get_event=get_event,
+        get_payload=get_payload,
+        read_sessions=read_sessions,
+        read_usage=read_usage,
+        sum_usage_rows=sum_usage_rows,
+        rebuild_projections=rebuild_projections,
+        rebuild_search_index=rebuild_search_index,
+    )
+
     def __init__(
         self,
         path: Path,
@@ -99,7 +102,7 @@ class SqliteStore(EventStore):
         tree: Tree | None = None,
     ) -> None:
         self.path = path
-        # The damage seen and the tip recorded (store/sqlite_integrity.py).
+        # The damage seen and the tip recorded (store/sqlite/integrity.py).
         self._integrity = integrity or Integrity(path)
         self._tree = tree  # the log's Merkle tree as the writer keeps it; None: not kept
         self._writer = writer
@@ -122,7 +125,7 @@ class SqliteStore(EventStore):
 
     @classmethod
     async def open(cls, path: Path | str, durability: Durability = "normal", merkle: bool = True) -> SqliteStore:
-        """The store at ``path``; ``merkle``: keep the log's Merkle tree (store/sqlite_merkle.py),
+        """The store at ``path``; ``merkle``: keep the log's Merkle tree (store/sqlite/tree.py),
         bringing it up to the log first when it lags."""
         path = Path(path)
         if not path.parent.is_dir():
@@ -241,65 +244,11 @@ class SqliteStore(EventStore):
         except TokaError as exc:  # the next append tries again; the commits themselves are safe
             logging.getLogger("toka.store").warning("WAL checkpoint failed: %s", exc.message)
 
-    async def get(self, event_id: str) -> Event:
-        return await self._read(get_event, event_id)
-
-    async def payload(self, digest: str) -> tuple[str, dict[str, Any]]:
-        return await self._read(get_payload, digest)
-
-    async def get_by_seq(self, seq: int) -> Event:
-        rows = await self._read(fetch_rows, SELECT + " WHERE e.seq = ?", [seq])
-        if not rows:
-            raise NotFound(f"no event at seq {seq}", "seqs start at 1; see `toka events SESSION`")
-        return event_of(rows[0])
-
-    async def query(self, query: EventQuery) -> list[Event]:
-        sql, params = where_clause(query)
-        return [event_of(row) for row in await self._read(fetch_rows, SELECT + sql, params)]
-
-    async def count(self, query: EventQuery) -> int:
-        sql, params = count_sql(query)
-        rows = await self._read(fetch_rows, sql, params)
-        return int(rows[0][0])
-
-    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
-        sql, params = where_clause(query)
-        return await self._read(fetch_json, SELECT + sql, params)
-
-    async def sessions(self) -> list[SessionInfo]:
-        return await self._read(read_sessions, None)
-
     async def totals(self) -> tuple[int, int]:
         writes = self._writes  # before the read: a write that ends meanwhile makes the next call read again
         if self._totals is None or self._totals[0] != writes:
             self._totals = (writes, await self._read(read_totals))  # one row of the sessions table's sums
         return self._totals[1]
-
-    async def usage_rows(
-        self, since: int | None = None, until: int | None = None, session: str | None = None
-    ) -> list[UsageRow]:
-        return await self._read(read_usage, since, until, session)
-
-    async def _sum_usage(self, *args: Any) -> list[UsageRow]:
-        return await self._read(sum_usage_rows, *args)  # one GROUP BY over the usage table
-
-    async def session(self, name: str) -> SessionInfo:
-        return (await self._read(read_sessions, name))[0]
-
-    async def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
-        after = 0
-        while True:
-            query = EventQuery(session=session, after_seq=after, limit=CHUNK)
-            sql, params = where_clause(query)
-            if to_seq is not None:
-                sql = sql.replace(" ORDER BY", " AND e.seq <= ? ORDER BY")
-                params.insert(-1, to_seq)
-            rows = await self._read(fetch_rows, SELECT + sql, params)
-            for row in rows:
-                yield event_of(row)
-            if len(rows) < CHUNK:
-                return
-            after = rows[-1][0]
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
         report_progress = None
@@ -352,14 +301,8 @@ class SqliteStore(EventStore):
     async def save_cursor(self, name: str, value: str) -> None:
         await self._write(save_cursor, name, value)
 
-    async def rebuild_projections(self) -> int:
-        return await self._write(rebuild_projections)
-
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         return await self._searches.search(query.checked())  # on a connection of their own
-
-    async def rebuild_search_index(self) -> int:
-        return await self._write(rebuild_search_index)
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
         pruned = await self._write(prune_session, session, before, dry_run)

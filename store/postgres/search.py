@@ -22,8 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from psycopg import AsyncConnection
+
+from store.base import CHUNK
+from store.errors import StoreError
 from store.events import Event
+from store.postgres.reads import HOLD_APPENDS, fetch_rows
 from store.query import narrowing_terms
+from store.rows import SELECT, event_of
 from store.search import WORD, SearchHit, SearchQuery, indexed_text, tokens
 from store.search_match import TextMatcher
 from store.search_syntax import Near, Phrase, Query, parse_query
@@ -138,3 +144,25 @@ def hits(query: SearchQuery, rows: list[Any]) -> list[SearchHit]:
         shown = matcher.snippet(text)
         found.append(SearchHit(seq, event_id, session, agent, kind, ts, event_digest, float(score), shown))
     return found
+
+
+async def rebuild_search_index(conn: AsyncConnection) -> int:
+    """Index the text of every event afresh, in one transaction; the number of events with text."""
+    async with conn.transaction():
+        await conn.execute(HOLD_APPENDS)
+        await conn.execute("DELETE FROM search_text")
+        after = count = 0
+        while rows := await fetch_rows(conn, SELECT + " WHERE e.seq > ? ORDER BY e.seq LIMIT ?", (after, CHUNK)):
+            events = []
+            for row in rows:
+                try:
+                    events.append(event_of(row))
+                except StoreError:
+                    continue  # a damaged payload is for `toka verify` to report, not for search
+            texts = index_rows(events)
+            if texts:
+                async with conn.cursor() as cursor:
+                    await cursor.executemany("INSERT INTO search_text VALUES (%s, %s, %s::tsvector)", texts)
+            count += len(texts)
+            after = rows[-1][0]
+    return count

@@ -1,6 +1,6 @@
 """The usage projection of the PostgreSQL backend: SQLite's ``usage_buckets`` (store/usage.py
 says what a row holds), kept by each append in its transaction, refilled by a rebuild, and
-summed in SQL for the cost reports. The statements are store/sqlite_projections.py's, in
+summed in SQL for the cost reports. The statements are store/sqlite/usage.py's, in
 PostgreSQL's dialect, each table written with one multi-row statement."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _UPSERT = (
     " telemetry_calls = u.telemetry_calls + excluded.telemetry_calls"
 )
 # The claims stored for a batch's requests (store/usage.py), and those the batch makes. Appends
-# hold the append lock (store/postgres_append.py), so what is read here is still so at the insert.
+# hold the append lock (store/postgres/append.py), so what is read here is still so at the insert.
 _HELD = (
     "SELECT u.session, u.request, u.origin FROM usage_requests u"
     " JOIN unnest(%b::text[], %b::text[]) AS c (session, request) ON u.session = c.session AND u.request = c.request"

@@ -10,7 +10,7 @@ signs heads over it into its own heads file with its own key, outside the databa
 afterwards, however consistently, no longer matches it.
 
 The tree is built from the whole log once the daemon first asks for it (one read of every
-event's seq and id, in the background: store/postgres.py), then grown by the events committed
+event's seq and id, in the background: store/postgres/store.py), then grown by the events committed
 since, at each signature.
 :func:`check_tree` rebuilds it from the log as it is now and compares it with the signed roots;
 no leaf hashes are stored, so an event that differs is named by the range of seqs between the
@@ -28,7 +28,7 @@ from psycopg import AsyncConnection
 from store.base import CHUNK, Problem
 from store.merkle import EMPTY, Frontier, LogLeaf, SignedRoot, leaf_hash
 from store.merkle_check import HOLE_ID, TreeCheck, TreeReport
-from store.postgres_reads import fetch_rows
+from store.postgres.reads import fetch_rows
 
 # Seqs read per round trip while growing or checking the tree: (seq, id) rows are small.
 PAGE = 10 * CHUNK
@@ -68,7 +68,7 @@ async def check_tree(
 ) -> TreeReport:
     """The whole log, as it is now, checked against ``heads`` (store/merkle_check.py). The seqs no
     event holds are left out of the report: the chain check names each of them already
-    (store/postgres_verify.py)."""
+    (store/postgres/verify.py)."""
     size = int((await fetch_rows(conn, "SELECT coalesce(max(seq), 0) FROM events", ()))[0][0])
     check = TreeCheck(heads)
     done = holes = 0

@@ -17,7 +17,7 @@ from typing import Any
 
 from store.damage import read_damage, sqlite_check
 from store.events import format_ts
-from store.migrations import MIGRATIONS
+from store.sqlite.schema import MIGRATIONS
 from store.tip import Unreadable, read_tip, tip_path, tip_problem
 
 

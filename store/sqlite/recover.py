@@ -1,7 +1,7 @@
 """`toka admin recover`: a new database made of what can be read of a damaged one, which is kept.
 
 The damaged file is read, never written: opened read-only (its WAL included), its rows copied
-by store/sqlite_salvage.py into ``toka.db.recovering``, a database made by this toka's own
+by store/sqlite/salvage.py into ``toka.db.recovering``, a database made by this toka's own
 migrations. When SQLite's command-line shell is on the PATH and the file did not read whole,
 its ``.recover`` (which reads every page, whatever the b-trees above it say) is tried too, and
 what it found adds to what was read. The sessions, usage and search index are then rebuilt from
@@ -31,10 +31,10 @@ from typing import Any
 
 from store.damage import damage_path, sqlite_check
 from store.errors import NotFound, StoreError
-from store.migrations import migrate
-from store.sqlite_projections import rebuild_projections
-from store.sqlite_salvage import Salvage, copy_events, copy_payloads, copy_tombstones, count_lost
-from store.sqlite_search import rebuild_search_index
+from store.sqlite.projections import rebuild_projections
+from store.sqlite.salvage import Salvage, copy_events, copy_payloads, copy_tombstones, count_lost
+from store.sqlite.schema import migrate
+from store.sqlite.search import rebuild_search_index
 from store.tip import Tip, TipRecord, Unreadable, log_tip, read_tip, tip_path
 
 # The files that belong to a database, by the suffix of their name; the damaged set moves together.

@@ -1,6 +1,6 @@
 """Schema migrations for the PostgreSQL backend.
 
-As on SQLite (store/migrations.py): an ordered list of small named steps, each applied in its
+As on SQLite (store/sqlite/schema.py): an ordered list of small named steps, each applied in its
 own transaction and recorded in ``toka_migrations``; a shipped step is never edited. A database
 that records a step this toka does not know was written by a newer toka and is refused before
 anything is written to it.
@@ -13,8 +13,8 @@ with the "C" collation, so that a prefix is a range scan on their index whatever
 own collation; payloads are ``bytea``. Three tables are PostgreSQL's own: ``append_batches``
 remembers each append's idempotency key and what it produced, so that a daemon retrying an
 append whose acknowledgement was lost gets the first answer back instead of writing twice;
-``log_end`` holds the last seq handed out (store/postgres_verify.py); and the search text
-carries its ``tsvector`` (store/postgres_search.py).
+``log_end`` holds the last seq handed out (store/postgres/verify.py); and the search text
+carries its ``tsvector`` (store/postgres/search.py).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ STEPS: list[Step] = [
         ),
     ),
     (
-        # The usage projection (store/usage.py, store/postgres_usage.py), as SQLite's m006. A
+        # The usage projection (store/usage.py, store/postgres/usage.py), as SQLite's m006. A
         # database that held events before this step has it filled when it opens.
         "p005_usage_buckets",
         (
@@ -160,9 +160,9 @@ STEPS: list[Step] = [
         ("DELETE FROM usage_requests",),
     ),
     (
-        # The last seq handed out and its event, written by each append (store/postgres_append.py):
+        # The last seq handed out and its event, written by each append (store/postgres/append.py):
         # a seq is never handed out twice, and verify finds events cut from the end of the log
-        # (store/postgres_verify.py). The roles that may append get the rights it needs, so an
+        # (store/postgres/verify.py). The roles that may append get the rights it needs, so an
         # upgrade does not stop their daemons.
         "p009_log_end",
         (
@@ -233,7 +233,7 @@ async def migrate(
     autocommit mode: each step is a transaction of its own.
 
     ``project`` refills the projections from the log, in the transaction of the last step, when
-    the database had steps before (as on SQLite, store/migrations.py): an upgrade commits with
+    the database had steps before (as on SQLite, store/sqlite/schema.py): an upgrade commits with
     its projections filled, or, stopped before its end, is done again at the next open."""
     await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:

@@ -1,8 +1,8 @@
-"""The reads of the SQLite backend that are not search or sessions: rows by statement, an event by
-id prefix, a payload by digest prefix, the chain's verification and the database's figures.
+"""The reads of the SQLite backend that are not search, sessions or verify: rows by statement, an
+event by id prefix, a payload by digest prefix and the database's figures.
 
 Each is a plain function of a ``sqlite3`` connection, run on the reader connection's thread in
-one hop (see store/sqlite.py).
+one hop (see store/sqlite/store.py).
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from store.base import CHUNK, ProgressCallback, Stats, VerifyReport
-from store.chain import ChainVerifier
+from store.base import Stats
 from store.events import Event
-from store.health import disk_bytes
-from store.rows import SELECT, event_text, hex_range, one_event, one_payload, stored_row
-from store.sqlite_retention import pruned_seq, replaced_ids
+from store.rows import SELECT, event_text, hex_range, one_event, one_payload
+from store.sqlite.health import disk_bytes
 
 
 def fetch_rows(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -43,28 +41,6 @@ def get_payload(db: sqlite3.Connection, digest: str) -> tuple[str, dict[str, Any
     span = hex_range(digest.lower())
     sql = "SELECT digest, codec, data FROM blobs WHERE digest >= ? AND digest < ? LIMIT 6"
     return one_payload(digest, db.execute(sql, span).fetchall() if span else [])
-
-
-def verify_chain(db: sqlite3.Connection, session: str | None, progress: ProgressCallback | None) -> VerifyReport:
-    """Every event of ``session`` (None: of the log) checked in seq order against its digest and
-    its chain, then each session's head; ``progress`` hears every CHUNK events."""
-
-    def seq_of(event_id: str) -> int | None:
-        row = db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
-        return row[0] if row else pruned_seq(db, event_id)
-
-    verifier = ChainVerifier(seq_of, lambda seq: replaced_ids(db, seq))
-    where, params = ("", []) if session is None else (" WHERE e.session = ?", [session])
-    total = db.execute("SELECT count(*) FROM events e" + where, params).fetchone()[0]
-    for done, row in enumerate(db.execute(SELECT + where + " ORDER BY e.seq", params), 1):
-        verifier.check(stored_row(row))
-        if progress is not None and done % CHUNK == 0:
-            progress(done, total)
-    heads = db.execute("SELECT session, head FROM sessions" + where.replace("e.", ""), params)
-    verifier.check_heads(heads.fetchall())
-    if progress is not None:
-        progress(total, total)
-    return verifier.report(session)
 
 
 def read_totals(db: sqlite3.Connection) -> tuple[int, int]:

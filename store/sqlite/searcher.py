@@ -1,4 +1,4 @@
-"""The SQLite backend's searches, on a connection of their own (store/sqlite_search.py makes the
+"""The SQLite backend's searches, on a connection of their own (store/sqlite/search.py makes the
 statement and the hits): a search that takes long holds up the searches after it, never the
 store's other reads, and one cancelled is interrupted where it runs.
 """
@@ -13,10 +13,10 @@ import aiosqlite
 
 from store.requester import RequestAbandoned, requester_gone
 from store.search import SearchHit, SearchQuery
-from store.sqlite_connect import describe, prepare_reader
-from store.sqlite_hop import on_thread
-from store.sqlite_integrity import Integrity
-from store.sqlite_search import run_search, search_sql
+from store.sqlite.connect import describe, prepare_reader
+from store.sqlite.hop import on_thread
+from store.sqlite.integrity import Integrity
+from store.sqlite.search import run_search, search_sql
 
 
 class Searches:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from store.events import canonical_json, digest, format_ts, header_id, parse_ts
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
 from store.rows import CODEC_RAW, JSON_LIST, SELECT, event_of, transaction
-from store.sqlite_projections import project_sessions
+from store.sqlite.projections import project_sessions
 
 # Rows of a session read per step while looking for the end of its prefix.
 _PAGE = 1000

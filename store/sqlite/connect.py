@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from store.errors import StoreError
-from store.migrations import applied, check_not_newer, migrate
 from store.projection import AGREEMENT_SQL, disagreement
-from store.sqlite_projections import project_sessions, rebuild_projections
+from store.sqlite.projections import project_sessions, rebuild_projections
+from store.sqlite.schema import applied, check_not_newer, migrate
 
 Durability = Literal["normal", "full"]
 

@@ -16,9 +16,9 @@ from store.base import AppendResult
 from store.events import Event, NewEvent
 from store.rows import COMPRESS_FROM, JSON_LIST, SELECT, event_of, packed, transaction
 from store.sealer import SealedEvent, Sealer
-from store.sqlite_merkle import Tree, grow
-from store.sqlite_projections import project_batch
-from store.sqlite_search import index_events
+from store.sqlite.projections import project_batch
+from store.sqlite.search import index_events
+from store.sqlite.tree import Tree, grow
 
 # A session's last event: one step down the (session, seq) index.
 HEAD = "SELECT id FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"

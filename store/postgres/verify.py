@@ -2,7 +2,7 @@
 (store/chain.py), and, for the whole log, the seqs no event holds.
 
 **Why a hole is evidence.** Every append takes the next seqs under the append lock, in the
-transaction that writes the events (store/postgres_append.py): a transaction that rolls back
+transaction that writes the events (store/postgres/append.py): a transaction that rolls back
 takes its seqs with it, so seqs are dense and a seq no event holds was deleted. The end of the
 log is recorded too, in ``log_end``, by the same transaction: events cut from the end of the
 log leave no hole after them, but the record still names the last seq handed out, and new
@@ -20,7 +20,7 @@ from psycopg import AsyncConnection
 
 from store.base import CHUNK, MAX_PROBLEMS, Problem, ProgressCallback, VerifyReport
 from store.chain import ChainVerifier
-from store.postgres_reads import fetch_rows
+from store.postgres.reads import fetch_rows
 from store.rows import SELECT, stored_row
 
 

@@ -173,7 +173,7 @@ def m006_usage_buckets(db: sqlite3.Connection) -> None:
 
 
 def m007_merkle(db: sqlite3.Connection) -> None:
-    # The log's Merkle tree (store/merkle.py, store/sqlite_merkle.py): its stored hashes, a run
+    # The log's Merkle tree (store/merkle.py, store/sqlite/tree.py): its stored hashes, a run
     # per append, ``start`` the number of the run's first hash and ``size`` the tree's leaves
     # after it. Filled from the log when the store opens. The tombstones are read by seq when
     # the tree is checked: a pruned event's leaf is its tombstone.

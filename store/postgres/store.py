@@ -2,18 +2,19 @@
 
 Each daemon keeps its own socket, hooks, spool, group commit and subscriptions, and connects
 to the shared database with three connections: a writer (appends, one transaction at a time
-across all daemons: store/postgres_append.py), a reader (queries, replay, verify, search:
-store/postgres_reads.py, store/postgres_verify.py, store/postgres_search.py) and a listener,
+across all daemons: store/postgres/append.py), a reader (queries, replay, verify, the session tables:
+store/postgres/reads.py, store/postgres/verify.py, store/postgres/projections.py), a searcher
+(store/postgres/search.py) and a listener,
 which LISTENs for the notice every append sends and tells the daemon to read what other
 daemons committed.
 
 A connection that breaks (the server restarted, a backend was terminated, the network went)
-is opened again on next use (store/postgres_link.py); while the server cannot be reached every
+is opened again on next use (store/postgres/connect.py); while the server cannot be reached every
 call fails at once with :class:`~store.errors.StoreUnavailable` (hooks then spool). An append
 that lost its connection under it is retried for :data:`APPEND_RETRY_S` with the same
 idempotency token, so a commit whose acknowledgement was lost is answered, not written again.
 
-psycopg is imported here only: the daemon loads this module when ``store.backend`` is
+psycopg is imported by this package only: the daemon loads it when ``store.backend`` is
 ``postgres``, and ``pip install 'toka[postgres]'`` provides it.
 """
 
@@ -24,41 +25,31 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
 
-from store.base import CHUNK, AppendResult, EventQuery, EventStore, ProgressCallback, SessionInfo, Stats, VerifyReport
+from store.base import AppendResult, ProgressCallback, Stats, VerifyReport
 from store.cursors import READ as READ_CURSOR
 from store.cursors import SAVE as SAVE_CURSOR
-from store.errors import NotFound, StoreError, StoreUnavailable, UsageError
-from store.events import Event, NewEvent, now_us
+from store.errors import StoreError, StoreUnavailable, UsageError
+from store.events import NewEvent, now_us
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.postgres_append import CHANNEL, append_batch, forget_old_batches
-from store.postgres_link import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
-from store.postgres_reads import (
-    fetch_rows,
-    get_event,
-    get_payload,
-    projections_disagree,
-    read_sessions,
-    read_stats,
-    rebuild_projections,
-    rebuild_search_index,
-)
-from store.postgres_schema import migrate
-from store.postgres_search import hits, search_sql
-from store.postgres_tree import LogTree, check_tree
-from store.postgres_usage import read_usage, sum_usage_rows
-from store.postgres_verify import verify_log
-from store.query import count_sql, where_clause
+from store.postgres.append import CHANNEL, append_batch, forget_old_batches
+from store.postgres.connect import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
+from store.postgres.projections import projections_disagree, read_sessions, rebuild_projections
+from store.postgres.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats
+from store.postgres.schema import migrate
+from store.postgres.search import hits, rebuild_search_index, search_sql
+from store.postgres.tree import LogTree, check_tree
+from store.postgres.usage import read_usage, sum_usage_rows
+from store.postgres.verify import verify_log
 from store.retention import Collected, Pruned
-from store.rows import SELECT, event_of, event_text
 from store.search import SearchHit, SearchQuery
+from store.sql import Parts, SqlStore
 from store.url import scrubbed
-from store.usage import UsageRow
 
 T = TypeVar("T")
 log = logging.getLogger("toka.store")
@@ -71,8 +62,20 @@ POLL_S = 2.0
 FORGET_EVERY = 1000
 
 
-class PostgresStore(EventStore):
+class PostgresStore(SqlStore):
     shared = True
+    # Each a coroutine of one connection, the statements in psycopg's dialect (store/query.py).
+    parts = Parts(
+        fetch_rows=fetch_rows,
+        fetch_json=fetch_json,
+        get_event=get_event,
+        get_payload=get_payload,
+        read_sessions=read_sessions,
+        read_usage=read_usage,
+        sum_usage_rows=sum_usage_rows,
+        rebuild_projections=rebuild_projections,
+        rebuild_search_index=rebuild_search_index,
+    )
 
     def __init__(self, url: str, durability: str = "normal") -> None:
         self.url = url
@@ -199,60 +202,10 @@ class PostgresStore(EventStore):
     def connection_state(self) -> dict[str, Any]:
         return self.reach.to_json()
 
-    async def get(self, event_id: str) -> Event:
-        return await self._read(get_event, event_id)
-
     async def present(self, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` the log holds: one indexed lookup for them all."""
         rows = await self._read(fetch_rows, "SELECT id FROM events WHERE id = ANY(?)", (list(ids),))
         return {row[0] for row in rows}
-
-    async def get_by_seq(self, seq: int) -> Event:
-        rows = await self._read(fetch_rows, SELECT + " WHERE e.seq = ?", (seq,))
-        if not rows:
-            raise NotFound(f"no event at seq {seq}", "seqs start at 1; see `toka events SESSION`")
-        return event_of(rows[0])
-
-    async def payload(self, digest: str) -> tuple[str, dict[str, Any]]:
-        return await self._read(get_payload, digest)
-
-    async def query(self, query: EventQuery) -> list[Event]:
-        sql, params = where_clause(query)
-        return [event_of(row) for row in await self._read(fetch_rows, SELECT + sql, params)]
-
-    async def count(self, query: EventQuery) -> int:
-        sql, params = count_sql(query)
-        rows = await self._read(fetch_rows, sql, params)
-        return int(rows[0][0])
-
-    async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
-        sql, params = where_clause(query)
-        return [(row[0], event_text(row)) for row in await self._read(fetch_rows, SELECT + sql, params)]
-
-    async def sessions(self) -> list[SessionInfo]:
-        return await self._read(read_sessions, None)
-
-    async def usage_rows(
-        self, since: int | None = None, until: int | None = None, session: str | None = None
-    ) -> list[UsageRow]:
-        return await self._read(read_usage, since, until, session)
-
-    async def _sum_usage(self, *args: Any) -> list[UsageRow]:
-        return await self._read(sum_usage_rows, *args)  # one GROUP BY over the usage table
-
-    async def session(self, name: str) -> SessionInfo:
-        return (await self._read(read_sessions, name))[0]
-
-    async def replay(self, session: str, to_seq: int | None = None) -> AsyncIterator[Event]:
-        after = 0
-        while True:
-            until = None if to_seq is None else to_seq + 1
-            found = await self.query(EventQuery(session=session, after_seq=after, before_seq=until, limit=CHUNK))
-            for event in found:
-                yield event
-            if len(found) < CHUNK:
-                return
-            after = found[-1].seq
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
         return await self._read(verify_log, session, progress)
@@ -260,7 +213,7 @@ class PostgresStore(EventStore):
     async def stats(self) -> Stats:
         return await self._read(read_stats)
 
-    # The tree is this daemon's, in memory, grown from what it reads (store/postgres_tree.py).
+    # The tree is this daemon's, in memory, grown from what it reads (store/postgres/tree.py).
 
     async def tree(self) -> Frontier | None:
         # The first call reads the whole log in the background, so that a daemon on a long log
@@ -298,9 +251,6 @@ class PostgresStore(EventStore):
     async def save_cursor(self, name: str, value: str) -> None:
         await self._write(fetch_rows, SAVE_CURSOR + " RETURNING name", (name, value, now_us()))
 
-    async def rebuild_projections(self) -> int:
-        return await self._write(rebuild_projections)
-
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         checked = query.checked()
         found: dict[int, SearchHit] = {}
@@ -314,9 +264,6 @@ class PostgresStore(EventStore):
                 break
             offset += len(rows)
         return list(found.values())[: checked.limit]
-
-    async def rebuild_search_index(self) -> int:
-        return await self._write(rebuild_search_index)
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
         raise UsageError(

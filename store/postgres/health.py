@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from store.events import format_ts
-from store.postgres_schema import STEPS
+from store.postgres.schema import STEPS
 from store.url import redacted, scrubbed
 
 if TYPE_CHECKING:

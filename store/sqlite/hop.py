@@ -1,6 +1,6 @@
 """Running a function on one of the SQLite backend's connections: on the connection's own thread
 (aiosqlite's, one hop per call), or on the caller's while nothing is queued on that thread; and
-what SQLite's errors mean once raised there (store/sqlite.py says when each is used).
+what SQLite's errors mean once raised there (store/sqlite/store.py says when each is used).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from store.damage import Damage, is_corruption, record_damage
 from store.errors import TokaError
 from store.events import NewEvent, now_us
 from store.requester import RequestAbandoned
-from store.sqlite_append import append_batch
-from store.sqlite_connect import describe
-from store.sqlite_integrity import Integrity
-from store.sqlite_merkle import Tree
+from store.sqlite.append import append_batch
+from store.sqlite.connect import describe
+from store.sqlite.integrity import Integrity
+from store.sqlite.tree import Tree
 
 T = TypeVar("T")
 
