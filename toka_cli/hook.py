@@ -23,11 +23,14 @@ at start and while it runs; a payload is lost only when the spool cannot be writ
 
 Whatever happens the hook exits 0 and prints nothing on stdout (Claude Code reads stdout as
 context or control on some events, and exit 2 would block the tool call); problems are one
-line on stderr. Two options break the silence: with ``--headroom``, on UserPromptSubmit it
-prints the context fill, which Claude Code adds to the agent's context; with ``--statusline`` it
-is Claude Code's status line command: the input is recorded as a ``statusline`` event (its
-``context_window_size`` is the agent's own window, which toka then uses) and it prints one line
-for the status bar, whatever happens.
+line on stderr. With ``--headroom``, on UserPromptSubmit it prints the context fill, which
+Claude Code adds to the agent's context. ``toka hook claude-code --statusline`` is the status
+line's older spelling, kept for the settings.json files that name it: toka_cli/entry.py sends
+it to `toka statusline` (toka_cli/statusline.py), the same code with the same output.
+
+The status line shares this module's fast path: :func:`delivered`, the one way to the daemon
+(send the event, or spool it), and the short forms of the figures both print (:func:`tokens`,
+:func:`percent`, :func:`dollars`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from store.errors import ProtocolError, TokaError
 # typing costs a hook about 4 ms to import, so it is read by type checkers only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from hashlib import sha256
     from typing import IO, Any
 else:
@@ -62,9 +65,9 @@ else:
             from hashlib import sha256
 
 AGENTS = ("claude-code", "codex")
-USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json, or toka hook codex PAYLOAD_JSON"
-# The kind of a status line input (Claude Code's statusLine command; daemon/agents/usage.py reads its
-# context_window.context_window_size as the agent's own window).
+USAGE = "usage: toka hook claude-code [--headroom] < payload.json, or toka hook codex PAYLOAD_JSON"
+# The kind of a status line input (Claude Code's statusLine command, `toka statusline`;
+# daemon/agents/usage.py reads its context_window.context_window_size as the agent's own window).
 STATUSLINE = "statusline"
 # How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case
 # where the daemon committed after all). Claude Code's own hook timeout is 60 s.
@@ -159,54 +162,48 @@ def occurrence_key(kind: str, payload: dict[str, Any], raw: bytes) -> str:
     return f"{kind}:{invocation_id()}"
 
 
+def tokens(n: int) -> str:
+    """``950``, ``12k``, ``1.2M``: as short as a status bar wants."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 1000:
+        return f"{round(n / 1000)}k"
+    return str(n)
+
+
+def percent(value: float) -> str:
+    """``55%``: whole percents."""
+    return f"{round(value)}%"
+
+
+def dollars(value: Any) -> str:
+    """``$1,234.56``, or ``unpriced`` when the daemon had no price."""
+    return f"${value:,.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "unpriced"
+
+
 def headroom_line(figures: dict[str, Any]) -> str | None:
     """``context 71% of 200k`` (and ``; compaction near`` from 75%), None when unknown."""
     pct, window = figures.get("fill_pct"), figures.get("context_window")
     if figures.get("context_tokens") is None or not isinstance(pct, (int, float)) or not isinstance(window, int):
         return None
-    size = f"{window // 1_000_000}M" if window % 1_000_000 == 0 else f"{round(window / 1000)}k"
-    line = f"context {round(pct)}% of {size}"
+    line = f"context {percent(pct)} of {tokens(window)}"
     return line + "; compaction near" if pct >= WARNING_PCT else line
 
 
-def status_line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
-    """What ``--statusline`` prints: toka's figures when the daemon answered, else the agent's
-    own percentage from the payload, marked as such."""
-    line = headroom_line(figures) if figures else None
-    if line:
-        state = figures.get("state") if figures else None
-        return f"toka · {line}" + (f" · {state}" if state not in (None, "ACTIVE") else "")
-    window = payload.get("context_window") if isinstance(payload, dict) else None
-    used = window.get("used_percentage") if isinstance(window, dict) else None
-    if isinstance(used, (int, float)) and not isinstance(used, bool):
-        return f"toka · context {round(used)}% (Claude Code's figure; toka has none yet)"
-    return "toka · no figures yet"
-
-
-def record_hook(
-    agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False, statusline: bool = False
-) -> int:
-    """Record one payload of ``agent``'s hook, or with ``statusline`` one status line input
-    (kind ``statusline``: it carries the agent's own context window), and print the status
-    line; the exit code (0 unless the command line is wrong)."""
+def record_hook(agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False) -> int:
+    """Record one payload of ``agent``'s hook, and with ``headroom`` print the context fill on
+    UserPromptSubmit; the exit code (0 unless the command line is wrong)."""
     if agent not in AGENTS:
         _note(stderr, f"unknown agent {agent!r} (known: {', '.join(AGENTS)})")
         return 1  # not 2: Claude Code blocks the tool call on exit 2
-    figures: dict[str, Any] | None = None
     try:
-        event = codex_event(raw) if agent == "codex" else hook_event(raw, STATUSLINE if statusline else None)
+        event = codex_event(raw) if agent == "codex" else hook_event(raw)
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
-        if statusline:
-            stdout.write(status_line(None, None) + "\n")
         return 0
-    try:
-        figures = _record(event, headroom, statusline, stderr)
-    finally:
-        if statusline:
-            stdout.write(status_line(figures, event["payload"]) + "\n")
-        elif figures is not None and (text := headroom_line(figures)):
-            stdout.write(text + "\n")
+    figures = _record(event, headroom and event["kind"] == "hook.user_prompt_submit", stderr)
+    if figures is not None and (text := headroom_line(figures)):
+        stdout.write(text + "\n")
     return 0
 
 
@@ -233,45 +230,64 @@ def drain_if_spooled(connection: Connection, spool: str) -> None:
             connection.call("spool.drain")
 
 
-def _record(event: dict[str, Any], headroom: bool, statusline: bool, stderr: IO[str]) -> dict[str, Any] | None:
+@contextlib.contextmanager
+def delivered(
+    event: dict[str, Any], note: Callable[[str], None], op: str, args: dict[str, Any]
+) -> Iterator[tuple[Connection, Any] | None]:
+    """Send ``event`` to the daemon in one ``op`` call (``args``: ``{"events": [event]}`` for
+    ``events.append``, ``{"event": event}`` for ``statusline``) and give the open connection and the
+    answer, for a further call; or spool the event and give None when the daemon cannot take it:
+    it is not running (never autostarted: a cold start would cost every tool call about 200 ms),
+    unreachable, slow to answer, or answers with any error (its store read-only, corrupt or full,
+    a payload longer than its request line, an op it does not know). The daemon ingests the spool
+    in its own process, and sets aside in hooks.spool.jsonl.rejected what its log refuses."""
+    files = hook_files()
+    connection: Connection | None = None
+    refused: TokaError | None = None
+    try:
+        connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
+        answer = connection.call(op, **args)
+    except TokaError as exc:
+        refused = exc
+    if connection is None or refused is not None:
+        if connection is not None:
+            connection.close()
+        line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+        spool_event(files.spool, line, _why(refused), note)
+        yield None
+        return
+    try:
+        drain_if_spooled(connection, files.spool)
+        yield connection, answer
+    finally:
+        connection.close()
+
+
+def _why(refused: TokaError | None) -> str | None:
+    """What to say of an event spooled: nothing when the daemon is simply not running."""
+    if refused is None or isinstance(refused, DaemonNotRunning):
+        return None
+    if isinstance(refused, ProtocolError):
+        return f"{refused.message} (run `toka daemon restart`)"
+    return refused.message
+
+
+def _record(event: dict[str, Any], figures_wanted: bool, stderr: IO[str]) -> dict[str, Any] | None:
     """Append ``event`` (or spool it); the session's usage figures when they are wanted and
     the daemon gave them."""
-    files = hook_files()
-    line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
 
     def note(message: str) -> None:
         _note(stderr, message)
 
-    try:
-        connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
-    except DaemonNotRunning:
-        spool_event(files.spool, line, None, note)
-        return None
-    except TokaError as exc:  # permission denied, socket path too long: worth a word
-        spool_event(files.spool, line, exc.message, note)
-        return None
-    try:
+    with delivered(event, note, "events.append", {"events": [event]}) as answered:
+        if answered is None or not figures_wanted:
+            return None
+        connection, _ = answered
         try:
-            connection.call("events.append", events=[event])
-        except ProtocolError as exc:
-            spool_event(files.spool, line, f"{exc.message} (run `toka daemon restart`)", note)
+            figures: dict[str, Any] = connection.call("usage", session=event["session"])
+        except TokaError:
             return None
-        except TokaError as exc:
-            # Whatever the daemon could not do: no answer in time, its store read-only, corrupt or
-            # full, a payload longer than its request line. The daemon ingests the spool in its
-            # own process, and sets aside in hooks.spool.jsonl.rejected what its log refuses.
-            spool_event(files.spool, line, exc.message, note)
-            return None
-        drain_if_spooled(connection, files.spool)
-        if statusline or (headroom and event["kind"] == "hook.user_prompt_submit"):
-            try:
-                figures: dict[str, Any] = connection.call("usage", session=event["session"])
-                return figures
-            except TokaError:
-                return None
-        return None
-    finally:
-        connection.close()
+        return figures
 
 
 def main(args: list[str]) -> int:
@@ -280,8 +296,8 @@ def main(args: list[str]) -> int:
     options = [a for a in args if a.startswith("-")]
     agents = [a for a in args if not a.startswith("-")]
     # Codex's notify passes the payload as the last argument; Claude Code's hooks on stdin.
-    argument = agents[0] == "codex" and len(agents) == 2 and not options
-    if not argument and (len(agents) != 1 or set(options) - {"--headroom", "--statusline"}):
+    argument = agents[:1] == ["codex"] and len(agents) == 2 and not options
+    if not argument and (len(agents) != 1 or set(options) - {"--headroom"}):
         _note(stderr, USAGE)
         return 1
     if not argument and sys.stdin is not None and sys.stdin.isatty():  # by hand: say what it wants, not wait
@@ -289,9 +305,7 @@ def main(args: list[str]) -> int:
         return 1
     try:
         raw = agents[1].encode() if argument else sys.stdin.buffer.read()
-        return record_hook(
-            agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options, statusline="--statusline" in options
-        )
+        return record_hook(agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options)
     except TokaError as exc:  # the spool itself refused: not the user's own (daemon/ownership.py)
         _note(stderr, f"nothing recorded: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
         return 0

@@ -2,54 +2,42 @@
 
 Claude Code runs its ``statusLine`` command after every turn with the session's JSON on stdin
 (shared/docs/real-clients.md). This sends it to the daemon as the ``statusline`` event it
-becomes (``statusline`` op: recorded, and its context window taken in, as
-``toka hook claude-code --statusline`` records it) and prints what the answer says::
+becomes (``statusline`` op: recorded, and its context window taken in) and prints what the
+answer says::
 
     Opus 4.6 · ctx 55% (90k left) · session $1.23 · block $4.56, 2h 13m left
 
 the model, the context fill and the headroom to the window, what the session cost, and the
-active 5-hour block's cost and time left. Like the hook it runs on the fast path
-(toka_cli/entry.py): the standard library and the client's connection, no Typer, no Rich, one
-request. When the daemon cannot take the input it is spooled, as a hook's payload is
-(docs/hooks.md), and the line shows Claude Code's own figures, marked as such. It always prints
-a line and exits 0.
+active 5-hour block's cost and time left. ``toka hook claude-code --statusline``, the older
+spelling that settings.json files may still name, runs this same command (toka_cli/entry.py
+sends both here). Like the hook it runs on the fast path: the standard library and the
+client's connection, no Typer, no Rich, one request, and the hook's own way to the daemon and
+number formats (toka_cli/hook.py). When the daemon cannot take the input it is spooled, as a
+hook's payload is (docs/hooks.md), and the line shows Claude Code's own figures, marked as
+such. It always prints one line and exits 0.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from daemon.client.socket import Connection, DaemonNotRunning
-from daemon.paths import hook_files
 from store.errors import TokaError
-from toka_cli.hook import ANSWER_TIMEOUT_S, BACKLOG_RETRY_S, STATUSLINE, drain_if_spooled, hook_event, spool_event
+from toka_cli.hook import STATUSLINE, delivered, dollars, hook_event, percent, tokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
 
 USAGE = "usage: toka statusline < session.json (Claude Code's statusLine command)"
+# What the line says when it has nothing to show: no input, or a bug.
+NO_FIGURES = "toka · no figures yet"
 # States worth a word on the line.
 ALERT_STATES = ("WARNING", "CRITICAL", "HANDOFF_PENDING", "ERROR")
 
 
 def _note(stderr: IO[str], message: str) -> None:
     stderr.write(f"toka statusline: {message}\n")
-
-
-def tokens(n: int) -> str:
-    """``950``, ``12k``, ``1.2M``: as short as a status bar wants."""
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-    if n >= 1000:
-        return f"{round(n / 1000)}k"
-    return str(n)
-
-
-def dollars(value: Any) -> str:
-    return f"${value:,.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "unpriced"
 
 
 def _time_left(minutes: float) -> str:
@@ -73,20 +61,20 @@ def line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
         if isinstance(pct, (int, float)) and isinstance(context, int) and isinstance(window, int):
             state = figures.get("state")
             flag = f" {state}" if state in ALERT_STATES else ""
-            parts.append(f"ctx {round(pct)}% ({tokens(max(window - context, 0))} left){flag}")
+            parts.append(f"ctx {percent(pct)} ({tokens(max(window - context, 0))} left){flag}")
         elif (used := _used_pct(payload)) is not None:
-            parts.append(f"ctx {round(used)}% (Claude Code's)")
+            parts.append(f"ctx {percent(used)} (Claude Code's)")
         spent = figures.get("session_cost") or {}
         if spent.get("calls"):
             parts.append(f"session {dollars(spent.get('cost_usd'))}" + ("*" if spent.get("unpriced_calls") else ""))
         block = figures.get("block")
         if isinstance(block, dict):
             parts.append(f"block {dollars(block.get('cost_usd'))}, {_time_left(block.get('remaining_minutes') or 0)}")
-        return " · ".join(parts) if parts else "toka · no figures yet"
+        return " · ".join(parts) if parts else NO_FIGURES
     cost = payload.get("cost") if isinstance(payload, dict) else None
     spent = cost.get("total_cost_usd") if isinstance(cost, dict) else None
     if (used := _used_pct(payload)) is not None:
-        parts.append(f"ctx {round(used)}%")
+        parts.append(f"ctx {percent(used)}")
     if isinstance(spent, (int, float)) and not isinstance(spent, bool):
         parts.append(f"session {dollars(spent)}")
     return " · ".join([*parts, "(Claude Code's figures; toka has none yet)"])
@@ -101,50 +89,40 @@ def _used_pct(payload: dict[str, Any] | None) -> float | None:
 
 def _ask(event: dict[str, Any], stderr: IO[str]) -> dict[str, Any] | None:
     """Record ``event`` and return the line's figures; spool it when the daemon cannot take it."""
-    files = hook_files()
-    spooled = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
 
     def note(message: str) -> None:
         _note(stderr, message)
 
-    try:
-        connection = Connection(files.socket, ANSWER_TIMEOUT_S, BACKLOG_RETRY_S)
-    except DaemonNotRunning:
-        spool_event(files.spool, spooled, None, note)
-        return None
-    except TokaError as exc:
-        spool_event(files.spool, spooled, exc.message, note)
-        return None
-    try:
-        figures: dict[str, Any] = connection.call("statusline", event=event)
-    except TokaError as exc:
-        # An older daemon, a full disk, a database down: the input is kept for later all the same.
-        spool_event(files.spool, spooled, exc.message, note)
-        return None
-    else:
-        drain_if_spooled(connection, files.spool)
+    with delivered(event, note, "statusline", {"event": event}) as answered:
+        if answered is None:
+            return None
+        figures: dict[str, Any] = answered[1]
         return figures
-    finally:
-        connection.close()
 
 
 def show(raw: bytes, stdout: IO[str], stderr: IO[str]) -> int:
-    """Record one status line input and print its line; 0 whatever happens."""
+    """Record one status line input and print its line, exactly one; 0 whatever happens."""
+    shown = NO_FIGURES
     try:
         event = hook_event(raw, STATUSLINE)
+        shown = line(None, event["payload"])
+        shown = line(_ask(event, stderr), event["payload"])
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
-        stdout.write("toka · no figures yet\n")
-        return 0
-    figures = None
-    try:
-        figures = _ask(event, stderr)
+    except TokaError as exc:  # the spool itself refused: not the user's own (daemon/ownership.py)
+        _note(stderr, f"nothing recorded: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+    except Exception as exc:  # a bug must not break the status bar; TOKA_DEBUG=1 shows it
+        if os.environ.get("TOKA_DEBUG") == "1":
+            raise
+        _note(stderr, f"internal error: {exc!r}")
     finally:
-        stdout.write(line(figures, event["payload"]) + "\n")
+        stdout.write(shown + "\n")
     return 0
 
 
 def main(args: list[str]) -> int:
+    """``toka statusline`` (and ``toka hook claude-code --statusline``) without Typer; entry.py
+    sends ``--help`` to the Typer app."""
     stderr = sys.stderr
     if args:
         _note(stderr, USAGE)
@@ -152,11 +130,4 @@ def main(args: list[str]) -> int:
     if sys.stdin is not None and sys.stdin.isatty():
         _note(stderr, "expects the status line's JSON on stdin; " + USAGE)
         return 1
-    try:
-        return show(sys.stdin.buffer.read(), sys.stdout, stderr)
-    except Exception as exc:  # a bug must not break the status bar; TOKA_DEBUG=1 shows it
-        if os.environ.get("TOKA_DEBUG") == "1":
-            raise
-        _note(stderr, f"internal error: {exc!r}")
-        sys.stdout.write("toka · no figures yet\n")
-        return 0
+    return show(sys.stdin.buffer.read() if sys.stdin is not None else b"", sys.stdout, stderr)

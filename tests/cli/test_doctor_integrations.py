@@ -180,3 +180,17 @@ def test_an_mcp_server_that_exits_with_a_hint_gives_it_as_the_fix(home: Path) ->
     assert "exited with 2: error: `toka mcp` needs the MCP SDK (the mcp package)" in found["detail"], found
     assert "hint" not in found["detail"]
     assert found["fix"] == "pip install 'mcp>=2.3,<3' (toka depends on it; reinstalling toka brings it back too)"
+
+
+@pytest.mark.parametrize("spelling", ["statusline", "hook claude-code --statusline"])
+def test_either_spelling_of_the_status_line_is_recognised(home: Path, spelling: str) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"statusLine": {"type": "command", "command": f"{TOKA} {spelling}"}}))
+    found = check("hooks")
+    assert found == {"name": "hooks", "status": "ok", "detail": f"Claude Code hooks installed in {path}", "fix": None}
+    # Recognised, so judged as toka's: a path that is gone is reported, whichever the spelling.
+    path.write_text(json.dumps({"statusLine": {"type": "command", "command": f"/gone/bin/toka {spelling}"}}))
+    gone = check("hooks")
+    assert gone["status"] == "problem" and f"`/gone/bin/toka {spelling}`" in gone["detail"]
+    assert gone["fix"] == "toka integrate claude-code"

@@ -215,3 +215,15 @@ def test_a_bare_toka_from_an_older_install_is_updated_to_the_absolute_path(home:
     assert _toka_events(settings).count("Stop") == 1  # updated in place, not added twice
     again = json.loads(integrate("--json").stdout)
     assert again["changed"] is False and again["updated"] == [] and again["statusline"]["state"] == "installed"
+
+
+def test_the_older_status_line_spelling_is_recognised_and_updated(home: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"statusLine": {"type": "command", "command": f"{TOKA} hook claude-code --statusline"}}))
+    report = json.loads(integrate("--statusline", "--json").stdout)
+    assert report["statusline"] == {"command": f"{TOKA} statusline", "state": "updated"}
+    assert _settings(home)["statusLine"] == {"type": "command", "command": f"{TOKA} statusline"}
+    path.write_text(json.dumps({"statusLine": {"type": "command", "command": f"{TOKA} hook claude-code --statusline"}}))
+    assert json.loads(integrate("--uninstall", "--json").stdout)["statusline"]["state"] == "removed"
+    assert "statusLine" not in _settings(home)

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from store.errors import UsageError
 from toka_cli.hook import record_hook
 from toka_cli.integrate import claude_hooks, codex_config, mcp_servers
 from toka_cli.options import JsonOpt
@@ -36,8 +37,7 @@ def hook(
         bool,
         typer.Option(
             "--statusline",
-            help="Be Claude Code's status line command: record its input (the agent's own context window) "
-            "and print toka's figures in one line.",
+            help="Claude Code's status line: the older spelling of `toka statusline`, the same command.",
         ),
     ] = False,
 ) -> None:
@@ -47,8 +47,14 @@ def hook(
     cannot take the event (not running, not answering, its database failing) it waits in a
     spool that the daemon ingests when it starts, and within seconds while it runs.
     """
+    if statusline:
+        if agent != "claude-code":
+            raise UsageError(
+                f"--statusline is Claude Code's status line, not {agent}'s", "toka hook claude-code --statusline"
+            )
+        raise typer.Exit(show_statusline(sys.stdin.buffer.read(), sys.stdout, sys.stderr))
     raw = sys.stdin.buffer.read()
-    raise typer.Exit(record_hook(agent, raw, sys.stdout, sys.stderr, headroom=headroom, statusline=statusline))
+    raise typer.Exit(record_hook(agent, raw, sys.stdout, sys.stderr, headroom=headroom))
 
 
 def statusline() -> None:
