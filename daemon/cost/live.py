@@ -15,6 +15,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.alerts.settings import AlertSettings
 from daemon.cost.blocks import Limits, block_json
 from daemon.cost.periods import day_range, offsets, time_zone
 from daemon.cost.report import Filter
@@ -67,7 +68,7 @@ class LiveCosts:
         found = await costs.active_block(request.source)
         block = None
         if found is not None:
-            settings = costs.core.settings.alerts
+            settings = costs.core.settings[AlertSettings]
             tokens = request.token_limit if request.token_limit is not None else settings.block_token_limit or None
             cost = request.cost_limit if request.cost_limit is not None else settings.block_cost_limit or None
             block = block_json(found[0], found[1], now, Limits.of(tokens, cost, []))

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.alerts.settings import AlertSettings
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
 from daemon.cost.periods import Periods, day_range, offsets, time_zone
 from daemon.cost.prices import PriceTable
 from daemon.cost.report import Filter, ReportRequest, SessionSource, document, period_report, session_report
+from daemon.cost.settings import ModelSettings
 from daemon.cost.tally import Groups, Tally
 from store.base import EventQuery
 from store.events import Event
@@ -34,7 +36,7 @@ class Costs:
     @property
     def prices(self) -> PriceTable:
         if self._prices is None:
-            self._prices = PriceTable(self.core.settings.models.prices)
+            self._prices = PriceTable(self.core.settings[ModelSettings].prices)
         return self._prices
 
     def committed(self, events: list[Event]) -> None:
@@ -77,7 +79,7 @@ class Costs:
         if request.kind == "blocks":
             rows = await self.sums(chosen, [(days.start, days.end, 0)], BUCKET_US)
             groups = Groups(self.prices, breakdown=request.breakdown)
-            limits = self.core.settings.alerts  # the limits alerts watch, unless the request gives its own
+            limits = self.core.settings[AlertSettings]  # the limits alerts watch, unless the request gives its own
             tokens = request.token_limit if request.token_limit is not None else limits.block_token_limit or None
             cost = request.cost_limit if request.cost_limit is not None else limits.block_cost_limit or None
             blocks = blocks_document(draw_blocks(rows), groups, self.now(), tokens, cost)

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 
+from daemon.config import StoreSettings
 from daemon.core import Core
 from daemon.heads.history import History, Reset, read_history, write_history
 from daemon.heads.keys import HeadKey, load_key, signature_holds
@@ -43,7 +44,7 @@ def holds(head: SignedHead, public: bytes) -> bool:
 class Heads:
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.settings = core.settings.store
+        self.settings = core.settings[StoreSettings]
         self.witness = Witness(self.settings)
         self._file = str(core.paths.heads_file)  # status shows it on every call
         self.key: HeadKey | None = None
@@ -131,7 +132,7 @@ class Heads:
 
     @property
     def _sync(self) -> bool:
-        return self.core.settings.store.durability == "full"
+        return self.core.settings[StoreSettings].durability == "full"
 
     def status(self) -> dict[str, object] | None:
         """What `status` shows: the latest signed head, why signing is refused, the untrusted lines

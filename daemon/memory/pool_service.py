@@ -12,9 +12,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from daemon.config import DEFAULT_SWEEP_S
 from daemon.memory.pool import Item, MemoryPool, PutResult
 from daemon.memory.pressure import POOL_SESSION, PRESSURE_KIND, health_document
+from daemon.memory.settings import DEFAULT_SWEEP_S
 from store.errors import TokaError, UsageError
 
 if TYPE_CHECKING:

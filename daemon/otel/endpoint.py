@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.core import Core
 from daemon.otel.extra import INSTALL, missing
+from daemon.otel.settings import OtelSettings
 from daemon.otel.token import receiver_token
 from store.errors import TokaError
 
@@ -29,7 +30,7 @@ class Endpoint:
         self.error: str | None = None
 
     async def start(self) -> None:
-        settings = self.core.settings.otel
+        settings = self.core.settings[OtelSettings]
         if not settings.listen:
             return
         try:
@@ -62,7 +63,7 @@ class Endpoint:
 
     def status(self) -> dict[str, Any] | None:
         """The ``otel`` part of ``status``: None while otel.listen is empty."""
-        if not self.core.settings.otel.listen:
+        if not self.core.settings[OtelSettings].listen:
             return None
         if self.server is None or self.receiver is None:
             return {"listen": None, "error": self.error}

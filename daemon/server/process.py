@@ -21,19 +21,21 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.agents.usage import output_revisions
 from daemon.alerts.service import Alerts
-from daemon.config import Settings
+from daemon.config import DaemonSettings, Settings, StoreSettings
 from daemon.core import Core
 from daemon.cost.service import Costs
 from daemon.deps import graph
 from daemon.deps.graph import Dependencies
 from daemon.export.forwarder import Forwarder
 from daemon.heads.service import Heads
+from daemon.ingest.settings import WatchSettings
 from daemon.ingest.spool import SpoolDrain
 from daemon.lifecycle.service import PROJECTED, Lifecycle
 from daemon.memory import service as memory
 from daemon.memory.pool import MemoryPool
 from daemon.memory.pool_service import PoolService
 from daemon.memory.service import Memory
+from daemon.memory.settings import PoolSettings
 from daemon.otel.endpoint import Endpoint
 from daemon.paths import Paths
 from daemon.rpc.hub import Hub
@@ -84,14 +86,15 @@ class Daemon:
             partial(output_revisions, store),
             turn=self.follower.turn if self.follower else None,
         )
-        self.spool = SpoolDrain(paths, self.committer, durable=settings.store.backend != "memory")
+        self.spool = SpoolDrain(paths, self.committer, durable=settings[StoreSettings].backend != "memory")
         core = Core(store, self.committer.append, settings, paths, handed_over=self.handover.wait)
         self.states = States(store, core.append, machines, core.handed_over)
         self.deps = Dependencies(store, core.append, core.handed_over)
         self.lifecycle = Lifecycle(core)
         self._lifecycle_task: asyncio.Task[None] | None = None
         self.memory = Memory(store, core.append, core.handed_over)
-        self.pool = PoolService(MemoryPool(settings.pool.capacity_bytes), core.append, settings.pool.sweep_s)
+        pool = settings[PoolSettings]
+        self.pool = PoolService(MemoryPool(pool.capacity_bytes), core.append, pool.sweep_s)
         self.projections = Projections(
             (
                 Projection("agents", PROJECTED, self.lifecycle.agents.apply),
@@ -113,7 +116,7 @@ class Daemon:
         self._events = 0
         self._sessions: set[str] = set()  # their names: counted so only on a log other daemons share
         self._session_count = 0
-        self.gate = Gate(settings.daemon)
+        self.gate = Gate(settings[DaemonSettings])
         self._stop = asyncio.Event()
         self._stopping = False
         self.connections = Connections(self.gate, self.components, lambda: self._stopping)
@@ -159,7 +162,7 @@ class Daemon:
             "pid": os.getpid(),
             "uptime_s": round(time.monotonic() - self.started, 3),
             "database": self.store.location,
-            "durability": self.settings.store.durability,
+            "durability": self.settings[StoreSettings].durability,
             "socket": self._socket_text,
             "events": self._events,
             "sessions": self._session_count,
@@ -223,7 +226,7 @@ class Daemon:
             os.umask(old_umask)
         os.chmod(sock_path, 0o600)
         log.info("listening on %s (pid %d, store %s)", sock_path, os.getpid(), self.store.location)
-        if self.settings.watch.paths:
+        if self.settings[WatchSettings].paths:
             self._start_watching()
         await self.otel.start()
         await self._stop.wait()
@@ -234,10 +237,9 @@ class Daemon:
         from daemon.ingest.watch import DaemonWatcher, resolve_roots
 
         # A memory store forgets its events at exit, so its watcher must forget how far it read.
-        cursors = Cursors(self.paths.cursors("daemon") if self.settings.store.backend != "memory" else None)
-        self.watcher = DaemonWatcher(
-            resolve_roots(self.settings.watch.paths), cursors, self.committer.append, exclude=self.paths.data_dir
-        )
+        cursors = Cursors(self.paths.cursors("daemon") if self.settings[StoreSettings].backend != "memory" else None)
+        roots = resolve_roots(self.settings[WatchSettings].paths)
+        self.watcher = DaemonWatcher(roots, cursors, self.committer.append, exclude=self.paths.data_dir)
         self._watching = asyncio.create_task(self.watcher.run(self._watch_stop), name="watch")
 
     async def _stop_watching(self) -> None:
@@ -246,7 +248,7 @@ class Daemon:
         self._watch_stop.set()
         self.watcher.stopping.set()  # the file being read stops after its current batch
         try:
-            await asyncio.wait_for(self._watching, self.settings.daemon.shutdown_deadline)
+            await asyncio.wait_for(self._watching, self.settings[DaemonSettings].shutdown_deadline)
         except TimeoutError:
             log.warning("the watcher did not stop within the deadline")
 
@@ -255,7 +257,7 @@ class Daemon:
         if self._lifecycle_task is None:
             return
         try:
-            await asyncio.wait_for(self.lifecycle.drained(), self.settings.daemon.shutdown_deadline)
+            await asyncio.wait_for(self.lifecycle.drained(), self.settings[DaemonSettings].shutdown_deadline)
         except TimeoutError:
             log.warning("lifecycle: usage left unevaluated at shutdown")
         self._lifecycle_task.cancel()
@@ -263,26 +265,27 @@ class Daemon:
             await self._lifecycle_task
 
     async def _shutdown(self) -> None:
+        deadline = self.settings[DaemonSettings].shutdown_deadline
         self._stopping = True
         if self._server is not None:
             self._server.close()
         await self._stop_watching()
         await self.spool.stop()
-        await self.otel.stop(self.settings.daemon.shutdown_deadline)  # answers what is in flight
+        await self.otel.stop(deadline)  # answers what is in flight
         for closed in self.connections.streams:
             closed.set()
         try:
-            await asyncio.wait_for(self.connections.idle.wait(), self.settings.daemon.shutdown_deadline)
+            await asyncio.wait_for(self.connections.idle.wait(), deadline)
         except TimeoutError:
             log.warning("%d requests did not finish within the deadline", self.connections.in_flight)
         for writer in list(self.connections.writers):
             writer.transport.abort()  # idle clients, and any that would not take their answer
         await self._stop_lifecycle()
-        await self.alerts.stop(self.settings.daemon.shutdown_deadline)
+        await self.alerts.stop(deadline)
         await self.pool.stop()
         await self.committer.close()
-        await self.export.stop(self.settings.daemon.shutdown_deadline)  # after the last commit: its spans go too
-        await self.heads.stop(self.settings.daemon.shutdown_deadline)
+        await self.export.stop(deadline)  # after the last commit: its spans go too
+        await self.heads.stop(deadline)
         if self.follower is not None:
             await self.follower.stop()
         await self.store.close()
