@@ -1,7 +1,7 @@
 """One setting's value checked and converted, whatever its source: a number within its range, a
 boolean, a list of strings, a table of token counts; and the key a mistyped one may have meant.
 
-daemon/config.py knows the settings and calls these with a setting's key (``daemon.max_line_bytes``)
+daemon/config.py's ``Sections`` knows the settings and calls these with a setting's key (``daemon.max_line_bytes``)
 and where the value came from (the config file's path, ``env TOKA_X``, ``flag``), so that every
 error is one line naming the key, its source and what is allowed.
 """

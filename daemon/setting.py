@@ -1,6 +1,6 @@
 """How a setting is declared: a dataclass field with its default, its help (what `toka config
 show` and the man page say), and how it is read (daemon/config.py). Apart from config.py so that
-a component can declare its own section (daemon/otel/settings.py) without importing it."""
+a component can declare its own section (daemon/otel/settings.py) with nothing else of the loader."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from import_graph import PACKAGES, ROOT, import_graph, modules, package_of
+from import_graph import PACKAGES, ROOT, import_graph, modules, package_graph, package_of, picture
 
 # Past this a module usually holds more than one thing: split it along its seams, each part named
 # for what it holds, or say below why it is one thing. A warning, not a failure: a line count must
@@ -28,23 +28,24 @@ LONG_MODULES: dict[str, str] = {}
 # bottom, what needs nothing of the daemon: the request plumbing and the helpers on text; then the
 # root modules (daemon/*.py: the core, the component protocol, settings, paths, ownership).
 DAEMON_LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"daemon.rpc", "daemon.redact", "daemon.transcript"}),  # plumbing and shared helpers
+    frozenset({"daemon.rpc", "daemon.transcript"}),  # the request plumbing, helpers on transcript text
     frozenset({"daemon"}),  # the root modules
     frozenset(  # components on the log alone
         {
+            "daemon.redact",
             "daemon.agents",
             "daemon.memory",
             "daemon.states",
             "daemon.deps",
             "daemon.heads",
             "daemon.ingest",
-            "daemon.otel",
             "daemon.transfer",
         }
     ),
-    frozenset({"daemon.cost", "daemon.handoff", "daemon.search"}),  # reading the agents
+    frozenset({"daemon.cost", "daemon.handoff", "daemon.search", "daemon.otel"}),  # reading agents, redacting
     frozenset({"daemon.compress", "daemon.log", "daemon.alerts", "daemon.export", "daemon.client"}),
     frozenset({"daemon.lifecycle", "daemon.retention"}),  # acting through compression and handoffs
+    frozenset({"daemon.sections"}),  # every component's [section] of config.toml: the daemon and `toka config` read it
     frozenset({"daemon.server"}),  # the running process: the only package that knows every component
 )
 
@@ -200,3 +201,11 @@ def test_the_line_limit_lists_long_modules(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "short.py").write_text("x = 1\n" * MAX_LINES)
     (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
     assert long_modules(tmp_path, ["pkg"]) == {"pkg/long.py": MAX_LINES + 1}
+
+
+def test_the_picture_in_the_architecture_doc_is_the_import_graph() -> None:
+    drawn = picture(package_graph(import_graph()))
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"```\n{drawn}```" in doc, (
+        f"docs/architecture.md's picture is out of date; `python docs/gen/import_graph.py` draws:\n{drawn}"
+    )

@@ -20,9 +20,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from daemon.client.doctor import clock_offset_us, database_health
 from daemon.client.sync import probe
-from daemon.config import SETTINGS, Settings, coerce, env_name, key_of
+from daemon.config import Settings
 from daemon.config_file import load_settings, read_file
+from daemon.ingest.settings import WatchSettings
+from daemon.otel.settings import OtelSettings
 from daemon.paths import Paths
+from daemon.sections import SECTIONS
 from store.errors import ConfigError, TokaError, UnsafePath
 from toka_cli.doctor_check import CLOCK_SKEW_US, Check, newest_event
 from toka_cli.doctor_export import export_check
@@ -55,7 +58,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
         export_check(paths),
-        *status_checks(paths, settings.otel.listen if settings is not None else ""),
+        *status_checks(paths, settings[OtelSettings].listen if settings is not None else ""),
     ]
     return checks
 
@@ -66,7 +69,7 @@ def problems(checks: list[Check]) -> list[Check]:
 
 def _settings(paths: Paths) -> Settings | None:
     try:
-        return load_settings(paths.config_file).settings
+        return load_settings(SECTIONS, paths.config_file).settings
     except TokaError:  # a bad config, or one that is not the user's: the config check says which
         return None
 
@@ -211,27 +214,27 @@ def _disk(paths: Paths) -> Check:
 def _config(paths: Paths) -> Check:
     path = paths.config_file
     try:
-        in_file = read_file(path)
+        in_file = read_file(SECTIONS, path)
     except UnsafePath as exc:
         return Check("config", "problem", exc.message, exc.hint)
     except ConfigError as exc:
         return Check("config", "problem", exc.message, f"$EDITOR {path}")
     layers: list[tuple[dict[str, Any], Callable[[str], str], Callable[[str], str]]] = [
-        (in_file, lambda name: str(path), lambda name: f"toka config set {key_of(name)} VALUE"),
+        (in_file, lambda name: str(path), lambda name: f"toka config set {SECTIONS.key_of(name)} VALUE"),
         (
-            {name: os.environ[env_name(name)] for name in SETTINGS if env_name(name) in os.environ},
-            lambda name: f"env {env_name(name)}",
-            lambda name: f"unset {env_name(name)}",
+            {name: os.environ[env] for name in SECTIONS.by_name if (env := SECTIONS.env_name(name)) in os.environ},
+            lambda name: f"env {SECTIONS.env_name(name)}",
+            lambda name: f"unset {SECTIONS.env_name(name)}",
         ),
     ]
     for values, source, fix in layers:
         for name, value in values.items():
             try:
-                coerce(name, value, source(name))
+                SECTIONS.coerce(name, value, source(name))
             except ConfigError as exc:
                 return Check("config", "problem", exc.message, fix(name))
     try:
-        load_settings(path)  # the settings together: thresholds in order
+        load_settings(SECTIONS, path)  # the settings together: thresholds in order
     except ConfigError as exc:
         return Check("config", "problem", exc.message, exc.hint)
     where = str(path) if path.exists() else f"defaults (no {path})"
@@ -241,11 +244,11 @@ def _config(paths: Paths) -> Check:
 def _watched_paths(settings: Settings | None) -> Check:
     if settings is None:
         return Check("watch", "ok", "not checked: the config does not parse")
-    if not settings.watch.paths:
+    if not settings[WatchSettings].paths:
         return Check("watch", "ok", "no watched paths (watch.paths)")
-    missing = [path for path in settings.watch.paths if not Path(path).expanduser().exists()]
+    missing = [path for path in settings[WatchSettings].paths if not Path(path).expanduser().exists()]
     if missing:
-        kept = os.pathsep.join(path for path in settings.watch.paths if path not in missing)
+        kept = os.pathsep.join(path for path in settings[WatchSettings].paths if path not in missing)
         fix = f"mkdir -p {' '.join(missing)}, or toka config set watch.paths '{kept}'"
         return Check("watch", "problem", f"watched paths missing: {', '.join(missing)}", fix)
-    return Check("watch", "ok", f"{len(settings.watch.paths)} watched path(s) exist")
+    return Check("watch", "ok", f"{len(settings[WatchSettings].paths)} watched path(s) exist")

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from daemon.config import AlertSettings
+from daemon.alerts.settings import AlertSettings
 from daemon.tasks import finish_or_cancel
 
 log = logging.getLogger("toka.daemon")

@@ -24,6 +24,7 @@ from collections import deque
 from typing import Any
 
 from daemon.alerts.notify import Notifier
+from daemon.alerts.settings import AlertSettings
 from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.service import Costs
@@ -49,7 +50,7 @@ class Alerts(Component):
     def __init__(self, core: Core, costs: Costs) -> None:
         self.core = core
         self.costs = costs
-        self.settings = core.settings.alerts
+        self.settings = core.settings[AlertSettings]
         self.notifier = Notifier(self.settings)
         self._queue: deque[Event] = deque()
         self._usage = False

@@ -3,7 +3,9 @@
 A start-up lock keeps two clients from starting two daemons; success means the socket answers
 ``hello`` (not merely that a pid exists); a stale socket is removed by the daemon itself, which
 holds the pidfile lock before it binds. When the daemon cannot start, the error quotes the last
-line it logged.
+line it logged; when its settings are wrong, the error is the daemon's own ConfigError, as if the
+client had read them: the client reads only the daemon's own sections (``[store]``, ``[daemon]``),
+the daemon all of them, with the components that declare them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from daemon.client.socket import connect_socket
 from daemon.ownership import open_private, private_dir, read_private
 from daemon.paths import Paths
 from daemon.protocol import decode, request, result_of
-from store.errors import DaemonUnavailable, TokaError, UnsafePath
+from store.errors import ConfigError, DaemonUnavailable, TokaError, UnsafePath
 
 
 def answers(paths: Paths) -> bool:
@@ -39,15 +41,19 @@ def answers(paths: Paths) -> bool:
         return False
 
 
-def _start_failure(paths: Paths, log_offset: int) -> DaemonUnavailable:
+def _start_failure(paths: Paths, log_offset: int) -> TokaError:
     """Why the daemon exited: the error it left (daemon/server/main.py), else, for a crash
-    rather than a refusal, the last line of what this start wrote to the log that names an error."""
+    rather than a refusal, the last line of what this start wrote to the log that names an error.
+    Settings it refused (a ConfigError as it resolved them) are that ConfigError itself: one line
+    naming the key, exit code 2, as when the client read every section itself."""
     log_hint = f"see {paths.log_file}"
     try:
         left = json.loads(read_private(paths.start_failure))
         paths.start_failure.unlink()
     except (OSError, ValueError, UnsafePath):
         left = None
+    if isinstance(left, dict) and left.get("settings") is True and isinstance(left.get("message"), str):
+        return ConfigError(left["message"], left.get("hint") if isinstance(left.get("hint"), str) else None)
     if isinstance(left, dict) and isinstance(left.get("message"), str):
         hint = left.get("hint")
         return DaemonUnavailable(
@@ -79,9 +85,11 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
             "check that the data dir is writable, or set TOKA_HOME",
         ) from None
     if timeout is None:
+        from daemon.config import OWN_SECTIONS, DaemonSettings
         from daemon.config_file import load_settings
 
-        timeout = load_settings(paths.config_file).settings.daemon.start_timeout
+        # The daemon's own sections only: the daemon checks the others as it starts (below).
+        timeout = load_settings(OWN_SECTIONS, paths.config_file).settings[DaemonSettings].start_timeout
     with lock, log:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent starter finishes first
         if answers(paths):

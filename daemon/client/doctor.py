@@ -46,10 +46,11 @@ def database_health(paths: Paths) -> DatabaseHealth | PostgresHealth:
 def _postgres_url(paths: Paths) -> str | None:
     """``store.url`` when the settings choose the PostgreSQL backend; None otherwise, and when
     they do not parse (the config check says why; the data dir's file is looked at meanwhile)."""
+    from daemon.config import OWN_SECTIONS, StoreSettings
     from daemon.config_file import load_settings
 
     try:
-        store = load_settings(paths.config_file).settings.store
+        store = load_settings(OWN_SECTIONS, paths.config_file).settings[StoreSettings]
     except (ConfigError, UnsafePath):
         return None
     return store.url if store.backend == "postgres" else None

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 def recover_database(paths: Paths) -> Recovery:
     """Stop the daemon, recover the database into a new one, keep the damaged one beside it:
     ``Recovery.to_json()`` with the pid of the daemon stopped (null when none ran)."""
+    from daemon.config import OWN_SECTIONS, StoreSettings
     from daemon.config_file import load_settings
 
-    backend = load_settings(paths.config_file).settings.store.backend
+    backend = load_settings(OWN_SECTIONS, paths.config_file).settings[StoreSettings].backend
     if backend != "sqlite":
         raise UsageError(
             f"toka admin recover works on the SQLite database; this toka's store is {backend}",

@@ -25,9 +25,11 @@ from daemon.agents.model import Agent
 from daemon.agents.refs import Refs
 from daemon.component import Component
 from daemon.compress.service import COMPRESSION, in_context
+from daemon.compress.settings import CompressionSettings
 from daemon.core import Core
 from daemon.memory.pool_service import PoolService
 from daemon.memory.service import Entry, Memory
+from daemon.redact.settings import RedactionSettings
 from store.errors import NotFound, TokaError, UsageError
 from store.events import Event
 
@@ -111,8 +113,8 @@ class ContextAssembler(Component):
         self, agent: Agent, budget: int, policy: str | None, progress: Progress | None = None, raw: bool = False
     ) -> dict[str, Any]:
         """The context; its messages redacted (``redaction.kinds``) unless ``raw``."""
-        policy = policy or self.core.settings.compression.policy
-        kinds = () if raw else self.core.settings.redaction.kinds
+        policy = policy or self.core.settings[CompressionSettings].policy
+        kinds = () if raw else self.core.settings[RedactionSettings].kinds
         # The first seq tells a session that was pruned since (its last seq is the same).
         info = await self.core.store.session(agent.session)
         shown = "raw" if raw else "redacted"
@@ -150,7 +152,7 @@ class ContextAssembler(Component):
             if agent.owns(event):
                 events.append(event)
         count = estimator()
-        kinds = self.core.settings.redaction.kinds if kinds is None else kinds
+        kinds = self.core.settings[RedactionSettings].kinds if kinds is None else kinds
         pinned = self._pinned_memory(agent)
         result = await asyncio.to_thread(_assemble, events, session, budget, policy, count, kinds, pinned)
         return {"session": session, "agent": agent.id} | result

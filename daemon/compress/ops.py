@@ -7,6 +7,7 @@ from typing import Any
 
 from daemon.compress.context import ContextAssembler
 from daemon.compress.service import Compress, Compressor
+from daemon.compress.settings import CompressionSettings
 from daemon.rpc.registry import Call, Ops
 from store.errors import UsageError
 
@@ -36,8 +37,8 @@ async def compress_op(compressor: Compressor, request: CompressRequest, call: Ca
         raise UsageError("argument 'session' is required")
     agent = await compressor.directory.refs.agent(target)
     compress = Compress(
-        policy=request.policy or settings.compression.policy,
-        target_pct=float(request.target_pct or settings.compression.target_pct),
+        policy=request.policy or settings[CompressionSettings].policy,
+        target_pct=float(request.target_pct or settings[CompressionSettings].target_pct),
         dry_run=request.dry_run,
         force=request.force,
     )

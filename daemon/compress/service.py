@@ -22,7 +22,9 @@ from daemon.agents.directory import Directory
 from daemon.agents.model import Agent
 from daemon.component import Component
 from daemon.compress.model import POLICIES
+from daemon.compress.settings import CompressionSettings
 from daemon.core import Core
+from daemon.redact.settings import RedactionSettings
 from store.base import EventQuery, EventStore
 from store.errors import Conflict, UsageError
 from store.events import Event, format_ts, parse_new_event
@@ -104,7 +106,8 @@ class Compressor(Component):
         from daemon.compress.tokens import estimator, event_tokens
         from daemon.redact import redact
 
-        store, settings, kinds = self.core.store, self.core.settings.compression, self.core.settings.redaction.kinds
+        store, settings = self.core.store, self.core.settings[CompressionSettings]
+        kinds = self.core.settings[RedactionSettings].kinds
         previous = await last_compression(store, agent)
         events = await context_events(store, agent, compressed_to(previous), progress)
         if not request.force:
@@ -141,7 +144,7 @@ class Compressor(Component):
     def _check_rate(self, previous: Event | None, events: list[Event]) -> None:
         if previous is None:
             return
-        settings = self.core.settings.compression
+        settings = self.core.settings[CompressionSettings]
         waited = self.core.clock() - previous.ts / 1_000_000
         if waited < settings.min_interval_s:
             raise Conflict(
@@ -159,7 +162,7 @@ class Compressor(Component):
 
     def consider(self, agent: Agent, fill_pct: float) -> None:
         """At the trigger, start an automatic compression for an agent whose policy asks for one."""
-        settings = self.core.settings.compression
+        settings = self.core.settings[CompressionSettings]
         if agent.auto_compress in (None, "off") or fill_pct < settings.trigger_pct or agent.session in self._auto:
             return
         self._auto.add(agent.session)

@@ -69,9 +69,9 @@ class LiveCosts(Component):
         found = await costs.active_block(request.source)
         block = None
         if found is not None:
-            settings = costs.core.settings.alerts
-            tokens = request.token_limit if request.token_limit is not None else settings.block_token_limit or None
-            cost = request.cost_limit if request.cost_limit is not None else settings.block_cost_limit or None
+            limits = costs.limits
+            tokens = request.token_limit if request.token_limit is not None else limits.tokens or None
+            cost = request.cost_limit if request.cost_limit is not None else limits.cost or None
             block = block_json(found[0], found[1], now, Limits.of(tokens, cost, []))
         return {
             "now": format_ts(now),

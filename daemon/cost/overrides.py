@@ -1,4 +1,4 @@
-"""``[models] prices``: the config's own prices, checked where settings are read (daemon/config.py).
+"""``[models] prices``: the config's own prices, checked where settings are read (daemon/cost/settings.py).
 
 In config.toml, per model name (a prefix, as ``[models] windows`` takes): USD per million tokens
 of ``input``, ``output``, ``cache_write``, ``cache_write_1h`` and ``cache_read``, at least one of

@@ -9,6 +9,7 @@ date from the events committed since.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from daemon.component import Component
@@ -17,6 +18,7 @@ from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_do
 from daemon.cost.periods import Periods, day_range, offsets, time_zone
 from daemon.cost.prices import PriceTable
 from daemon.cost.report import Filter, ReportRequest, SessionSource, document, period_report, session_report
+from daemon.cost.settings import ModelSettings
 from daemon.cost.tally import Groups, Tally
 from store.base import EventQuery
 from store.events import Event
@@ -25,9 +27,19 @@ from store.usage import BUCKET_US, DAY_US, UsageRow
 META = "session.meta"
 
 
+@dataclass(frozen=True, slots=True)
+class BlockLimits:
+    """What a 5-hour block may use before an alert is raised (0: no limit): the ``[alerts]``
+    settings, which block figures are measured against unless a request gives its own."""
+
+    tokens: int = 0
+    cost: float = 0.0
+
+
 class Costs(Component):
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, limits: BlockLimits | None = None) -> None:
         self.core = core
+        self.limits = limits or BlockLimits()
         self._prices: PriceTable | None = None
         self._sources: dict[str, tuple[int, SessionSource]] = {}  # session -> (seq of its first meta, source)
         self._loaded = False
@@ -35,7 +47,7 @@ class Costs(Component):
     @property
     def prices(self) -> PriceTable:
         if self._prices is None:
-            self._prices = PriceTable(self.core.settings.models.prices)
+            self._prices = PriceTable(self.core.settings[ModelSettings].prices)
         return self._prices
 
     def committed(self, events: list[Event], own: bool) -> None:
@@ -78,9 +90,9 @@ class Costs(Component):
         if request.kind == "blocks":
             rows = await self.sums(chosen, [(days.start, days.end, 0)], BUCKET_US)
             groups = Groups(self.prices, breakdown=request.breakdown)
-            limits = self.core.settings.alerts  # the limits alerts watch, unless the request gives its own
-            tokens = request.token_limit if request.token_limit is not None else limits.block_token_limit or None
-            cost = request.cost_limit if request.cost_limit is not None else limits.block_cost_limit or None
+            limits = self.limits  # the limits alerts watch, unless the request gives its own
+            tokens = request.token_limit if request.token_limit is not None else limits.tokens or None
+            cost = request.cost_limit if request.cost_limit is not None else limits.cost or None
             blocks = blocks_document(draw_blocks(rows), groups, self.now(), tokens, cost)
             return document(request, zone_name, days, self.prices, blocks.pop("rows"), blocks.pop("totals")) | blocks
         if request.kind == "session":

@@ -41,12 +41,15 @@ from typing import TYPE_CHECKING, Any
 from daemon.component import Component
 from daemon.core import Core
 from daemon.cost.prices import PriceTable
+from daemon.cost.settings import ModelSettings
 from daemon.export.agents import AgentSpans, ends_session
 from daemon.export.calls import CallSpans
 from daemon.export.content import content_of
+from daemon.export.settings import OtlpExportSettings
 from daemon.export.spans import Span
 from daemon.export.target import PROTOCOL, traces_url
 from daemon.otel.extra import INSTALL, missing
+from daemon.redact.settings import RedactionSettings
 from daemon.tasks import finish_or_cancel
 from store.base import EventQuery
 from store.errors import TokaError
@@ -67,7 +70,7 @@ class Stopped(Exception):
 class Forwarder(Component):
     def __init__(self, core: Core, prices: PriceTable | None = None) -> None:
         self.core = core
-        self.settings = core.settings.export_otlp
+        self.settings = core.settings[OtlpExportSettings]
         self._prices = prices
         self.url = traces_url(self.settings.endpoint) if self.settings.endpoint else None
         self.error: str | None = None
@@ -101,8 +104,8 @@ class Forwarder(Component):
             self.error = f"export.otlp.endpoint is set but needs {missing(exc)}: {INSTALL}"
             log.error("export: %s", self.error)
             return
-        prices = self._prices if self._prices is not None else PriceTable(self.core.settings.models.prices)
-        content = content_of(self.settings.include_content, self.core.settings.redaction.kinds)
+        prices = self._prices if self._prices is not None else PriceTable(self.core.settings[ModelSettings].prices)
+        content = content_of(self.settings.include_content, self.core.settings[RedactionSettings].kinds)
         self.calls = CallSpans(prices, content, store=self.core.store)
         try:
             latest = await self.core.store.query(EventQuery(order="desc", limit=1))
@@ -259,7 +262,8 @@ class Forwarder(Component):
         return min(self.open.values()) + self.settings.session_idle_s - self.core.clock()
 
     async def _agent_spans(self, session: str, through: int) -> list[Span]:
-        agents = AgentSpans(session, content_of(self.settings.include_content, self.core.settings.redaction.kinds))
+        kinds = self.core.settings[RedactionSettings].kinds
+        agents = AgentSpans(session, content_of(self.settings.include_content, kinds))
         async for event in self.core.store.scan(EventQuery(session=session, before_seq=through + 1)):
             agents.feed(event)
         return agents.spans()

@@ -24,9 +24,11 @@ from daemon.cost.tally import usd
 from daemon.export.agents import AgentSpans
 from daemon.export.calls import CallSpans
 from daemon.export.content import content_of
+from daemon.export.settings import OtlpExportSettings
 from daemon.export.spans import Span
 from daemon.export.target import ENDPOINT_EXAMPLE, HEADERS_EXAMPLE, header_table, traces_url
 from daemon.otel.extra import INSTALL, missing
+from daemon.redact.settings import RedactionSettings
 from daemon.rpc.requests import Timestamp
 from store.base import EventQuery, SessionInfo
 from store.errors import ConfigError, ExportFailed, UsageError
@@ -146,7 +148,7 @@ class Exporter(Component):
         self.refs = refs
 
     async def export(self, request: ExportRequest, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
-        settings = self.core.settings.export_otlp
+        settings = self.core.settings[OtlpExportSettings]
         endpoint = request.endpoint if request.endpoint is not None else settings.endpoint
         if not endpoint:
             raise UsageError(
@@ -163,7 +165,7 @@ class Exporter(Component):
             raise ConfigError(f"exporting to OpenTelemetry needs {missing(exc)}", INSTALL) from None
         infos = await self._sessions(request)
         include = settings.include_content if request.include_content is None else request.include_content
-        content = content_of(include, self.core.settings.redaction.kinds)
+        content = content_of(include, self.core.settings[RedactionSettings].kinds)
         summary = Summary(url, include)
         collector = Collector(url, headers, settings.request_timeout_s)
         total, done = sum(info.events for info in infos), 0

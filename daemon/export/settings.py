@@ -1,12 +1,12 @@
 """The ``[export.otlp]`` section of config.toml: the forwarder that sends the log to a collector as
 OpenTelemetry traces while it is written (docs/otel.md, "Export"). Declared here, with the
-component, and gathered into the settings by daemon/config.py."""
+component, and listed with every section in daemon/sections.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.export.target import ENDPOINT_EXAMPLE, HEADERS_EXAMPLE, PROTOCOL, check_protocol, header_table, traces_url
 from daemon.setting import setting
@@ -41,6 +41,8 @@ def _protocol(value: Any) -> str:
 
 @dataclass(frozen=True)
 class OtlpExportSettings:
+    table: ClassVar[str] = "export.otlp"
+
     endpoint: str = setting(
         "",
         "the collector the daemon forwards the log to as OpenTelemetry traces (OTLP/HTTP), e.g."

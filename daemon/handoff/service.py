@@ -29,8 +29,10 @@ from daemon.component import Component
 from daemon.core import Core
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
+from daemon.handoff.settings import HandoffSettings
 from daemon.ownership import open_private, private_dir
 from daemon.redact import redact
+from daemon.redact.settings import RedactionSettings
 from store.base import EventQuery
 from store.errors import NotFound, UnsafePath, UsageError
 from store.events import Event, format_ts, parse_new_event, parse_ts
@@ -50,7 +52,7 @@ class Handoffs(Component):
     def __init__(self, core: Core, directory: Directory) -> None:
         self.core = core
         self.directory = directory
-        self.markdown_dir = core.paths.handoffs if core.settings.handoff.save_markdown else None
+        self.markdown_dir = core.paths.handoffs if core.settings[HandoffSettings].save_markdown else None
 
     async def build(self, agent: Agent, successor: str | None = None, reason: str | None = None) -> Event:
         """Build the handoff document of ``agent`` from its own events in its session's log
@@ -77,7 +79,7 @@ class Handoffs(Component):
             predecessor=agent.predecessor,
             reason=reason,
         )
-        kinds = self.core.settings.redaction.kinds
+        kinds = self.core.settings[RedactionSettings].kinds
         document = redacted(builder.finish(subject, figures.to_json(window, agent.thresholds)), kinds)
         payload = {
             "trace": subject.trace,

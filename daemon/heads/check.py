@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from daemon.config import StoreSettings
 from daemon.core import Core
 from daemon.heads.keys import load_key, signature_holds
 from daemon.heads.record import SignedHead, read_heads
@@ -58,7 +59,7 @@ def gather(core: Core) -> tuple[list[SignedHead], list[Problem]]:
     heads, bad = read_heads(core.paths.heads_file)
     if bad:
         problems.append(Problem(0, "", "", "signed", f"{bad} lines of {core.paths.heads_file} are not signed heads"))
-    witness = Witness(core.settings.store).path
+    witness = Witness(core.settings[StoreSettings]).path
     if witness is not None:
         witnessed, _ = read_heads(witness)
         local = set(heads)
@@ -78,7 +79,7 @@ async def check_heads(core: Core, refused: str | None = None) -> HeadsReport | N
     """The log checked against its signed heads; None when it keeps no tree. ``refused``: why
     the daemon will not sign the log as it is (daemon/heads/service.py), a problem of its own."""
     store = core.store
-    if not core.settings.store.signed_heads or not isinstance(store, CheckedLog) or await store.tree() is None:
+    if not core.settings[StoreSettings].signed_heads or not isinstance(store, CheckedLog) or await store.tree() is None:
         return None
     heads, problems = await asyncio.to_thread(gather, core)
     public = await asyncio.to_thread(_key, core.paths.heads_key)

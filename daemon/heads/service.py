@@ -19,6 +19,7 @@ import logging
 import os
 
 from daemon.component import Component
+from daemon.config import StoreSettings
 from daemon.core import Core
 from daemon.heads.history import History, Reset, read_history, write_history
 from daemon.heads.keys import HeadKey, load_key, signature_holds
@@ -44,7 +45,7 @@ def holds(head: SignedHead, public: bytes) -> bool:
 class Heads(Component):
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.settings = core.settings.store
+        self.settings = core.settings[StoreSettings]
         self.witness = Witness(self.settings)
         self._file = str(core.paths.heads_file)  # status shows it on every call
         self.key: HeadKey | None = None
@@ -132,7 +133,7 @@ class Heads(Component):
 
     @property
     def _sync(self) -> bool:
-        return self.core.settings.store.durability == "full"
+        return self.core.settings[StoreSettings].durability == "full"
 
     def status(self) -> dict[str, object] | None:
         """What `status` shows: the latest signed head, why signing is refused, the untrusted lines

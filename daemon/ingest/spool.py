@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from daemon.batching import MAX_BATCH_BYTES, Batcher
 from daemon.component import Component
+from daemon.config import StoreSettings
 from daemon.ownership import open_private
 from store.errors import Busy, InvalidEvent, StoreError, TokaError
 from store.events import NewEvent, parse_new_event
@@ -155,7 +156,7 @@ class SpoolDrain(Component):
     def __init__(self, core: Core) -> None:
         self._paths = core.paths
         self._appender: Appender = core
-        self._durable = core.settings.store.backend != "memory"
+        self._durable = core.settings[StoreSettings].backend != "memory"
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

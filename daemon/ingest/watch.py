@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.component import Component
+from daemon.config import StoreSettings
 from daemon.ingest.lines import BadLine, ParseStats
+from daemon.ingest.settings import WatchSettings
 from daemon.ingest.tail import Cursors, Tail
 from daemon.ingest.transcripts import find_transcripts
 from store.errors import Busy, TokaError
@@ -134,10 +136,10 @@ class DaemonWatcher(Component):
     for ``toka status``."""
 
     def __init__(self, core: Core) -> None:
-        self.roots = resolve_roots(core.settings.watch.paths)
+        self.roots = resolve_roots(core.settings[WatchSettings].paths)
         self._append = core.append
         # A memory store forgets its events at exit, so its watcher must forget how far it read.
-        durable = core.settings.store.backend != "memory"
+        durable = core.settings[StoreSettings].backend != "memory"
         self._tail = Tail(Cursors(core.paths.cursors("daemon") if durable else None))
         self._exclude = core.paths.data_dir
         self.stopping = threading.Event()  # set at shutdown: the read under way ends early

@@ -37,9 +37,12 @@ from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
 from daemon.component import Component, Projection
 from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.compress.service import COMPRESSION, Compressor
+from daemon.compress.settings import CompressionSettings
 from daemon.core import Core
+from daemon.cost.settings import ModelSettings
 from daemon.handoff.service import Handoffs
 from daemon.lifecycle.policies import ON_CRITICAL
+from daemon.lifecycle.settings import LifecycleSettings
 from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
 
@@ -69,9 +72,10 @@ class Lifecycle(Component):
     def __init__(self, core: Core) -> None:
         self.core = core
         self.settings = core.settings
-        self.defaults = Thresholds(core.settings.lifecycle.warning_pct, core.settings.lifecycle.critical_pct)
+        lifecycle = core.settings[LifecycleSettings]
+        self.defaults = Thresholds(lifecycle.warning_pct, lifecycle.critical_pct)
         self.agents = Agents(self.defaults)
-        self.directory = Directory(core.store, self.agents, core.settings.models.windows)
+        self.directory = Directory(core.store, self.agents, core.settings[ModelSettings].windows)
         self.handoffs = Handoffs(core, self.directory)
         self._queue: deque[Event] = deque()
         self._wake = asyncio.Event()
@@ -239,10 +243,10 @@ class Lifecycle(Component):
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window <= 0):
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
         thresholds = _thresholds(spec, self.defaults)
-        policy = spec.policy or self.settings.lifecycle.on_critical
+        policy = spec.policy or self.settings[LifecycleSettings].on_critical
         if policy not in ON_CRITICAL:
             raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(ON_CRITICAL)}")
-        auto_compress = spec.auto_compress or self.settings.compression.auto_compress
+        auto_compress = spec.auto_compress or self.settings[CompressionSettings].auto_compress
         if auto_compress not in ("off", *COMPRESSION_POLICIES):
             choices = ", ".join(("off", *COMPRESSION_POLICIES))
             raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
@@ -314,7 +318,7 @@ class Lifecycle(Component):
     async def _hand_off(self, agent: Agent, cause: Event) -> None:
         trace = agent.trace or agent.session
         made = self.agents.handoffs.get(trace, 0)
-        if made >= self.settings.lifecycle.max_handoffs:
+        if made >= self.settings[LifecycleSettings].max_handoffs:
             detail = (
                 f"handoff refused: trace {trace} has had {made} handoffs, the most lifecycle.max_handoffs allows;"
                 " finish the work by hand or raise the limit"

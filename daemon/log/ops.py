@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from daemon.agents.usage import latest_context
+from daemon.cost.settings import ModelSettings
 from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
 from daemon.projects import in_project
@@ -248,7 +249,7 @@ class SessionFilter:
 
 @OPS.op("sessions.list", SessionFilter)
 async def sessions_list(log: EventLog, request: SessionFilter, call: Call) -> dict[str, Any]:
-    store, windows = log.core.store, log.core.settings.models.windows
+    store, windows = log.core.store, log.core.settings[ModelSettings].windows
     listed = [await _session_json(store, s, windows) for s in await store.sessions() if request.in_time(s)]
     return {"sessions": [s for s in listed if request.chooses(s)]}
 
@@ -261,7 +262,7 @@ class Session:
 @OPS.op("sessions.get", Session)
 async def sessions_get(log: EventLog, request: Session, call: Call) -> dict[str, Any]:
     info = await log.core.store.session(await log.session_name(request.session))
-    return await _session_json(log.core.store, info, log.core.settings.models.windows)
+    return await _session_json(log.core.store, info, log.core.settings[ModelSettings].windows)
 
 
 @dataclass(frozen=True, slots=True)

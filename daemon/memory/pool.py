@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.config import DEFAULT_CAPACITY
 from daemon.memory.pressure import (
     CRITICAL_PCT,
     REJECTION_WINDOW,
@@ -37,6 +36,7 @@ from daemon.memory.pressure import (
     pressure_level,
     rejections,
 )
+from daemon.memory.settings import DEFAULT_CAPACITY
 from store.errors import Conflict, NotFound, UsageError
 
 MAX_KEY_CHARS = 1024

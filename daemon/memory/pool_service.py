@@ -15,6 +15,7 @@ from daemon.component import Component
 from daemon.core import Core
 from daemon.memory.pool import Item, MemoryPool, PutResult
 from daemon.memory.pressure import POOL_SESSION, PRESSURE_KIND, health_document
+from daemon.memory.settings import PoolSettings
 from store.errors import TokaError, UsageError
 
 log = logging.getLogger("toka.daemon")
@@ -30,7 +31,7 @@ class PoolService(Component):
 
     def __init__(self, core: Core, pool: MemoryPool | None = None, sweep_s: float | None = None) -> None:
         """The pool of ``pool.capacity_bytes`` swept every ``pool.sweep_s``, unless given."""
-        settings = core.settings.pool
+        settings = core.settings[PoolSettings]
         sweep_s = settings.sweep_s if sweep_s is None else sweep_s
         if not sweep_s > 0:
             raise UsageError(f"the sweep interval must be positive, got {sweep_s!r}")

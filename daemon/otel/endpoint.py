@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.component import Component
 from daemon.core import Core
 from daemon.otel.extra import INSTALL, missing
+from daemon.otel.settings import OtelSettings
 from daemon.otel.token import receiver_token
 from store.errors import TokaError
 
@@ -30,7 +31,7 @@ class Endpoint(Component):
         self.error: str | None = None
 
     async def start(self) -> None:
-        settings = self.core.settings.otel
+        settings = self.core.settings[OtelSettings]
         if not settings.listen:
             return
         try:
@@ -63,7 +64,7 @@ class Endpoint(Component):
 
     def status(self) -> dict[str, Any] | None:
         """The ``otel`` part of ``status``: None while otel.listen is empty."""
-        if not self.core.settings.otel.listen:
+        if not self.core.settings[OtelSettings].listen:
             return None
         if self.server is None or self.receiver is None:
             return {"listen": None, "error": self.error}

@@ -12,6 +12,8 @@ from daemon.batching import MAX_BATCH_EVENTS
 from daemon.core import Core
 from daemon.otel.events import Mapped, Rules, log_events, metric_events
 from daemon.otel.model import Decoded
+from daemon.otel.settings import OtelSettings
+from daemon.redact.settings import RedactionSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +28,7 @@ class Receiver:
     def __init__(self, core: Core) -> None:
         self.core = core
         settings = core.settings
-        self.rules = Rules(settings.redaction.kinds, settings.otel.max_output_bytes)
+        self.rules = Rules(settings[RedactionSettings].kinds, settings[OtelSettings].max_output_bytes)
         self.requests = 0
         self.refused = 0  # requests answered with an error
         self.counts = {"log_records": 0, "metric_points": 0, "spans": 0, "events": 0, "rejected": 0, "ignored": 0}

@@ -1,11 +1,11 @@
 """The ``[otel]`` section of config.toml: where the receiver listens and what it accepts
-(docs/otel.md). Declared here, with the component, and gathered into the settings by
-daemon/config.py."""
+(docs/otel.md). Declared here, with the component, and listed with every section in
+daemon/sections.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.otel.address import listen_address
 from daemon.setting import setting
@@ -25,6 +25,8 @@ def parse_listen(key: str, value: Any, source: str) -> str:
 
 @dataclass(frozen=True)
 class OtelSettings:
+    table: ClassVar[str] = "otel"
+
     listen: str = setting(
         "",
         "where the daemon receives OpenTelemetry (OTLP/HTTP) from Claude Code and Codex, e.g. 127.0.0.1:4318;"

@@ -13,6 +13,7 @@ import os
 import secrets
 
 from daemon.config import Settings
+from daemon.otel.settings import OtelSettings
 from daemon.ownership import open_private, private_dir, read_private
 from daemon.paths import Paths
 from store.errors import ConfigError
@@ -24,10 +25,10 @@ TOKEN_BYTES = 32
 
 def receiver_token(settings: Settings, paths: Paths) -> str | None:
     """The token requests must carry, made on first use; None when none is required."""
-    configured = settings.otel.token.strip()
+    configured = settings[OtelSettings].token.strip()
     if configured:
         return configured
-    if not settings.otel.require_token:
+    if not settings[OtelSettings].require_token:
         return None
     return stored_token(paths)
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from daemon.alerts.service import Alerts
+from daemon.alerts.settings import AlertSettings
 from daemon.component import Component
 from daemon.compress.context import ContextAssembler
 from daemon.core import Core
 from daemon.cost.live import LiveCosts
-from daemon.cost.service import Costs
+from daemon.cost.service import BlockLimits, Costs
 from daemon.cost.statusline import StatusLine
 from daemon.deps.graph import Dependencies
 from daemon.export.forwarder import Forwarder
@@ -42,7 +43,8 @@ def build_components(
     watched files, the OTLP receiver), so that at shutdown those stop first, the committer
     commits what they left, and the heads sign it."""
     heads = Heads(core)  # a key that cannot be read stops start-up, before anything is appended
-    costs = Costs(core)
+    alerting = core.settings[AlertSettings]
+    costs = Costs(core, BlockLimits(alerting.block_token_limit, alerting.block_cost_limit))
     lifecycle = Lifecycle(core)  # the agents, their directory, the handoffs and the compressor
     memory, pool = Memory(core), PoolService(core)
     refs = lifecycle.directory.refs

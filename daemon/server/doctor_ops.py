@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from daemon.config import StoreSettings
 from daemon.core import Core
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs
@@ -28,10 +29,10 @@ async def doctor_database(core: Core, request: NoArgs, call: Call) -> dict[str, 
     the log against its recorded tip, of the database file, read-only on a connection of its own
     (in a thread: quick_check reads every page); a failed check marks the store damaged. On
     PostgreSQL the server's version, the schema steps and the role's rights, read the same way."""
-    if core.settings.store.backend == "postgres":
+    if core.settings[StoreSettings].backend == "postgres":
         from store.postgres.health import inspect_postgres
 
-        return (await asyncio.to_thread(inspect_postgres, core.settings.store.url)).to_json()
+        return (await asyncio.to_thread(inspect_postgres, core.settings[StoreSettings].url)).to_json()
     health = await asyncio.to_thread(inspect_database, core.paths.database)
     if health.quick_check != ("ok",):  # a failed check: the daemon takes no more writes
         core.store.mark_damaged(f"SQLite's quick_check failed: {'; '.join(health.quick_check[:3])}")

@@ -16,10 +16,11 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from daemon.config import Settings
+from daemon.config import Settings, StoreSettings
 from daemon.config_file import load_settings
 from daemon.ownership import open_private, private_dir
 from daemon.paths import Paths, SharedLogPaths, resolve_paths
+from daemon.sections import SECTIONS
 from daemon.server.pidlock import PidLock
 from daemon.server.process import Daemon
 from daemon.states.machines import Machine, read_machines
@@ -29,20 +30,26 @@ from store.errors import ConfigError, StoreError, TokaError
 log = logging.getLogger("toka.daemon")
 
 
+class SettingsRefused(ConfigError):
+    """A setting the daemon refused as it resolved them all: what the client that starts it
+    reads only the daemon's own sections of, and reports as if it had read it itself."""
+
+
 async def open_store(paths: Paths, settings: Settings) -> EventStore:
-    if settings.store.backend == "memory":
+    store = settings[StoreSettings]
+    if store.backend == "memory":
         from store.ephemeral import EphemeralStore
 
         return EphemeralStore()
-    if settings.store.backend == "postgres":
-        return await _open_postgres(settings.store.url, settings.store.durability)
+    if store.backend == "postgres":
+        return await _open_postgres(store.url, store.durability)
     from store.sqlite.store import SqliteStore
 
     paths.check_database()
     return await SqliteStore.open(
         paths.database,
-        durability=settings.store.durability,  # type: ignore[arg-type]
-        merkle=settings.store.signed_heads,
+        durability=store.durability,  # type: ignore[arg-type]
+        merkle=store.signed_heads,
     )
 
 
@@ -106,7 +113,10 @@ def run_foreground(flags: dict[str, Any] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every change at INFO
     paths = resolve_paths()
-    settings = load_settings(paths.config_file, flags).settings
+    try:
+        settings = load_settings(SECTIONS, paths.config_file, flags).settings
+    except ConfigError as exc:
+        raise SettingsRefused(exc.message, exc.hint) from None
     try:
         asyncio.run(run(paths, settings))
     except OSError as exc:
@@ -161,5 +171,5 @@ def _leave_failure(error: TokaError) -> None:
             # Whole or not at all: the client may read it while this process is still exiting.
             partial = paths.start_failure.with_name(paths.start_failure.name + ".tmp")
             with open(open_private(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as out:
-                out.write(json.dumps(error.to_wire()))
+                out.write(json.dumps({**error.to_wire(), "settings": isinstance(error, SettingsRefused)}))
             os.replace(partial, paths.start_failure)

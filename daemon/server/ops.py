@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
-from daemon.config import Settings
+from daemon.config import DaemonSettings, Settings
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs
 from daemon.version import PROTOCOL_VERSION, VERSION
@@ -30,7 +30,7 @@ async def hello(process: Process, request: NoArgs, call: Call) -> dict[str, Any]
         "version": VERSION,
         "protocol": PROTOCOL_VERSION,
         "pid": os.getpid(),
-        "max_line_bytes": process.settings.daemon.max_line_bytes,
+        "max_line_bytes": process.settings[DaemonSettings].max_line_bytes,
     }
 
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from daemon.agents.usage import output_revisions
 from daemon.component import Component
-from daemon.config import Settings
+from daemon.config import DaemonSettings, Settings, StoreSettings
 from daemon.core import Core
 from daemon.export.forwarder import Forwarder
 from daemon.heads.service import Heads
@@ -91,7 +91,7 @@ class Daemon:
         self._events = 0
         self._sessions: set[str] = set()  # their names: counted so only on a log other daemons share
         self._session_count = 0
-        self.gate = Gate(settings.daemon)
+        self.gate = Gate(settings[DaemonSettings])
         self._stop = asyncio.Event()
         self._stopping = False
         self.connections = Connections(self.gate, self.handlers, lambda: self._stopping)
@@ -141,7 +141,7 @@ class Daemon:
             "pid": os.getpid(),
             "uptime_s": round(time.monotonic() - self.started, 3),
             "database": self.store.location,
-            "durability": self.settings.store.durability,
+            "durability": self.settings[StoreSettings].durability,
             "socket": self._socket_text,
             "events": self._events,
             "sessions": self._session_count,
@@ -209,7 +209,7 @@ class Daemon:
         components in reverse order, each within the deadline: the feeds of the log first, the
         committer commits what they left, the heads sign it last."""
         self._stopping = True
-        deadline = self.settings.daemon.shutdown_deadline
+        deadline = self.settings[DaemonSettings].shutdown_deadline
         if self._server is not None:
             self._server.close()
         for closed in self.connections.streams:

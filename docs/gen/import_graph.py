@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("store", "daemon", "toka_cli")
 ENTRY_POINTS = {"daemon.__main__"}  # `python -m daemon` starts the server: above every package
 ROOT_MODULES = "daemon"  # the modules directly in daemon/ (core, component, config, paths, ...)
+# Root modules that gather every component's part, above them all: drawn as packages of their own.
+GATHERERS = {"daemon.sections"}  # every component's [section] of config.toml
 
 
 def modules(root: Path, packages: Iterable[str]) -> dict[str, Path]:
@@ -64,6 +66,8 @@ def package_of(module: str, root: Path = ROOT) -> str | None:
     parts = module.split(".")
     if parts[0] != "daemon" or module in ENTRY_POINTS:
         return None
+    if module in GATHERERS:
+        return module
     if len(parts) > 1 and (root / "daemon" / parts[1]).is_dir():
         return f"daemon.{parts[1]}"
     return ROOT_MODULES
@@ -99,7 +103,9 @@ def levels(packages: Mapping[str, set[str]]) -> dict[str, int]:
 
 
 def _short(package: str) -> str:
-    return "(root modules)" if package == ROOT_MODULES else package.removeprefix("daemon.") + "/"
+    if package == ROOT_MODULES:
+        return "(root modules)"
+    return package.removeprefix("daemon.") + (".py" if package in GATHERERS else "/")
 
 
 def picture(packages: Mapping[str, set[str]]) -> str:

@@ -6,7 +6,7 @@ import re
 
 from command_docs import HEADER, PROG, CommandDoc, ParamDoc, one_line
 
-from daemon.config import SETTINGS, Settings, allowed, env_name, key_of
+from daemon.sections import SECTIONS
 from daemon.version import VERSION
 
 EXIT_STATUS = (
@@ -132,17 +132,18 @@ def man_page(tree: list[CommandDoc]) -> str:
         "Each setting may be given as an environment variable, which overrides config.toml and is"
         " overridden by a command-line flag. Lists are separated by colons.",
     ]
-    defaults = Settings()
-    for name in SETTINGS:
+    defaults = SECTIONS.defaults()
+    for name in SECTIONS.by_name:
         default = defaults.value(name)
         shown = ", ".join(default) if isinstance(default, tuple) else default
         shown = str(shown).lower() if isinstance(shown, bool) else shown
         lines += [
             ".TP",
-            f"\\fB{_roff(env_name(name))}\\fR",
+            f"\\fB{_roff(SECTIONS.env_name(name))}\\fR",
             _roff(
-                f"{key_of(name)}: {one_line(SETTINGS[name].metadata['help'])}. Default: {shown or 'none'}."
-                f" Allowed: {allowed(name)}."
+                f"{SECTIONS.key_of(name)}: {one_line(SECTIONS.by_name[name].metadata['help'])}."
+                f" Default: {shown or 'none'}."
+                f" Allowed: {SECTIONS.allowed(name)}."
             ),
         ]
     lines += [

@@ -15,9 +15,9 @@ import pytest
 from cli_support import ROOT, TOKA, home, invoke, toka
 
 from daemon.compress.model import POLICIES
-from daemon.config import allowed
 from daemon.handoff.service import NOTE_KINDS as DAEMON_NOTE_KINDS
 from daemon.ingest.formats import FORMATS as INGEST_FORMATS
+from daemon.sections import SECTIONS
 from toka_cli.commands.compress import POLICIES as CLI_POLICIES
 from toka_cli.commands.handoff import NOTE_KINDS
 from toka_cli.commands.transfer import FORMAT_CHOICES
@@ -87,8 +87,8 @@ def test_the_choices_are_what_toka_accepts() -> None:
     assert CLI_POLICIES == POLICIES
     assert FORMAT_CHOICES.choices() == INGEST_FORMATS  # type: ignore[attr-defined]
     assert set(NOTE_KINDS) <= set(DAEMON_NOTE_KINDS)
-    assert values("toka daemon run --durability ") == allowed("durability").split(", ")
-    assert values("toka agent spawn --policy ") == allowed("on_critical").split(", ")
+    assert values("toka daemon run --durability ") == SECTIONS.allowed("durability").split(", ")
+    assert values("toka agent spawn --policy ") == SECTIONS.allowed("on_critical").split(", ")
 
 
 def test_without_a_daemon_nothing_completes_none_starts_and_nothing_is_printed() -> None:

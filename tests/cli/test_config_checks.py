@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from cli_support import assert_error, invoke, toka
 
-from daemon.config import SETTINGS, allowed, coerce, key_of
 from daemon.config_values import shown_number
+from daemon.sections import SECTIONS
 from store.errors import ConfigError
 
 
@@ -108,27 +108,27 @@ def test_thresholds_out_of_order_name_both(toka_home: Path) -> None:
 
 
 def test_every_number_has_a_range_that_coerce_holds() -> None:
-    for name, spec in SETTINGS.items():
+    for name, spec in SECTIONS.by_name.items():
         if type(spec.default) not in (int, float):
             continue
         low, high = spec.metadata["bounds"]
         assert low <= spec.default <= high, name
-        assert allowed(name) == f"{shown_number(low)} to {shown_number(high)}", name
-        assert coerce(name, str(low), "test") == low and coerce(name, str(high), "test") == high
+        assert SECTIONS.allowed(name) == f"{shown_number(low)} to {shown_number(high)}", name
+        assert SECTIONS.coerce(name, str(low), "test") == low and SECTIONS.coerce(name, str(high), "test") == high
         for wrong in (low - 1, high * 2 + 1, math.inf, math.nan):
-            with pytest.raises(ConfigError, match=f"{key_of(name)} from test must be"):
-                coerce(name, wrong, "test")
+            with pytest.raises(ConfigError, match=f"{SECTIONS.key_of(name)} from test must be"):
+                SECTIONS.coerce(name, wrong, "test")
 
 
 def test_an_enumeration_says_its_choices_and_what_was_meant() -> None:
     with pytest.raises(ConfigError) as raised:
-        coerce("durability", "ful", "test")
+        SECTIONS.coerce("durability", "ful", "test")
     assert (
         raised.value.message == "store.durability from test must be one of normal, full, got 'ful' (did you mean full?)"
     )
-    assert allowed("durability") == "normal, full"
+    assert SECTIONS.allowed("durability") == "normal, full"
     with pytest.raises(ConfigError, match="unknown emial \\(did you mean email\\?\\)"):
-        coerce("kinds", "emial", "test")
+        SECTIONS.coerce("kinds", "emial", "test")
 
 
 def test_config_set_echoes_plain_values(toka_home: Path) -> None:

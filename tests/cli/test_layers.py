@@ -30,8 +30,11 @@ CLI_MAY_IMPORT = {
     "daemon.paths": "where the socket, database, config and logs are",
     "daemon.version": "the version `toka --version` prints",
     "daemon.ownership": "toka's own files opened as every process opens them (`toka daemon logs`)",
-    "daemon.config": "config.toml and its settings: `toka config`, doctor, the man page",
+    "daemon.config": "how settings are named, checked and shown, and the daemon's own sections",
     "daemon.config_file": "reading and writing config.toml: `toka config`, `toka watch`, doctor",
+    "daemon.sections": "every section of config.toml: `toka config`, `toka watch`, doctor, the man page",
+    "daemon.ingest.settings": "the paths `toka watch` and doctor read from [watch]",
+    "daemon.otel.settings": "the receiver's address and token that `toka integrate --otel` and doctor read from [otel]",
     "daemon.ingest.formats": "the formats `toka watch` reads",
     "daemon.ingest.tail": "the cursors of `toka watch`",
     "daemon.otel.token": "the receiver's token, which `toka integrate --otel` writes into the agents' settings",
@@ -51,8 +54,8 @@ CLIENT_MAY_IMPORT = {
     "daemon.ownership": "the checks that toka's files, and the daemon it talks to, are the user's own",
     "daemon.protocol": "the wire format",
     "daemon.version": "the protocol version it checks",
-    "daemon.config": "the start timeout autostart waits, and the backend doctor looks at",
-    "daemon.config_file": "reading config.toml for those two",
+    "daemon.config": "the daemon's own sections: the start timeout autostart waits, the backend doctor looks at",
+    "daemon.config_file": "reading config.toml for those, without the components' sections (the daemon checks them)",
     "daemon.ingest.formats": "the transcript formats `toka import` parses",
     "daemon.ingest.lines": "the parse statistics of an import",
     "daemon.ingest.parser": "an import names the line of each record it reports",
@@ -88,6 +91,29 @@ def test_the_client_loads_no_asyncio_database_or_hashing() -> None:
     assert loaded == []
 
 
+def _components() -> list[str]:
+    """The packages of daemon/ (its components, the request plumbing, the server, the client)."""
+    return sorted(f"daemon.{path.parent.name}" for path in (ROOT / "daemon").glob("*/__init__.py"))
+
+
+def test_the_client_reads_its_settings_without_loading_a_component() -> None:
+    # Autostart's timeout and doctor's backend come from the daemon's own sections; a hook's
+    # process never pays for the components that declare the others.
+    statement = (
+        "import daemon.client.sync\n"
+        "from daemon.config import OWN_SECTIONS\n"
+        "from daemon.config_file import load_settings\n"
+        "from daemon.paths import resolve_paths\n"
+        "load_settings(OWN_SECTIONS, resolve_paths().config_file)"
+    )
+    components = [name for name in _components() if name != "daemon.client"]
+    assert "daemon.lifecycle" in components and "daemon.rpc" in components
+    assert _loaded_after(statement, components) == []
+    # Not vacuous: every section, as the daemon reads them, loads the components that declare them.
+    assert "daemon.lifecycle" in _loaded_after("import daemon.sections", components)
+
+
+# The root modules of daemon/ are below every package of it, but for these, which are above all.
 def test_the_check_sees_real_imports() -> None:
     # The subprocess check is not vacuous: the CLI does load what the layers below must not.
     loaded = _loaded_after("import toka_cli.main; from toka_cli.output import console; console()", ["typer", "rich"])

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import Settings
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Limits, block_json, draw_blocks
 from daemon.cost.prices import PriceTable
 from daemon.cost.service import Costs
 from daemon.cost.tally import Groups, Tally
 from daemon.paths import resolve_paths
+from daemon.sections import SECTIONS
 from store.ephemeral import EphemeralStore
 from store.errors import UsageError
 from store.events import NewEvent
@@ -122,7 +122,7 @@ def test_the_active_block_is_found_after_days_of_blocks_without_a_pause(tmp_path
 
     async def run() -> tuple[int, int] | None:
         await store.append([NewEvent("s", "usage", OPUS, "main", ts) for ts in times])
-        costs = Costs(Core(store, store.append, Settings(), resolve_paths(), lambda: now / 1_000_000))
+        costs = Costs(Core(store, store.append, SECTIONS.defaults(), resolve_paths(), lambda: now / 1_000_000))
         found = await costs.active_block()
         return None if found is None else (found[0].start, found[1].calls)
 

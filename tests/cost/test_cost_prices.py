@@ -15,6 +15,8 @@ import pytest
 from daemon.config_file import load_settings
 from daemon.cost.generate import build_table
 from daemon.cost.prices import TABLE, ModelPrices, PriceTable, Tokens, _entry, load_table
+from daemon.cost.settings import ModelSettings
+from daemon.sections import SECTIONS
 from store.errors import ConfigError
 from store.usage import PROMPT_CLASSES
 
@@ -161,7 +163,7 @@ def test_the_long_context_suffix_and_date_are_dropped() -> None:
 
 def write_config(home: Path, text: str) -> dict[str, Any]:
     (home / "config.toml").write_text(text)
-    prices: dict[str, Any] = load_settings(home / "config.toml").settings.models.prices
+    prices: dict[str, Any] = load_settings(SECTIONS, home / "config.toml").settings[ModelSettings].prices
     return prices
 
 
@@ -189,7 +191,7 @@ def test_config_prices_add_and_override_models_by_longest_prefix(toka_home: Path
 
 def test_config_prices_from_the_environment_as_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKA_MODEL_PRICES", '{"house": {"input": 1, "output": 2}}')
-    prices = load_settings(toka_home / "config.toml").settings.models.prices
+    prices = load_settings(SECTIONS, toka_home / "config.toml").settings[ModelSettings].prices
     assert prices == {"house": {"input": 1, "output": 2}}
 
 

@@ -20,7 +20,7 @@ from daemon.client.aio import AsyncClient
 from daemon.client.sync import Client, probe
 from daemon.paths import Paths
 from daemon.version import PROTOCOL_VERSION, VERSION
-from store.errors import DaemonUnavailable, ProtocolError
+from store.errors import ConfigError, DaemonUnavailable, ProtocolError
 
 
 def autostarted_pid(paths: Paths) -> int:
@@ -152,6 +152,26 @@ def test_autostart_failure_quotes_the_daemons_error_quickly(paths: Paths, break_
     assert raised.value.hint is not None and str(paths.log_file) in raised.value.hint
     assert not paths.socket.is_socket() and not paths.pidfile.exists()
     assert not paths.start_failure.exists(), "the client takes the failure the daemon left"
+
+
+def test_a_setting_only_the_daemon_reads_is_refused_as_the_clients_own(paths: Paths) -> None:
+    # The client reads [store] and [daemon] itself; the daemon it starts refuses the rest, and the
+    # client raises that ConfigError as if it had read the file itself: one line, exit code 2.
+    write_config(paths, "[lifecycle]\nwarning_pct = 95\n")
+    with pytest.raises(ConfigError) as raised:
+        Client()
+    assert raised.value.message == (
+        f"lifecycle.warning_pct (95.0, from {paths.config_file}) must be below"
+        " lifecycle.critical_pct (90.0, the default)"
+    )
+    assert raised.value.hint == "change one of them: toka config set lifecycle.warning_pct VALUE"
+    assert raised.value.exit_code == 2
+    assert not paths.pidfile.exists() and not paths.start_failure.exists()
+    # A config error past the settings (a malformed state machine) is still the daemon's exit.
+    write_config(paths, "[state.machines.x]\nstates = 3\n")
+    with pytest.raises(DaemonUnavailable) as unavailable:
+        Client()
+    assert "exited at start-up" in unavailable.value.message and "machine x" in unavailable.value.message
 
 
 def test_home_that_is_a_file_fails_quickly_and_names_the_path(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

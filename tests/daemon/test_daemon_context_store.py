@@ -18,14 +18,14 @@ import pytest
 from daemon_support import PATIENCE, Spawned, Spawner, wait_for
 
 from daemon.client.sync import Client
-from daemon.config import Settings
 from daemon.core import Core
 from daemon.memory.service import Memory
 from daemon.paths import resolve_paths
+from daemon.sections import SECTIONS
 from store.base import AppendResult
 from store.errors import Conflict, NotFound, UsageError
 from store.events import NewEvent
-from store.sqlite import SqliteStore
+from store.sqlite.store import SqliteStore
 
 WRITERS = 16
 # Long enough that a loaded machine still reads the entry before it expires.
@@ -105,7 +105,7 @@ def test_an_entry_expires_once_the_core_clock_passes_its_ttl(tmp_path: Path) -> 
                 memory.apply(result.event)
             return results
 
-        memory = Memory(Core(store, append, Settings(), resolve_paths(), clock=lambda: now[0]))
+        memory = Memory(Core(store, append, SECTIONS.defaults(), resolve_paths(), clock=lambda: now[0]))
         try:
             written = await memory.set("global", "short", 1, ttl=60.0)
             assert written.expires_ts is not None

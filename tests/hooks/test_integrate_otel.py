@@ -13,7 +13,9 @@ import pytest
 from test_integrate_mcp import CODEX_TOML, integrate, report
 
 from daemon.config_file import load_settings
+from daemon.otel.settings import OtelSettings
 from daemon.paths import resolve_paths
+from daemon.sections import SECTIONS
 
 ENV = {
     "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
@@ -37,7 +39,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def listen() -> str:
-    return load_settings(resolve_paths().config_file).settings.otel.listen
+    return load_settings(SECTIONS, resolve_paths().config_file).settings[OtelSettings].listen
 
 
 def made_token() -> str:

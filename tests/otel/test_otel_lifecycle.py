@@ -15,6 +15,8 @@ from otel_support import OtelDaemon, api_request, logs_request
 
 from daemon.config_file import load_settings
 from daemon.otel.address import listen_address
+from daemon.otel.settings import OtelSettings
+from daemon.sections import SECTIONS
 from store.errors import ConfigError
 
 
@@ -55,13 +57,13 @@ def test_the_receiver_stops_with_the_daemon(start_otel: Callable[..., OtelDaemon
 def test_a_bad_listen_address_is_a_config_error(tmp_path, listen: str) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "config.toml").write_text(f'[otel]\nlisten = "{listen}"\n')
     with pytest.raises(ConfigError, match="otel.listen"):
-        load_settings(tmp_path / "config.toml")
+        load_settings(SECTIONS, tmp_path / "config.toml")
 
 
 @pytest.mark.parametrize(("listen", "port"), [("4318", 4318), ("[::1]:0", 0), ("localhost:4318", 4318)])
 def test_listen_addresses_that_are_read(tmp_path, listen: str, port: int) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "config.toml").write_text(f'[otel]\nlisten = "{listen}"\n')
-    read = load_settings(tmp_path / "config.toml").settings.otel.listen
+    read = load_settings(SECTIONS, tmp_path / "config.toml").settings[OtelSettings].listen
     assert read == listen
     assert listen_address(read) == ("127.0.0.1" if listen.isdigit() else listen.rsplit(":", 1)[0].strip("[]"), port)
 

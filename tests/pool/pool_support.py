@@ -3,10 +3,10 @@ that keeps what it is given."""
 
 from __future__ import annotations
 
-from daemon.config import Settings
 from daemon.core import Append, Core
 from daemon.memory.pool import MemoryPool
 from daemon.paths import resolve_paths
+from daemon.sections import SECTIONS
 from store.base import AppendResult
 from store.ephemeral import EphemeralStore
 from store.events import NewEvent
@@ -42,4 +42,4 @@ class Recorder:
 
 def core_with(append: Append) -> Core:
     """A core whose appends go to ``append`` (a :class:`Recorder`, or one that fails)."""
-    return Core(EphemeralStore(), append, Settings(), resolve_paths())
+    return Core(EphemeralStore(), append, SECTIONS.defaults(), resolve_paths())

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pool_support import Clock, make
 
-from daemon.config import DEFAULT_CAPACITY, DEFAULT_SWEEP_S
 from daemon.memory.pool import MAX_KEY_CHARS, MemoryPool, size_bucket
 from daemon.memory.pressure import REJECTION_WINDOW, Crossing, pressure_level
+from daemon.memory.settings import DEFAULT_CAPACITY, DEFAULT_SWEEP_S
 from store.errors import Conflict, NotFound, UsageError
 
 # ------------------------------------------------------------------------------------------------

@@ -25,27 +25,27 @@ KeyArg = Annotated[
 
 
 def _setting_keys() -> list[str]:
-    from daemon.config import SETTINGS, key_of
+    from daemon.sections import SECTIONS
 
-    return [key_of(name) for name in SETTINGS]
+    return [SECTIONS.key_of(name) for name in SECTIONS.by_name]
 
 
 @app.command()
 def show(json_: JsonOpt = False) -> None:
     """Every setting with its resolved value and where it came from."""
-    from daemon.config import SETTINGS, allowed, key_of, shown  # loaded by the commands that read config.toml only
     from daemon.config_file import load_settings
+    from daemon.sections import SECTIONS  # loaded by the commands that read config.toml only
 
-    resolved = load_settings(resolve_paths().config_file)
+    resolved = load_settings(SECTIONS, resolve_paths().config_file)
     rows = [
         {
-            "key": key_of(name),
-            "value": shown(name, resolved.settings.value(name)),
+            "key": SECTIONS.key_of(name),
+            "value": SECTIONS.shown(name, resolved.settings.value(name)),
             "source": resolved.sources[name],
-            "help": SETTINGS[name].metadata["help"],
-            "allowed": allowed(name),
+            "help": SECTIONS.by_name[name].metadata["help"],
+            "allowed": SECTIONS.allowed(name),
         }
-        for name in SETTINGS
+        for name in SECTIONS.by_name
     ]
     emit({"settings": rows}, json_, _settings)
 
@@ -60,26 +60,26 @@ def _settings(document: dict[str, list[dict[str, Any]]]) -> None:
 @app.command()
 def get(key: KeyArg, json_: JsonOpt = False) -> None:
     """One setting's resolved value."""
-    from daemon.config import key_of, lookup, shown
     from daemon.config_file import load_settings
+    from daemon.sections import SECTIONS
 
-    name = lookup(key)
-    resolved = load_settings(resolve_paths().config_file)
-    value = shown(name, resolved.settings.value(name))
-    setting = {"key": key_of(name), "value": value, "source": resolved.sources[name]}
+    name = SECTIONS.lookup(key)
+    resolved = load_settings(SECTIONS, resolve_paths().config_file)
+    value = SECTIONS.shown(name, resolved.settings.value(name))
+    setting = {"key": SECTIONS.key_of(name), "value": value, "source": resolved.sources[name]}
     emit(setting, json_, lambda shown: typer.echo(_shown(shown["value"], "\n")))
 
 
 @app.command("set")
 def set_(key: KeyArg, value: Annotated[str, typer.Argument(help="The new value.")]) -> None:
     """Write one setting to config.toml, keeping the rest of the file. A running daemon reads it on restart."""
-    from daemon.config import key_of, lookup, shown
     from daemon.config_file import write_setting
+    from daemon.sections import SECTIONS
 
     path = resolve_paths().config_file
-    checked = write_setting(path, key, value)
-    name = lookup(key)
-    note(f"set {key_of(name)} = {_shown(shown(name, checked), ', ')} in {path}")
+    checked = write_setting(SECTIONS, path, key, value)
+    name = SECTIONS.lookup(key)
+    note(f"set {SECTIONS.key_of(name)} = {_shown(SECTIONS.shown(name, checked), ', ')} in {path}")
 
 
 def _shown(value: object, separator: str) -> str:

@@ -39,16 +39,18 @@ def watch(
     from daemon.client.watch import follow
     from daemon.config_file import load_settings
     from daemon.ingest.formats import FORMATS
+    from daemon.ingest.settings import WatchSettings
     from daemon.ingest.tail import Cursors
     from daemon.ingest.watch import resolve_roots
     from daemon.paths import resolve_paths
+    from daemon.sections import SECTIONS
     from store.errors import UsageError
 
     if format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}", f"use one of: {', '.join(FORMATS)}")
     toka_paths = resolve_paths()
     if not paths:
-        configured = load_settings(toka_paths.config_file).settings.watch.paths
+        configured = load_settings(SECTIONS, toka_paths.config_file).settings[WatchSettings].paths
         if not configured:
             raise UsageError(
                 "nothing to watch", "name files or folders, or set them: toka config set watch.paths ~/.claude/projects"

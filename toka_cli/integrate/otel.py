@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config_file import load_settings, write_setting
+from daemon.otel.settings import OtelSettings
 from daemon.otel.token import receiver_token
 from daemon.paths import resolve_paths
+from daemon.sections import SECTIONS
 
 DEFAULT_LISTEN = "127.0.0.1:4318"
 ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -58,11 +60,11 @@ def listen(set_default: bool) -> tuple[str, bool]:
     """toka's ``otel.listen``, and whether it was set to the default just now (``set_default``
     when it is empty: a dry run passes False)."""
     paths = resolve_paths()
-    current = load_settings(paths.config_file).settings.otel.listen
+    current = load_settings(SECTIONS, paths.config_file).settings[OtelSettings].listen
     if current:
         return current, False
     if set_default:
-        write_setting(paths.config_file, "otel.listen", DEFAULT_LISTEN)
+        write_setting(SECTIONS, paths.config_file, "otel.listen", DEFAULT_LISTEN)
     return DEFAULT_LISTEN, True
 
 
@@ -70,8 +72,8 @@ def token(make: bool) -> str | None:
     """The token the receiver requires, made now when it does not exist yet and ``make`` (a dry
     run passes False, and is shown a placeholder)."""
     paths = resolve_paths()
-    settings = load_settings(paths.config_file).settings
-    otel = settings.otel
+    settings = load_settings(SECTIONS, paths.config_file).settings
+    otel = settings[OtelSettings]
     if not make and not otel.token.strip() and otel.require_token and not paths.otel_token.exists():
         return UNMADE
     return receiver_token(settings, paths)

@@ -1,0 +1,19 @@
+"""The ``[watch]`` section of config.toml: the transcripts the daemon ingests as they are written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from daemon.setting import setting
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    table: ClassVar[str] = "watch"
+
+    paths: tuple[str, ...] = setting(
+        (),
+        "transcript files and folders the daemon ingests as they are written (as `toka watch` does)",
+        env="TOKA_WATCH_PATHS",
+    )
