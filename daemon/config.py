@@ -14,10 +14,9 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from daemon import config_values as values
-from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
+from daemon.contract.policies import AUTO_COMPRESS_OFF, CompressionPolicy, OnCritical, choices_of
 from daemon.cost.overrides import parse_prices
 from daemon.export.settings import OtlpExportSettings
-from daemon.lifecycle.policies import ON_CRITICAL
 from daemon.otel.settings import OtelSettings
 from daemon.redact import KINDS as REDACT_KINDS
 from daemon.setting import setting as _setting
@@ -102,7 +101,7 @@ class LifecycleSettings:
         "notify",
         "what the daemon does when a spawned agent goes CRITICAL: notify (a lifecycle event only) or handoff"
         " (hand its work to a successor); per agent with `toka agent spawn --policy`",
-        ON_CRITICAL,
+        choices_of(OnCritical),
     )
     max_handoffs: int = _setting(
         5, "handoffs allowed per trace; the next one puts the agent in ERROR", bounds=(1, 1000)
@@ -121,7 +120,7 @@ class CompressionSettings:
     policy: str = _setting(
         "summarize",
         "how `toka compress` and automatic compression shrink a session: fifo, window, summarize or importance",
-        COMPRESSION_POLICIES,
+        choices_of(CompressionPolicy),
     )
     trigger_pct: float = _setting(
         75.0, "context fill (% of the window) from which compression is considered", bounds=(1.0, 100.0)
@@ -135,7 +134,7 @@ class CompressionSettings:
         "off",
         "compress a spawned agent's session by itself at the trigger (off, or a policy); per agent with"
         " `toka agent spawn --auto-compress`",
-        ("off", *COMPRESSION_POLICIES),
+        (AUTO_COMPRESS_OFF, *choices_of(CompressionPolicy)),
     )
     summarizer: str = _setting(
         "builtin",

@@ -41,6 +41,8 @@ import time
 
 from daemon.client.socket import Connection, DaemonNotRunning
 from daemon.client.spool import append_to_spool
+from daemon.contract.kinds import Kind
+from daemon.contract.states import AgentState
 from daemon.paths import hook_files
 from store.errors import ProtocolError, TokaError
 
@@ -65,7 +67,7 @@ AGENTS = ("claude-code", "codex")
 USAGE = "usage: toka hook claude-code [--headroom | --statusline] < payload.json, or toka hook codex PAYLOAD_JSON"
 # The kind of a status line input (Claude Code's statusLine command; daemon/agents/usage.py reads its
 # context_window.context_window_size as the agent's own window).
-STATUSLINE = "statusline"
+STATUSLINE = Kind.STATUSLINE
 # How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case
 # where the daemon committed after all). Claude Code's own hook timeout is 60 s.
 ANSWER_TIMEOUT_S = 5.0
@@ -175,7 +177,7 @@ def status_line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) 
     line = headroom_line(figures) if figures else None
     if line:
         state = figures.get("state") if figures else None
-        return f"toka · {line}" + (f" · {state}" if state not in (None, "ACTIVE") else "")
+        return f"toka · {line}" + (f" · {state}" if state not in (None, AgentState.ACTIVE) else "")
     window = payload.get("context_window") if isinstance(payload, dict) else None
     used = window.get("used_percentage") if isinstance(window, dict) else None
     if isinstance(used, (int, float)) and not isinstance(used, bool):
@@ -263,7 +265,7 @@ def _record(event: dict[str, Any], headroom: bool, statusline: bool, stderr: IO[
             spool_event(files.spool, line, exc.message, note)
             return None
         drain_if_spooled(connection, files.spool)
-        if statusline or (headroom and event["kind"] == "hook.user_prompt_submit"):
+        if statusline or (headroom and event["kind"] == Kind.HOOK_USER_PROMPT_SUBMIT):
             try:
                 figures: dict[str, Any] = connection.call("usage", session=event["session"])
                 return figures

@@ -22,6 +22,7 @@ import os
 import sys
 
 from daemon.client.socket import Connection, DaemonNotRunning
+from daemon.contract.states import AT_RISK
 from daemon.paths import hook_files
 from store.errors import TokaError
 from toka_cli.hook import ANSWER_TIMEOUT_S, BACKLOG_RETRY_S, STATUSLINE, drain_if_spooled, hook_event, spool_event
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 USAGE = "usage: toka statusline < session.json (Claude Code's statusLine command)"
-# States worth a word on the line.
-ALERT_STATES = ("WARNING", "CRITICAL", "HANDOFF_PENDING", "ERROR")
 
 
 def _note(stderr: IO[str], message: str) -> None:
@@ -72,7 +71,7 @@ def line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
         pct, context, window = figures.get("fill_pct"), figures.get("context_tokens"), figures.get("context_window")
         if isinstance(pct, (int, float)) and isinstance(context, int) and isinstance(window, int):
             state = figures.get("state")
-            flag = f" {state}" if state in ALERT_STATES else ""
+            flag = f" {state}" if state in AT_RISK else ""
             parts.append(f"ctx {round(pct)}% ({tokens(max(window - context, 0))} left){flag}")
         elif (used := _used_pct(payload)) is not None:
             parts.append(f"ctx {round(used)}% (Claude Code's)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
 from daemon.cost.periods import Periods, day_range, offsets, time_zone
@@ -21,7 +22,7 @@ from store.base import EventQuery
 from store.events import Event
 from store.usage import BUCKET_US, DAY_US, UsageRow
 
-META = "session.meta"
+META = Kind.SESSION_META
 
 
 class Costs:

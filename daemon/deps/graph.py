@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.core import HandedOver, at_once
 from store.base import AppendResult, EventStore
 from store.errors import Conflict, NotFound, UsageError
@@ -23,8 +24,8 @@ from store.events import Event, NewEvent, fit_name, parse_new_event
 Append = Callable[[Sequence[NewEvent]], Awaitable[list[AppendResult]]]
 
 SESSION = "toka.deps"
-ADD = "deps.add"
-REMOVE = "deps.remove"
+ADD = Kind.DEPS_ADD
+REMOVE = Kind.DEPS_REMOVE
 KINDS = (ADD, REMOVE)
 # Node names are payload values; the same bound as a session name.
 MAX_NODE_CHARS = 200

@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.core import HandedOver
 from store.base import AppendResult, EventQuery, EventStore
 from store.errors import Busy, Conflict, NotFound, UsageError
 from store.events import Event, NewEvent, canonical_json, digest, format_ts
 
 SESSION = "toka.memory"
-SET, DELETE = "memory.set", "memory.delete"
+SET, DELETE = Kind.MEMORY_SET, Kind.MEMORY_DELETE
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 1024 * 1024
 # The longest an entry may live, in seconds: ten years of 365 days. The MCP tool's schema says

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.agents.refs import Refs
+from daemon.contract.kinds import Kind
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs, Timestamp
 from store.base import EventQuery, EventStore
@@ -29,7 +30,7 @@ RECENT_WINDOW = 200
 # Characters of an event's text shown for a recent event, and of a summary.
 RECENT_CHARS = 240
 SUMMARY_CHARS = 1200
-SUMMARY_KINDS = ("compression", "compaction", "compaction.summary")
+SUMMARY_KINDS = (Kind.COMPRESSION, Kind.COMPACTION, Kind.COMPACTION_SUMMARY)
 
 
 @dataclass(frozen=True, slots=True)

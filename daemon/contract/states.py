@@ -1,0 +1,107 @@
+"""An agent's lifecycle: its states, the changes between them, and how bad each state is.
+
+One model serves both kinds of state toka keeps. A :class:`StateModel` is states in their
+declared order, the one an entity starts in, and where each state may go (a state with nowhere
+to go is final). ``AGENT_LIFECYCLE`` is the context-fill lifecycle of ``toka agent`` (the daemon's
+agents projection checks every change against it); ``EXECUTION`` is the built-in ``agent``
+machine of ``toka state`` (docs/state.md), the work an agent does, which the state machines
+component declares from it. The two are kept apart on purpose: one follows token usage, the other
+the work, and an orchestrator sets the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+@dataclass(frozen=True)
+class StateModel:
+    """States in their declared order, where an entity starts, where each state may go."""
+
+    states: tuple[str, ...]
+    initial: str
+    transitions: Mapping[str, tuple[str, ...]]
+
+    def allowed(self, state: str) -> tuple[str, ...]:
+        return self.transitions.get(state, ())
+
+    @property
+    def final(self) -> tuple[str, ...]:
+        return tuple(s for s in self.states if not self.allowed(s))
+
+
+class AgentState(StrEnum):
+    INITIALIZING = "INITIALIZING"
+    ACTIVE = "ACTIVE"
+    WARNING = "WARNING"
+    CRITICAL = "CRITICAL"
+    HANDOFF_PENDING = "HANDOFF_PENDING"
+    HANDOFF_COMPLETE = "HANDOFF_COMPLETE"
+    TERMINATED = "TERMINATED"
+    ERROR = "ERROR"
+    PAUSED = "PAUSED"
+
+
+class Reason(StrEnum):
+    """Why an agent was terminated (a ``lifecycle`` event's ``reason``)."""
+
+    CONTEXT_WINDOW_EXHAUSTED = "CONTEXT_WINDOW_EXHAUSTED"
+    TASK_COMPLETED = "TASK_COMPLETED"
+    ERROR = "ERROR"
+    MANUAL_TERMINATION = "MANUAL_TERMINATION"
+    ORCHESTRATOR_SHUTDOWN = "ORCHESTRATOR_SHUTDOWN"
+    TIMEOUT = "TIMEOUT"
+    RESOURCE_CLEANUP = "RESOURCE_CLEANUP"
+    HANDOFF_COMPLETE = "HANDOFF_COMPLETE"
+
+
+S = AgentState
+# The states usage moves an agent between, by how full its context is.
+FILL_STATES = (S.ACTIVE, S.WARNING, S.CRITICAL)
+# A spawned agent starts INITIALIZING; an implicit one (an imported or hooked session's) is ACTIVE
+# from its first usage.
+AGENT_LIFECYCLE = StateModel(
+    states=tuple(S),
+    initial=S.INITIALIZING,
+    transitions={
+        S.INITIALIZING: (*FILL_STATES, S.PAUSED, S.TERMINATED, S.ERROR),
+        S.ACTIVE: (S.WARNING, S.CRITICAL, S.PAUSED, S.HANDOFF_PENDING, S.TERMINATED, S.ERROR),
+        S.WARNING: (S.ACTIVE, S.CRITICAL, S.PAUSED, S.HANDOFF_PENDING, S.TERMINATED, S.ERROR),
+        S.CRITICAL: (S.ACTIVE, S.WARNING, S.PAUSED, S.HANDOFF_PENDING, S.TERMINATED, S.ERROR),
+        S.HANDOFF_PENDING: (S.HANDOFF_COMPLETE, S.CRITICAL, S.ERROR),
+        S.HANDOFF_COMPLETE: (S.TERMINATED,),
+        S.PAUSED: (*FILL_STATES, S.TERMINATED, S.ERROR),
+        S.ERROR: (S.TERMINATED,),
+    },
+)
+
+# How bad each state is, the worst first: the order `agent list` and `status` show agents in and
+# the order a dashboard colours them by. The finished (TERMINATED, HANDOFF_COMPLETE) come after
+# all of these, alike.
+WORST_FIRST = (S.ERROR, S.CRITICAL, S.HANDOFF_PENDING, S.WARNING, S.PAUSED, S.INITIALIZING, S.ACTIVE)
+# The states of agents in trouble or close to it: `status` reports them, the status line names them.
+AT_RISK = WORST_FIRST[:4]
+
+
+def risk_rank(state: str) -> int:
+    """``state``'s place in ``WORST_FIRST`` (0: the worst); the finished and unknown come last."""
+    return WORST_FIRST.index(S(state)) if state in WORST_FIRST else len(WORST_FIRST)
+
+
+# The built-in `agent` machine of `toka state`: an agent's execution states (docs/state.md).
+# COMPLETED and FAILED may still be cleaned up to TERMINATED; TERMINATED is final.
+EXECUTION = StateModel(
+    states=("INITIALIZING", "READY", "EXECUTING_TASK", "WAITING", "PAUSED", "COMPLETED", "FAILED", "TERMINATED"),
+    initial="INITIALIZING",
+    transitions={
+        "INITIALIZING": ("READY", "FAILED", "TERMINATED"),
+        "READY": ("EXECUTING_TASK", "PAUSED", "COMPLETED", "FAILED", "TERMINATED"),
+        "EXECUTING_TASK": ("READY", "WAITING", "PAUSED", "COMPLETED", "FAILED", "TERMINATED"),
+        "WAITING": ("EXECUTING_TASK", "READY", "PAUSED", "FAILED", "TERMINATED"),
+        "PAUSED": ("READY", "EXECUTING_TASK", "WAITING", "FAILED", "TERMINATED"),
+        "COMPLETED": ("TERMINATED",),
+        "FAILED": ("TERMINATED",),
+    },
+)
