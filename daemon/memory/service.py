@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from daemon.contract import results
 from daemon.contract.kinds import Kind
 from daemon.core import HandedOver
 from store.base import AppendResult, EventQuery, EventStore
@@ -72,7 +73,7 @@ class Entry:
     def live(self, now_us: int) -> bool:
         return not self.deleted and (self.expires_ts is None or now_us < self.expires_ts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> results.MemoryEntry:
         return {
             "scope": self.scope,
             "key": self.key,
