@@ -57,37 +57,37 @@ class Reason(StrEnum):
     HANDOFF_COMPLETE = "HANDOFF_COMPLETE"
 
 
-S = AgentState
+_S = AgentState  # short, for the tables below
 # The states usage moves an agent between, by how full its context is.
-FILL_STATES = (S.ACTIVE, S.WARNING, S.CRITICAL)
+FILL_STATES = (_S.ACTIVE, _S.WARNING, _S.CRITICAL)
 # A spawned agent starts INITIALIZING; an implicit one (an imported or hooked session's) is ACTIVE
 # from its first usage.
 AGENT_LIFECYCLE = StateModel(
-    states=tuple(S),
-    initial=S.INITIALIZING,
+    states=tuple(_S),
+    initial=_S.INITIALIZING,
     transitions={
-        S.INITIALIZING: (*FILL_STATES, S.PAUSED, S.TERMINATED, S.ERROR),
-        S.ACTIVE: (S.WARNING, S.CRITICAL, S.PAUSED, S.HANDOFF_PENDING, S.TERMINATED, S.ERROR),
-        S.WARNING: (S.ACTIVE, S.CRITICAL, S.PAUSED, S.HANDOFF_PENDING, S.TERMINATED, S.ERROR),
-        S.CRITICAL: (S.ACTIVE, S.WARNING, S.PAUSED, S.HANDOFF_PENDING, S.TERMINATED, S.ERROR),
-        S.HANDOFF_PENDING: (S.HANDOFF_COMPLETE, S.CRITICAL, S.ERROR),
-        S.HANDOFF_COMPLETE: (S.TERMINATED,),
-        S.PAUSED: (*FILL_STATES, S.TERMINATED, S.ERROR),
-        S.ERROR: (S.TERMINATED,),
+        _S.INITIALIZING: (*FILL_STATES, _S.PAUSED, _S.TERMINATED, _S.ERROR),
+        _S.ACTIVE: (_S.WARNING, _S.CRITICAL, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR),
+        _S.WARNING: (_S.ACTIVE, _S.CRITICAL, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR),
+        _S.CRITICAL: (_S.ACTIVE, _S.WARNING, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR),
+        _S.HANDOFF_PENDING: (_S.HANDOFF_COMPLETE, _S.CRITICAL, _S.ERROR),
+        _S.HANDOFF_COMPLETE: (_S.TERMINATED,),
+        _S.PAUSED: (*FILL_STATES, _S.TERMINATED, _S.ERROR),
+        _S.ERROR: (_S.TERMINATED,),
     },
 )
 
-# How bad each state is, the worst first: the order `agent list` and `status` show agents in and
-# the order a dashboard colours them by. The finished (TERMINATED, HANDOFF_COMPLETE) come after
-# all of these, alike.
-WORST_FIRST = (S.ERROR, S.CRITICAL, S.HANDOFF_PENDING, S.WARNING, S.PAUSED, S.INITIALIZING, S.ACTIVE)
+# How bad each state is, the worst first: the order `agent list` and `status` show agents in, and
+# what an alert takes for going up (daemon/alerts). The finished (TERMINATED, HANDOFF_COMPLETE)
+# come after all of these, alike.
+WORST_FIRST = (_S.ERROR, _S.CRITICAL, _S.HANDOFF_PENDING, _S.WARNING, _S.PAUSED, _S.INITIALIZING, _S.ACTIVE)
 # The states of agents in trouble or close to it: `status` reports them, the status line names them.
 AT_RISK = WORST_FIRST[:4]
 
 
 def risk_rank(state: str) -> int:
     """``state``'s place in ``WORST_FIRST`` (0: the worst); the finished and unknown come last."""
-    return WORST_FIRST.index(S(state)) if state in WORST_FIRST else len(WORST_FIRST)
+    return WORST_FIRST.index(_S(state)) if state in WORST_FIRST else len(WORST_FIRST)
 
 
 # The built-in `agent` machine of `toka state`: an agent's execution states (docs/state.md).
