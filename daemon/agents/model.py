@@ -12,7 +12,7 @@ States and reasons are those of DESIGN.md. Every change of state is a ``lifecycl
 ``lifecycle`` and ``handoff`` events (and the SessionEnd hook's) in log order, so replaying the
 log rebuilds every state.
 :func:`check_transition` is the one place that checks a change, against the transitions of
-daemon/contract/states.py (``AGENT_LIFECYCLE``).
+daemon/contract/transitions.py (``AGENT_LIFECYCLE``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any
 from daemon.agents.usage import MAIN_AGENT, Thresholds, UsageFigures
 from daemon.contract.kinds import Kind
 from daemon.contract.policies import OnCritical
-from daemon.contract.states import AGENT_LIFECYCLE, AgentState, Reason
+from daemon.contract.states import AgentState, Reason
+from daemon.contract.transitions import AGENT_LIFECYCLE
 from store.errors import Conflict, UsageError
 from store.events import Event
 

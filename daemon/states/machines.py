@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config_file import read_toml
-from daemon.contract.states import EXECUTION, StateModel
+from daemon.contract.transitions import EXECUTION, StateModel
 from store.errors import ConfigError, UsageError
 
 # Machine names are written on the command line and in TOML keys: keep them plain.

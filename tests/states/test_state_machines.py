@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from daemon.contract.states import AGENT_LIFECYCLE, EXECUTION, WORST_FIRST, AgentState, risk_rank
+from daemon.contract.states import WORST_FIRST, AgentState, risk_rank
+from daemon.contract.transitions import AGENT_LIFECYCLE, EXECUTION
 from daemon.states.machines import AGENT, BUILTIN, SESSION_PHASES, machines_from_config, make_machine, read_machines
 from daemon.states.table import MACHINE, SESSION, SET, StateTable
 from store.errors import ConfigError, UsageError
