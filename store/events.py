@@ -247,7 +247,7 @@ def _name(data: dict[str, Any], field: str, *, required: bool, limit: int = MAX_
         if len(_FIT_NAMES) >= _FIT_NAMES_MAX:
             _FIT_NAMES.clear()
         _FIT_NAMES[value] = None
-    return value
+    return str(value)  # a str subclass (a StrEnum's member) is kept as the plain string
 
 
 def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:

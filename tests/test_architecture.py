@@ -25,9 +25,11 @@ LONG_MODULES: dict[str, str] = {}
 
 # The daemon's packages in layers, lowest first: a package may import its own modules and those of
 # lower layers only, never one of its own layer or above (docs/architecture.md draws them). At the
-# bottom, what needs nothing of the daemon: the request plumbing and the helpers on text; then the
-# root modules (daemon/*.py: the core, the component protocol, settings, paths, ownership).
+# bottom the contract; then what needs nothing else of the daemon: the request plumbing and the
+# helpers on transcript text; then the root modules (daemon/*.py: the core, the component
+# protocol, settings, paths, ownership).
 DAEMON_LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"daemon.contract"}),  # what the daemon, the client, the CLI and the MCP server agree on
     frozenset({"daemon.rpc", "daemon.transcript"}),  # the request plumbing, helpers on transcript text
     frozenset({"daemon"}),  # the root modules
     frozenset(  # components on the log alone

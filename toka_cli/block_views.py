@@ -12,7 +12,7 @@ from toka_cli.output import print_view
 from toka_cli.render import key_values, rich_table
 
 if TYPE_CHECKING:
-    from daemon.client.cost_results import Report
+    from daemon.contract.results_cost import Report
 
 
 def zone(name: str) -> tzinfo:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from daemon.client.results_names import NameCompletion, NameCompletions
+    from daemon.contract.results_names import NameCompletion, NameCompletions
 
 # Names a completion lists: enough to page through, few enough to read at once.
 LIMIT = 100

@@ -13,7 +13,7 @@ from toka_cli.output import console
 from toka_cli.render import rich_table, short_path
 
 if TYPE_CHECKING:
-    from daemon.client.cost_results import Counts, Report
+    from daemon.contract.results_cost import Counts, Report
 
 FORMATS = ("table", "csv", "markdown")
 # The counts of a row as CSV and markdown give them, in order.

@@ -34,7 +34,7 @@ from toka_cli.doctor_postgres import postgres_checks
 from toka_cli.doctor_status import status_checks
 
 if TYPE_CHECKING:
-    from daemon.client.results import DatabaseHealth, PostgresHealth
+    from daemon.contract.results import DatabaseHealth, PostgresHealth
 
 # Below either, the data dir is short of space: SQLite needs room for the WAL and checkpoints,
 # and a full disk refuses appends.

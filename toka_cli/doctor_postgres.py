@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from toka_cli.doctor_check import Check, newest_event
 
 if TYPE_CHECKING:
-    from daemon.client.results import PostgresHealth
+    from daemon.contract.results import PostgresHealth
 
 # Below this server version (PostgreSQL 13) toka is not tried; it is tested on 15.
 OLDEST_SERVER = 130000

@@ -14,7 +14,7 @@ from store.errors import TokaError
 from toka_cli.doctor_check import Check
 
 if TYPE_CHECKING:
-    from daemon.client.results import Status
+    from daemon.contract.results import Status
 
 
 def status_checks(paths: Paths, listen: str) -> list[Check]:

@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from daemon.contract.kinds import HOOK_PREFIX, Kind
+
 Payload = dict[str, Any]
 
 # Keys whose value is the readable text of a payload, most telling first.
@@ -212,30 +214,30 @@ def _system(payload: Payload) -> str:
 
 
 GISTS: dict[str, Callable[[Payload], str]] = {
-    "usage": _usage,
-    "lifecycle": _lifecycle,
-    "tool.call": _tool_call,
-    "tool.result": _tool_result,
-    "message": _message,
-    "raw": _raw,
-    "compaction": _compaction,
-    "compression": _compression,
-    "handoff": _handoff,
-    "agent.spawn": _spawn,
-    "session.meta": _meta,
-    "turn.context": _turn_context,
-    "memory.set": _memory_set,
-    "memory.delete": _memory_delete,
-    "pool.pressure": _pressure,
-    "state.set": _state_set,
-    "event": _event,
-    "system": _system,
+    Kind.USAGE: _usage,
+    Kind.LIFECYCLE: _lifecycle,
+    Kind.TOOL_CALL: _tool_call,
+    Kind.TOOL_RESULT: _tool_result,
+    Kind.MESSAGE: _message,
+    Kind.RAW: _raw,
+    Kind.COMPACTION: _compaction,
+    Kind.COMPRESSION: _compression,
+    Kind.HANDOFF: _handoff,
+    Kind.AGENT_SPAWN: _spawn,
+    Kind.SESSION_META: _meta,
+    Kind.TURN_CONTEXT: _turn_context,
+    Kind.MEMORY_SET: _memory_set,
+    Kind.MEMORY_DELETE: _memory_delete,
+    Kind.POOL_PRESSURE: _pressure,
+    Kind.STATE_SET: _state_set,
+    Kind.EVENT: _event,
+    Kind.SYSTEM: _system,
 }
 
 
 def gist(kind: str, payload: Payload, width: int = 100) -> str:
     """One line, at most ``width`` characters, that says what an event of ``kind`` is about."""
-    shape = GISTS.get(kind) or (_hook if kind.startswith("hook.") else plain_gist)
+    shape = GISTS.get(kind) or (_hook if kind.startswith(HOOK_PREFIX) else plain_gist)
     try:
         text = shape(payload)
     except (TypeError, ValueError, AttributeError):  # a payload not in its kind's usual shape

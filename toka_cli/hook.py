@@ -44,6 +44,7 @@ import time
 
 from daemon.client.socket import Connection, DaemonNotRunning
 from daemon.client.spool import append_to_spool
+from daemon.contract.kinds import Kind
 from daemon.paths import hook_files
 from store.errors import ProtocolError, TokaError
 
@@ -68,7 +69,7 @@ AGENTS = ("claude-code", "codex")
 USAGE = "usage: toka hook claude-code [--headroom] < payload.json, or toka hook codex PAYLOAD_JSON"
 # The kind of a status line input (Claude Code's statusLine command, `toka statusline`;
 # daemon/agents/usage.py reads its context_window.context_window_size as the agent's own window).
-STATUSLINE = "statusline"
+STATUSLINE = Kind.STATUSLINE
 # How long a hook waits for the daemon's answer before spooling instead (keys dedupe the case
 # where the daemon committed after all). Claude Code's own hook timeout is 60 s.
 ANSWER_TIMEOUT_S = 5.0
@@ -201,7 +202,7 @@ def record_hook(agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, hea
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
         return 0
-    figures = _record(event, headroom and event["kind"] == "hook.user_prompt_submit", stderr)
+    figures = _record(event, headroom and event["kind"] == Kind.HOOK_USER_PROMPT_SUBMIT, stderr)
     if figures is not None and (text := headroom_line(figures)):
         stdout.write(text + "\n")
     return 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
+from daemon.contract.states import AT_RISK
 from store.errors import TokaError
 from toka_cli.hook import STATUSLINE, delivered, dollars, hook_event, percent, tokens
 
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 USAGE = "usage: toka statusline < session.json (Claude Code's statusLine command)"
 # What the line says when it has nothing to show: no input, or a bug.
 NO_FIGURES = "toka · no figures yet"
-# States worth a word on the line.
-ALERT_STATES = ("WARNING", "CRITICAL", "HANDOFF_PENDING", "ERROR")
 
 
 def _note(stderr: IO[str], message: str) -> None:
@@ -60,7 +59,7 @@ def line(figures: dict[str, Any] | None, payload: dict[str, Any] | None) -> str:
         pct, context, window = figures.get("fill_pct"), figures.get("context_tokens"), figures.get("context_window")
         if isinstance(pct, (int, float)) and isinstance(context, int) and isinstance(window, int):
             state = figures.get("state")
-            flag = f" {state}" if state in ALERT_STATES else ""
+            flag = f" {state}" if state in AT_RISK else ""
             parts.append(f"ctx {percent(pct)} ({tokens(max(window - context, 0))} left){flag}")
         elif (used := _used_pct(payload)) is not None:
             parts.append(f"ctx {percent(used)} (Claude Code's)")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from daemon.agents.model import Agent, Agents
 from daemon.agents.refs import Refs
 from daemon.agents.usage import MAIN_AGENT, UsageFigures
+from daemon.contract.kinds import Kind
 from store.base import EventStore
 
 
@@ -26,7 +27,7 @@ class Directory:
     async def known(self) -> list[Agent]:
         """Every agent: spawned ones, and each agent of every session that recorded usage."""
         for info in await self.store.sessions():
-            if "usage" in info.kinds:
+            if Kind.USAGE in info.kinds:
                 for name in info.agents or [MAIN_AGENT]:
                     self.agents.implicit(info.session, name)
         return list(self.agents)

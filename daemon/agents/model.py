@@ -11,7 +11,8 @@ States and reasons are those of DESIGN.md. Every change of state is a ``lifecycl
 (``{agent, from, to, reason, detail, ...}``); :class:`Agents` applies ``agent.spawn``,
 ``lifecycle`` and ``handoff`` events (and the SessionEnd hook's) in log order, so replaying the
 log rebuilds every state.
-:func:`check_transition` is the one place that says which changes are allowed.
+:func:`check_transition` is the one place that checks a change, against the transitions of
+daemon/contract/transitions.py (``AGENT_LIFECYCLE``).
 """
 
 from __future__ import annotations
@@ -20,67 +21,38 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.agents.usage import MAIN_AGENT, Thresholds, UsageFigures
+from daemon.contract.kinds import Kind
+from daemon.contract.policies import OnCritical
+from daemon.contract.states import AgentState, Reason
+from daemon.contract.transitions import AGENT_LIFECYCLE
 from store.errors import Conflict, UsageError
 from store.events import Event
 
-STATES = (
-    "INITIALIZING",
-    "ACTIVE",
-    "WARNING",
-    "CRITICAL",
-    "HANDOFF_PENDING",
-    "HANDOFF_COMPLETE",
-    "TERMINATED",
-    "ERROR",
-    "PAUSED",
-)
-REASONS = (
-    "CONTEXT_WINDOW_EXHAUSTED",
-    "TASK_COMPLETED",
-    "ERROR",
-    "MANUAL_TERMINATION",
-    "ORCHESTRATOR_SHUTDOWN",
-    "TIMEOUT",
-    "RESOURCE_CLEANUP",
-    "HANDOFF_COMPLETE",
-)
-# The states usage moves an agent between, by how full its context is.
-FILL_STATES = ("ACTIVE", "WARNING", "CRITICAL")
-TRANSITIONS: dict[str, frozenset[str]] = {
-    "INITIALIZING": frozenset({*FILL_STATES, "PAUSED", "TERMINATED", "ERROR"}),
-    "ACTIVE": frozenset({"WARNING", "CRITICAL", "PAUSED", "HANDOFF_PENDING", "TERMINATED", "ERROR"}),
-    "WARNING": frozenset({"ACTIVE", "CRITICAL", "PAUSED", "HANDOFF_PENDING", "TERMINATED", "ERROR"}),
-    "CRITICAL": frozenset({"ACTIVE", "WARNING", "PAUSED", "HANDOFF_PENDING", "TERMINATED", "ERROR"}),
-    "HANDOFF_PENDING": frozenset({"HANDOFF_COMPLETE", "CRITICAL", "ERROR"}),
-    "HANDOFF_COMPLETE": frozenset({"TERMINATED"}),
-    "PAUSED": frozenset({*FILL_STATES, "TERMINATED", "ERROR"}),
-    "ERROR": frozenset({"TERMINATED"}),
-    "TERMINATED": frozenset(),
-}
-SPAWN = "agent.spawn"
-LIFECYCLE = "lifecycle"
-HANDOFF = "handoff"
+STATES = AGENT_LIFECYCLE.states
+REASONS = tuple(Reason)
+SPAWN = Kind.AGENT_SPAWN
+HANDOFF = Kind.HANDOFF
 # Claude Code's SessionEnd hook (`toka hook claude-code`): the session's agents stopped there.
-SESSION_END = "hook.session_end"
+SESSION_END = Kind.HOOK_SESSION_END
 
 
 def check_transition(agent: Agent, to: str, reason: str | None = None) -> None:
     """Raise Conflict unless ``agent`` may go to state ``to`` (with ``reason``)."""
     if to not in STATES:
         raise UsageError(f"unknown state {to!r}", f"states: {', '.join(STATES)}")
-    if reason is not None and to == "TERMINATED" and reason not in REASONS:
+    if reason is not None and to == AgentState.TERMINATED and reason not in REASONS:
         raise UsageError(f"unknown termination reason {reason!r}", f"reasons: {', '.join(REASONS)}")
-    if to not in TRANSITIONS[agent.state]:
-        allowed = ", ".join(sorted(TRANSITIONS[agent.state])) or "none: it is final"
+    if to not in AGENT_LIFECYCLE.allowed(agent.state):
+        allowed = ", ".join(sorted(AGENT_LIFECYCLE.allowed(agent.state))) or "none: it is final"
         raise Conflict(f"{agent.id} is {agent.state} and cannot go to {to}", f"from {agent.state}: {allowed}")
 
 
 def fill_state(fill_pct: float, thresholds: Thresholds) -> str:
     if fill_pct >= thresholds.critical_pct:
-        return "CRITICAL"
+        return AgentState.CRITICAL
     if fill_pct >= thresholds.warning_pct:
-        return "WARNING"
-    return "ACTIVE"
+        return AgentState.WARNING
+    return AgentState.ACTIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +107,11 @@ class Agent:
     model: str | None = None
     window: int | None = None  # its own setting, over every other source
     thresholds: Thresholds = field(default_factory=Thresholds)
-    policy: str = "notify"
+    policy: str = OnCritical.NOTIFY
     auto_compress: str | None = None  # a compression policy the daemon runs at the trigger
     predecessor: str | None = None
     successor: str | None = None
-    state: str = "ACTIVE"
+    state: str = AgentState.ACTIVE
     reason: str | None = None
     detail: str | None = None
     changed_ts: int | None = None
@@ -183,7 +155,7 @@ class Agent:
 class Agents:
     """Every agent the log knows, kept up to date by :meth:`apply` in log order."""
 
-    def __init__(self, thresholds: Thresholds, policy: str = "notify") -> None:
+    def __init__(self, thresholds: Thresholds, policy: str = OnCritical.NOTIFY) -> None:
         self.thresholds = thresholds
         self.policy = policy
         self._agents: dict[tuple[str, str], Agent] = {}
@@ -212,7 +184,7 @@ class Agents:
             agent = spawned_agent(event, self.thresholds)
             self._agents[(agent.session, agent.name)] = agent
             self._spawned[agent.name] = agent
-        elif event.kind == LIFECYCLE and isinstance(payload.get("to"), str):
+        elif event.kind == Kind.LIFECYCLE and isinstance(payload.get("to"), str):
             agent = self.implicit(event.session, event.agent)
             agent.state = payload["to"]
             agent.reason = payload.get("reason")
@@ -275,9 +247,9 @@ def spawned_agent(event: Event, defaults: Thresholds) -> Agent:
             critical_pct=limits.get("critical_pct", defaults.critical_pct),
             compress_pct=limits.get("compress_pct", defaults.compress_pct),
         ),
-        policy=payload.get("policy") or "notify",
+        policy=payload.get("policy") or OnCritical.NOTIFY,
         auto_compress=payload.get("auto_compress"),
         predecessor=payload.get("predecessor"),
-        state="INITIALIZING",
+        state=AgentState.INITIALIZING,
         changed_ts=event.ts,
     )

@@ -19,21 +19,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.agents.windows import DEFAULT_WINDOW, LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
+from daemon.contract.fill import ContextFill, context_fill, fill_pct, headroom_tokens
+from daemon.contract.kinds import Kind
 from store.base import EventQuery, EventStore
 from store.events import Event, NewEvent, format_ts
 from store.usage import Claims
 
 MAIN_AGENT = "main"
 # Claude Code's SessionStart hook names the model as the user chose it, `[1m]` suffix included.
-SESSION_START = "hook.session_start"
+SESSION_START = Kind.HOOK_SESSION_START
 # Claude Code's own compaction (daemon/ingest/claude_code.py): ``pre_tokens`` is the context it
 # compacted at, which bounds the window the agent ran with.
-COMPACTION = "compaction"
+COMPACTION = Kind.COMPACTION
 # Claude Code's status line input, as `toka hook claude-code --statusline` records it: its
 # ``context_window.context_window_size`` is the window the agent itself works with.
-STATUSLINE = "statusline"
+STATUSLINE = Kind.STATUSLINE
 # The kinds a session's figures are folded from.
-FIGURE_KINDS = ("usage", SESSION_START, COMPACTION, STATUSLINE)
+FIGURE_KINDS = (Kind.USAGE, SESSION_START, COMPACTION, STATUSLINE)
 # Usage events read per step back from a session's end in ``latest_context``: the latest
 # main-chain response is nearly always among the last few (subagents interleave a handful).
 _RECENT = 64
@@ -102,7 +104,7 @@ class UsageFigures:
 
     def add(self, event: Event) -> None:
         payload = event.payload
-        if event.kind == "usage" and not self.claims.counts(event.session, payload):
+        if event.kind == Kind.USAGE and not self.claims.counts(event.session, payload):
             return
         if event.kind == SESSION_START:
             if isinstance(payload.get("model"), str) and payload["model"]:
@@ -176,7 +178,10 @@ class UsageFigures:
         return window, source
 
     def fill_pct(self, window: int) -> float | None:
-        return None if self.context_tokens is None else round(100 * self.context_tokens / window, 1)
+        return fill_pct(self.context_tokens, window)
+
+    def context_fill(self, window: int, window_source: str) -> ContextFill:
+        return context_fill(self.model or self.declared_model, self.context_tokens, window, window_source)
 
     def to_json(
         self,
@@ -189,13 +194,9 @@ class UsageFigures:
         document: dict[str, Any] = {"session": self.session}
         if self.agent is not None:
             document["agent"] = self.agent
+        document |= self.context_fill(size, source)
         document |= {
-            "model": self.model or self.declared_model,
-            "context_tokens": context,
-            "context_window": size,
-            "window_source": source,
-            "fill_pct": self.fill_pct(size),
-            "headroom_tokens": None if context is None else max(size - context, 0),
+            "headroom_tokens": headroom_tokens(context, size),
             "thresholds": limits.to_json(),
             "tokens_until": {
                 name: None if context is None else max(round(size * pct / 100) - context, 0)
@@ -253,7 +254,7 @@ async def latest_context(
     before: int | None = None
     while True:
         page = await store.query(
-            EventQuery(session=session, kinds=("usage",), before_seq=before, limit=_RECENT, order="desc")
+            EventQuery(session=session, kinds=(Kind.USAGE,), before_seq=before, limit=_RECENT, order="desc")
         )
         for event in reversed(page):
             figures.add(event)
@@ -276,8 +277,8 @@ async def output_revisions(store: EventStore, held: list[tuple[NewEvent, Event]]
         payload = new.payload
         reported = _count(payload, "output_tokens")
         if (
-            new.kind != "usage"
-            or stored.kind != "usage"
+            new.kind != Kind.USAGE
+            or stored.kind != Kind.USAGE
             or new.key is None
             or payload.get("revision") is True
             or not isinstance(payload.get("message_id"), str)
@@ -304,7 +305,7 @@ async def _counted_output(store: EventStore, stored: Event) -> int:
     """The output the log counts for the response ``stored`` holds: its own and its revisions'."""
     response = (stored.payload.get("message_id"), stored.payload.get("request_id"))
     counted = _count(stored.payload, "output_tokens")
-    async for event in store.scan(EventQuery(session=stored.session, kinds=("usage",), after_seq=stored.seq)):
+    async for event in store.scan(EventQuery(session=stored.session, kinds=(Kind.USAGE,), after_seq=stored.seq)):
         payload = event.payload
         if payload.get("revision") is True and (payload.get("message_id"), payload.get("request_id")) == response:
             counted += _count(payload, "output_tokens")

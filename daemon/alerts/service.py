@@ -26,6 +26,8 @@ from typing import Any
 from daemon.alerts.notify import Notifier
 from daemon.alerts.settings import AlertSettings
 from daemon.component import Component
+from daemon.contract.kinds import Kind
+from daemon.contract.states import WORST_FIRST, AgentState
 from daemon.core import Core
 from daemon.cost.service import Costs
 from store.events import Event, NewEvent, format_ts
@@ -33,12 +35,16 @@ from store.events import Event, NewEvent, format_ts
 log = logging.getLogger("toka.daemon")
 
 SESSION = "toka.alerts"
-KIND = "alert"
-LIFECYCLE = "lifecycle"
+KIND = Kind.ALERT
+LIFECYCLE = Kind.LIFECYCLE
 # The states an agent going up into raises an alert, with the level it has.
-LEVELS = {"WARNING": "warning", "CRITICAL": "critical"}
-# States an agent comes from when it goes *up* into one of those.
-BELOW = {"WARNING": ("INITIALIZING", "ACTIVE", "PAUSED"), "CRITICAL": ("INITIALIZING", "ACTIVE", "WARNING", "PAUSED")}
+LEVELS: dict[str, str] = {AgentState.WARNING: "warning", AgentState.CRITICAL: "critical"}
+# States an agent comes from when it goes *up* into one of those: those less bad (in the one order
+# of daemon/contract/states.py), but for HANDOFF_PENDING, whose way back to CRITICAL is no news.
+BELOW: dict[str, tuple[str, ...]] = {
+    state: tuple(s for s in WORST_FIRST[WORST_FIRST.index(state) + 1 :] if s != AgentState.HANDOFF_PENDING)
+    for state in LEVELS
+}
 
 
 def alert_json(event: Event) -> dict[str, Any]:
@@ -70,7 +76,7 @@ class Alerts(Component):
                 self._queue.append(event)
                 self._idle.clear()
                 self._wake.set()
-            elif event.kind == "usage" and (self.settings.block_cost_limit or self.settings.block_token_limit):
+            elif event.kind == Kind.USAGE and (self.settings.block_cost_limit or self.settings.block_token_limit):
                 self._usage = True
                 self._idle.clear()
                 self._wake.set()

@@ -21,7 +21,7 @@ from daemon.version import PROTOCOL_VERSION
 from store.errors import DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
-    from daemon.client.results import Event
+    from daemon.contract.results import Event
 
 # The daemon bounds request lines; answers (a page of events) may be larger than asyncio's
 # default 64 KiB line limit.

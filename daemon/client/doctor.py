@@ -18,7 +18,7 @@ from daemon.paths import Paths
 from store.errors import ConfigError, DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
-    from daemon.client.results import DatabaseHealth, ExportStatus, PostgresHealth, Status
+    from daemon.contract.results import DatabaseHealth, ExportStatus, PostgresHealth, Status
 
 # quick_check reads every page: a large database takes a while, in the daemon as here.
 DATABASE_CHECK_TIMEOUT_S = 300.0

@@ -20,7 +20,7 @@ from daemon.paths import Paths
 from store.errors import DaemonUnavailable, UsageError
 
 if TYPE_CHECKING:
-    from daemon.client.results import Recovery
+    from daemon.contract.results import Recovery
 
 
 def recover_database(paths: Paths) -> Recovery:

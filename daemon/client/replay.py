@@ -13,16 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from daemon.client.results import Event
+from daemon.contract.kinds import Kind
+from daemon.contract.results import Event
 from store.kinds import kind_taken
 
 if TYPE_CHECKING:
     from daemon.client.sync import Client
 
-LIFECYCLE = "lifecycle"
+LIFECYCLE = Kind.LIFECYCLE
 # What an importer keeps of a line it does not map (progress, snapshots): the bulk of a real
 # session, hidden from transcripts and timelines unless asked for.
-RAW = "raw"
+RAW = Kind.RAW
 
 
 def replay_lines(

@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 
 if TYPE_CHECKING:
     from typing import Any, Literal, NamedTuple
 
-    from daemon.client.results import Event
+    from daemon.contract.results import Event
 
 ProgressFn = Callable[[int, int], None]
 # The line limit of a daemon whose hello does not say it: the default of daemon.max_line_bytes.

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.client.appends import Appends, Prepared
 from daemon.client.sync import Client
+from daemon.contract.kinds import Kind
 from daemon.ingest.formats import FOLLOWERS, detect, expand
 from daemon.ingest.lines import BadLine, ParseStats, unknown_type
 from daemon.ingest.parser import parse_numbered
 
 if TYPE_CHECKING:
-    from daemon.client.results import ImportReport
+    from daemon.contract.results import ImportReport
 
 
 @dataclass
@@ -61,7 +62,7 @@ class ImportSummary:
         self.created += sum(1 for r in results if r["created"])
         self.existing += sum(1 for r in results if not r["created"])
         for prepared, result in zip(events, results, strict=True):
-            if result["created"] and prepared.event["kind"] == "raw":
+            if result["created"] and prepared.event["kind"] == Kind.RAW:
                 self.unknown_created[unknown_type(prepared.event["payload"].get("record"))] += 1
         self.sessions.update(p.event["session"] for p in events)
 

@@ -8,6 +8,6 @@ that replaces it, the events of the range kept verbatim, and the figures. The da
 No store, no sockets, no clock: the only I/O is running an external summarizer when one is
 configured (``external``). docs/compression.md describes the policies and the payload.
 
-The package imports nothing itself: the settings import its policies (``model.POLICIES``)
-without loading the engine. ``engine.compress`` is the entry point.
+The policies are named in daemon/contract/policies.py (``CompressionPolicy``), which the settings,
+the CLI and the MCP server read without loading the engine. ``engine.compress`` is the entry point.
 """

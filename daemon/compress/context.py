@@ -26,6 +26,7 @@ from daemon.agents.refs import Refs
 from daemon.component import Component
 from daemon.compress.service import COMPRESSION, in_context
 from daemon.compress.settings import CompressionSettings
+from daemon.contract.kinds import NOTE_PREFIX, Kind
 from daemon.core import Core
 from daemon.memory.pool_service import PoolService
 from daemon.memory.service import Entry, Memory
@@ -41,7 +42,7 @@ ALLOCATION = {"output_reserve": 0.15, "input_reserve": 0.10, "system": 0.15, "me
 # Of the history's share, the most that stored summaries (and the events they kept) may take:
 # the newest events matter more than an old range's detail.
 SUMMARIES_SHARE = 0.4
-PINNED_NOTES = ("note.decision", "note.constraint", "note.assumption")
+PINNED_NOTES = (Kind.NOTE_DECISION, Kind.NOTE_CONSTRAINT, Kind.NOTE_ASSUMPTION)
 MIN_BUDGET = 1_000
 # How long an assembled context stays in the pool for a repeated request.
 CACHE_TTL_S = 300.0
@@ -76,26 +77,26 @@ class Item:
 def render(event: Event) -> tuple[str, str] | None:
     """(role, content) of an event as an agent reads it; None for what is not replayed."""
     payload = event.payload
-    if event.kind == "message" and isinstance(payload.get("text"), str):
+    if event.kind == Kind.MESSAGE and isinstance(payload.get("text"), str):
         return str(payload.get("role") or "user"), payload["text"]
-    if event.kind == "tool.call":
+    if event.kind == Kind.TOOL_CALL:
         call = json.dumps(payload.get("input"), ensure_ascii=False, separators=(",", ":"))
         return "assistant", f"[tool call {payload.get('tool')}] {call}"
-    if event.kind == "tool.result":
+    if event.kind == Kind.TOOL_RESULT:
         output = payload.get("output")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         status = " failed" if payload.get("is_error") is True else ""
         return "user", f"[tool result{status}] {text}"
-    if event.kind in ("compaction", "compaction.summary") and isinstance(payload.get("summary"), str):
+    if event.kind in (Kind.COMPACTION, Kind.COMPACTION_SUMMARY) and isinstance(payload.get("summary"), str):
         return "user", f"[summary of the earlier conversation] {payload['summary']}"
-    if event.kind.startswith("note.") and isinstance(payload.get("text"), str):
+    if event.kind.startswith(NOTE_PREFIX) and isinstance(payload.get("text"), str):
         why = f" (because: {payload['reason']})" if isinstance(payload.get("reason"), str) else ""
         return "system", f"[{event.kind.removeprefix('note.')}] {payload['text']}{why}"
     return None
 
 
 def _pinned(event: Event) -> bool:
-    return (event.kind == "message" and event.payload.get("role") == "system") or event.kind in PINNED_NOTES
+    return (event.kind == Kind.MESSAGE and event.payload.get("role") == "system") or event.kind in PINNED_NOTES
 
 
 class ContextAssembler(Component):

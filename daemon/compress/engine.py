@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.compress.external import ExternalFailure, run_external
-from daemon.compress.model import POLICIES, Compression, Elided, SummarizerUsed
+from daemon.compress.model import Compression, Elided, SummarizerUsed
 from daemon.compress.quote import BlobCitations, call_id, failed, span
 from daemon.compress.summary import clip_to, extractive_summary
 from daemon.compress.transcript import transcript
+from daemon.contract.kinds import Kind
+from daemon.contract.policies import CompressionPolicy
 from daemon.handoff import Request
 from daemon.transcript.calls import PATH_FIELDS, TODO_TOOLS
 from daemon.transcript.text import is_request
@@ -68,13 +70,13 @@ SCORES = {
     "long_tool_result": 2,  # a successful result whose output exceeds LONG_OUTPUT_CHARS
 }
 LONG_OUTPUT_CHARS = 2000
-_NOTE_SCORES = {
-    "note.decision": SCORES["note.decision"],
-    "note.todo": SCORES["todo"],
-    "note.rejected": SCORES["note"],
-    "note.constraint": SCORES["note"],
-    "note.assumption": SCORES["note"],
-    "note.dependency": SCORES["note"],
+_NOTE_SCORES: dict[str, int] = {
+    Kind.NOTE_DECISION: SCORES["note.decision"],
+    Kind.NOTE_TODO: SCORES["todo"],
+    Kind.NOTE_REJECTED: SCORES["note"],
+    Kind.NOTE_CONSTRAINT: SCORES["note"],
+    Kind.NOTE_ASSUMPTION: SCORES["note"],
+    Kind.NOTE_DEPENDENCY: SCORES["note"],
 }
 _FILE_TOOLS = frozenset({*PATH_FIELDS, "apply_patch"})
 
@@ -147,8 +149,8 @@ def _cut(after: list[int], budget: int) -> int:
 
 def _past_orphans(events: Sequence[Event], cut: int) -> int:
     """``cut`` moved past the tool results whose calls lie before it."""
-    calls = {call_id(e.payload) for e in events[cut:] if e.kind == "tool.call"}
-    while cut < len(events) and events[cut].kind == "tool.result" and call_id(events[cut].payload) not in calls:
+    calls = {call_id(e.payload) for e in events[cut:] if e.kind == Kind.TOOL_CALL}
+    while cut < len(events) and events[cut].kind == Kind.TOOL_RESULT and call_id(events[cut].payload) not in calls:
         cut += 1
     return cut
 
@@ -157,7 +159,11 @@ def _dropped_note(events: Sequence[Event], cut: int) -> str:
     counts = Counter(e.kind for e in events[:cut])
     parts = [
         f"{counts.pop(kind)} {label}"
-        for kind, label in (("message", "messages"), ("tool.call", "tool calls"), ("tool.result", "tool results"))
+        for kind, label in (
+            (Kind.MESSAGE, "messages"),
+            (Kind.TOOL_CALL, "tool calls"),
+            (Kind.TOOL_RESULT, "tool results"),
+        )
         if counts.get(kind)
     ]
     other = sum(counts.values())
@@ -190,7 +196,7 @@ def _window(job: _Job) -> Compression:
     def at_message(cut: int) -> int:
         for i in range(cut, len(events)):
             event = events[i]
-            if event.kind == "message" and event.payload.get("meta") is not True:
+            if event.kind == Kind.MESSAGE and event.payload.get("meta") is not True:
                 return i
         return _past_orphans(events, cut)
 
@@ -237,19 +243,21 @@ def _summarize(job: _Job) -> Compression:
 def scores(events: Sequence[Event]) -> list[int]:
     """The importance of each event (:data:`SCORES`): requests, decisions, to-dos, errors and file
     changes above the agent's chatter, and long successful tool output lowest of the tool events."""
-    failed_calls = {call_id(e.payload) for e in events if e.kind == "tool.result" and failed(e.payload)}
-    file_calls = {call_id(e.payload) for e in events if e.kind == "tool.call" and e.payload.get("tool") in _FILE_TOOLS}
+    failed_calls = {call_id(e.payload) for e in events if e.kind == Kind.TOOL_RESULT and failed(e.payload)}
+    file_calls = {
+        call_id(e.payload) for e in events if e.kind == Kind.TOOL_CALL and e.payload.get("tool") in _FILE_TOOLS
+    }
     found: list[int] = []
     for event in events:
         payload: dict[str, Any] = event.payload
         kind = event.kind
-        if kind == "message":
+        if kind == Kind.MESSAGE:
             role = payload.get("role")
             if role == "user":
                 score = SCORES["request"] if is_request(event) else SCORES["injected"]
             else:
                 score = SCORES["assistant"] if role == "assistant" else SCORES["injected"]
-        elif kind == "tool.call":
+        elif kind == Kind.TOOL_CALL:
             tool = payload.get("tool")
             if tool in TODO_TOOLS:
                 score = SCORES["todo"]
@@ -259,7 +267,7 @@ def scores(events: Sequence[Event]) -> list[int]:
                 score = SCORES["file_change"]
             else:
                 score = SCORES["tool_call"]
-        elif kind == "tool.result":
+        elif kind == Kind.TOOL_RESULT:
             if failed(payload):
                 score = SCORES["error"]
             elif call_id(payload) in file_calls:
@@ -270,11 +278,11 @@ def scores(events: Sequence[Event]) -> list[int]:
                 score = SCORES["long_tool_result"] if long else SCORES["tool_result"]
         elif kind in _NOTE_SCORES:
             score = _NOTE_SCORES[kind]
-        elif kind == "error":
+        elif kind == Kind.ERROR:
             score = SCORES["error"]
-        elif kind in ("compaction", "compaction.summary"):
+        elif kind in (Kind.COMPACTION, Kind.COMPACTION_SUMMARY):
             score = SCORES["compaction"]
-        elif kind == "thinking":
+        elif kind == Kind.THINKING:
             score = SCORES["thinking"]
         else:
             score = 0
@@ -289,7 +297,7 @@ def _newest_messages_start(events: Sequence[Event], count: int) -> int:
     seen = 0
     for i in range(len(events) - 1, -1, -1):
         event = events[i]
-        if event.kind == "message" and event.payload.get("meta") is not True:
+        if event.kind == Kind.MESSAGE and event.payload.get("meta") is not True:
             seen += 1
             if seen == count:
                 return i
@@ -317,10 +325,10 @@ def _importance(job: _Job) -> Compression:
 
 
 _POLICY_RUNS: dict[str, Callable[[_Job], Compression]] = {
-    "fifo": _fifo,
-    "window": _window,
-    "summarize": _summarize,
-    "importance": _importance,
+    CompressionPolicy.FIFO: _fifo,
+    CompressionPolicy.WINDOW: _window,
+    CompressionPolicy.SUMMARIZE: _summarize,
+    CompressionPolicy.IMPORTANCE: _importance,
 }
 
 
@@ -348,7 +356,7 @@ def compress(
     Pure apart from running the external command: the same events give the same result.
     """
     if policy not in _POLICY_RUNS:
-        raise UsageError(f"unknown compression policy {policy!r}", f"use one of: {', '.join(POLICIES)}")
+        raise UsageError(f"unknown compression policy {policy!r}", f"use one of: {', '.join(CompressionPolicy)}")
     if target_tokens < 0:
         raise UsageError(f"target_tokens must not be negative, not {target_tokens}")
     if keep_last < 0:

@@ -13,7 +13,6 @@ from typing import Any
 
 # Bumped when the payload's shape changes in a way a reader must know about.
 COMPRESSION_FORMAT = 1
-POLICIES = ("fifo", "window", "summarize", "importance")
 # A payload whose canonical JSON is larger than this is left out of a summary and cited by
 # digest: a summary is read by a model with a budget, and `toka blob show` brings the payload back.
 ELIDE_BYTES = 2048

@@ -21,8 +21,9 @@ from typing import Any
 from daemon.agents.directory import Directory
 from daemon.agents.model import Agent
 from daemon.component import Component
-from daemon.compress.model import POLICIES
 from daemon.compress.settings import CompressionSettings
+from daemon.contract.kinds import NOTE_PREFIX, Kind
+from daemon.contract.policies import CompressionPolicy, choices_of
 from daemon.core import Core
 from daemon.redact.settings import RedactionSettings
 from store.base import EventQuery, EventStore
@@ -31,17 +32,17 @@ from store.events import Event, format_ts, parse_new_event
 
 log = logging.getLogger("toka.daemon")
 
-COMPRESSION = "compression"
+COMPRESSION = Kind.COMPRESSION
 # The kinds an agent's context is made of (with note.*); everything else (usage, lifecycle, raw
 # records, hooks, thinking, which providers do not carry from one turn to the next, ...) is about
 # the session, not in it.
-CONTEXT_KINDS = frozenset({"message", "tool.call", "tool.result", "compaction", "compaction.summary"})
+CONTEXT_KINDS = frozenset({Kind.MESSAGE, Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.COMPACTION, Kind.COMPACTION_SUMMARY})
 
 Progress = Callable[[int, int], None]
 
 
 def in_context(event: Event) -> bool:
-    return event.kind in CONTEXT_KINDS or event.kind.startswith("note.")
+    return event.kind in CONTEXT_KINDS or event.kind.startswith(NOTE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ class Compressor(Component):
         self._auto: set[str] = set()  # sessions with an automatic compression under way
 
     async def run(self, agent: Agent, request: Compress, progress: Progress | None = None) -> dict[str, Any]:
-        if request.policy not in POLICIES:
-            raise UsageError(f"unknown policy {request.policy!r}", f"policies: {', '.join(POLICIES)}")
+        if request.policy not in choices_of(CompressionPolicy):
+            raise UsageError(f"unknown policy {request.policy!r}", f"policies: {', '.join(CompressionPolicy)}")
         if not 0 < request.target_pct < 100:
             raise UsageError(f"the target must be a percentage between 0 and 100, got {request.target_pct!r}")
         async with self._lock:
@@ -152,7 +153,7 @@ class Compressor(Component):
                 f" compression.min_interval_s asks for {settings.min_interval_s / 60:.0f} min",
                 "add --force to compress now",
             )
-        messages = sum(1 for e in events if e.kind == "message" and e.seq > previous.seq)
+        messages = sum(1 for e in events if e.kind == Kind.MESSAGE and e.seq > previous.seq)
         if messages < settings.min_messages:
             raise Conflict(
                 f"{messages} new messages since the last compression; compression.min_messages asks for"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.config import DAY_S
+from daemon.contract.policies import AUTO_COMPRESS_OFF, CompressionPolicy, choices_of
 from daemon.setting import setting
 
 
@@ -20,7 +20,7 @@ class CompressionSettings:
     policy: str = setting(
         "summarize",
         "how `toka compress` and automatic compression shrink a session: fifo, window, summarize or importance",
-        COMPRESSION_POLICIES,
+        choices_of(CompressionPolicy),
     )
     trigger_pct: float = setting(
         75.0, "context fill (% of the window) from which compression is considered", bounds=(1.0, 100.0)
@@ -32,7 +32,7 @@ class CompressionSettings:
         "off",
         "compress a spawned agent's session by itself at the trigger (off, or a policy); per agent with"
         " `toka agent spawn --auto-compress`",
-        ("off", *COMPRESSION_POLICIES),
+        (AUTO_COMPRESS_OFF, *choices_of(CompressionPolicy)),
     )
     summarizer: str = setting(
         "builtin",

@@ -31,6 +31,7 @@ from typing import Any
 
 from daemon.compress.model import Elided
 from daemon.compress.quote import BlobCitations, call_summary, failed, one_line, output_of, span
+from daemon.contract.kinds import Kind
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject
 from store.events import Event
 
@@ -43,13 +44,13 @@ OUTPUT_CHARS = 200
 RECENT_ITEMS = 40  # the last exchanges offered; the budget decides how many stay
 
 TODO_MARKS = {"completed": "[x]", "done": "[x]", "in_progress": "[>]"}
-NOTE_TITLES = {
-    "note.decision": "Decisions",
-    "note.rejected": "Rejected alternatives",
-    "note.constraint": "Constraints",
-    "note.assumption": "Assumptions",
-    "note.dependency": "Dependencies",
-    "note.todo": "Noted to-dos",
+NOTE_TITLES: dict[str, str] = {
+    Kind.NOTE_DECISION: "Decisions",
+    Kind.NOTE_REJECTED: "Rejected alternatives",
+    Kind.NOTE_CONSTRAINT: "Constraints",
+    Kind.NOTE_ASSUMPTION: "Assumptions",
+    Kind.NOTE_DEPENDENCY: "Dependencies",
+    Kind.NOTE_TODO: "Noted to-dos",
 }
 
 
@@ -134,7 +135,7 @@ def _recent(events: Sequence[Event], blobs: BlobCitations, redact: Redact) -> tu
     first_output: dict[str, int] = {}
     repeats = 0
     for event in events:
-        if event.kind == "tool.result":
+        if event.kind == Kind.TOOL_RESULT:
             first = first_output.setdefault(output_of(event), event.seq)
             if first != event.seq:
                 repeats += 1
@@ -143,15 +144,15 @@ def _recent(events: Sequence[Event], blobs: BlobCitations, redact: Redact) -> tu
         if len(items) >= RECENT_ITEMS:
             break
         payload = event.payload
-        if event.kind == "message":
+        if event.kind == Kind.MESSAGE:
             text = payload.get("text")
             if payload.get("meta") is True or not isinstance(text, str) or not text.strip():
                 continue
             items.append(redact(f"{payload.get('role', '?')}: {one_line(text, MESSAGE_CHARS)}") + blobs.cite(event))
-        elif event.kind == "tool.call":
+        elif event.kind == Kind.TOOL_CALL:
             tool = payload.get("tool")
             items.append(redact(f"call {tool}: {call_summary(payload.get('input'))}") + blobs.cite(event))
-        elif event.kind == "tool.result":
+        elif event.kind == Kind.TOOL_RESULT:
             status = "failed" if failed(payload) else "ok"
             output = output_of(event)
             earliest = first_output.get(output)
@@ -213,7 +214,7 @@ def _sections(events: Sequence[Event], handoff: Handoff, blobs: BlobCitations, r
             outcome = "recovered later" if latest.recovered else "not recovered"
             # The fold keeps errors clipped; quote the event's own text, so the length shown is true.
             source = by_id.get(latest.event)
-            if source is not None and source.kind == "tool.result":
+            if source is not None and source.kind == Kind.TOOL_RESULT:
                 text = output_of(source)
             items.append(redact(f"- {what}: {one_line(text, OUTPUT_CHARS)}{times} — {outcome}") + cite(latest.event))
         recovered = sum(1 for e in handoff.errors if e.recovered)

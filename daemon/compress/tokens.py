@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Protocol
 
+from daemon.contract.kinds import Kind
 from store.events import Event
 
 # Letters a BPE vocabulary commonly covers in one token: words up to this length (with the space
@@ -160,10 +161,10 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=s
 def payload_tokens(kind: str, payload: Mapping[str, Any], est: Estimator | None = None) -> int:
     """What an event of ``kind`` with ``payload`` costs in a context (see ``event_tokens``)."""
     count = (est or _HEURISTIC).count
-    if kind == "message":
+    if kind == Kind.MESSAGE:
         text = payload.get("text")
         body = count(text) if isinstance(text, str) else count(_COMPACT.encode(payload))
-    elif kind == "thinking":
+    elif kind == Kind.THINKING:
         text = payload.get("text")
         signature = payload.get("signature")
         if text and isinstance(text, str):
@@ -172,15 +173,15 @@ def payload_tokens(kind: str, payload: Mapping[str, Any], est: Estimator | None 
             body = round(len(signature) * HIDDEN_THINKING_PER_SIGNATURE_CHAR)
         else:
             body = 0
-    elif kind == "tool.call":
+    elif kind == Kind.TOOL_CALL:
         tool = payload.get("tool")
         body = count(tool if isinstance(tool, str) else "") + count(_COMPACT.encode(payload.get("input")))
         return body + TOOL_OVERHEAD
-    elif kind == "tool.result":
+    elif kind == Kind.TOOL_RESULT:
         output = payload.get("output")
         body = count(output if isinstance(output, str) else _COMPACT.encode(output))
         return body + TOOL_OVERHEAD
-    elif kind == "block" and payload.get("type") == "image":
+    elif kind == Kind.BLOCK and payload.get("type") == "image":
         body = IMAGE_TOKENS
     else:
         body = count(_COMPACT.encode(payload))

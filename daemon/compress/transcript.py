@@ -13,6 +13,7 @@ from typing import Any
 
 from daemon.compress.quote import BlobCitations, call_id, call_summary, failed, one_line, output_of, span
 from daemon.compress.summary import MESSAGE_CHARS, NOTE_TITLES
+from daemon.contract.kinds import Kind
 from daemon.transcript.text import text_of
 from store.events import Event
 
@@ -28,18 +29,18 @@ def _transcript_line(
 ) -> str | None:
     payload = event.payload
     kind = event.kind
-    if kind == "message":
+    if kind == Kind.MESSAGE:
         text = payload.get("text")
         if not isinstance(text, str) or not text.strip():
             return None
         role = payload.get("role", "?") + (" (injected)" if payload.get("meta") is True else "")
         body = text if len(text) <= TRANSCRIPT_MESSAGE_CHARS else one_line(text, TRANSCRIPT_MESSAGE_CHARS)
         return f"[{event.seq}] {role}: {body}{blobs.cite(event) if len(text) > TRANSCRIPT_MESSAGE_CHARS else ''}"
-    if kind == "tool.call":
+    if kind == Kind.TOOL_CALL:
         tool = payload.get("tool")
         tools[call_id(payload)] = str(tool)
         return f"[{event.seq}] call {tool}: {call_summary(payload.get('input'))}{blobs.cite(event)}"
-    if kind == "tool.result":
+    if kind == Kind.TOOL_RESULT:
         tool = tools.get(call_id(payload), "tool")
         status = "failed" if failed(payload) else "ok"
         output = output_of(event)
@@ -52,9 +53,9 @@ def _transcript_line(
         reason = payload.get("reason")
         why = f" (because: {one_line(reason, MESSAGE_CHARS)})" if isinstance(reason, str) and reason else ""
         return f"[{event.seq}] {kind}: {one_line(payload['text'], TRANSCRIPT_MESSAGE_CHARS)}{why}"
-    if kind in ("compaction", "compaction.summary") and isinstance(payload.get("summary"), str):
+    if kind in (Kind.COMPACTION, Kind.COMPACTION_SUMMARY) and isinstance(payload.get("summary"), str):
         return f"[{event.seq}] earlier summary: {one_line(payload['summary'], TRANSCRIPT_MESSAGE_CHARS)}"
-    if kind == "error":
+    if kind == Kind.ERROR:
         text = payload.get("text", payload.get("message", payload.get("error")))
         return f"[{event.seq}] error: {one_line(text_of(text), TRANSCRIPT_OUTPUT_CHARS)}"
     return None  # usage, thinking, raw records, metadata: nothing a summary needs

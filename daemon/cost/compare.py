@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.cost.periods import day_range, time_zone
 from daemon.cost.report import Filter
 from daemon.cost.service import Costs
@@ -81,12 +82,12 @@ async def compare(costs: Costs, request: CompareRequest) -> dict[str, Any]:
     theirs: dict[str, Decimal] = defaultdict(Decimal)
     unreported: dict[str, int] = defaultdict(int)
     sums: dict[str, Sums] = defaultdict(Sums)
-    query = EventQuery(kinds=("usage", "telemetry.counters"), since=days.start, until=days.end)
+    query = EventQuery(kinds=(Kind.USAGE, Kind.TELEMETRY_COUNTERS), since=days.start, until=days.end)
     counters: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     async for event in costs.core.store.scan(query):
         if not chosen.chooses(event.session):
             continue
-        if event.kind == "telemetry.counters":
+        if event.kind == Kind.TELEMETRY_COUNTERS:
             _counter_costs(event.payload.get("points") or [], counters, event.session)
             continue
         if usage_origin(event.payload) != TELEMETRY:

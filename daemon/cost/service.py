@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.component import Component
+from daemon.contract.kinds import Kind
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
 from daemon.cost.periods import Periods, day_range, offsets, time_zone
@@ -24,7 +25,7 @@ from store.base import EventQuery
 from store.events import Event
 from store.usage import BUCKET_US, DAY_US, UsageRow
 
-META = "session.meta"
+META = Kind.SESSION_META
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ from daemon.agents.directory import Directory
 from daemon.agents.model import Agents
 from daemon.agents.usage import MAIN_AGENT, latest_context
 from daemon.component import Component
+from daemon.contract.fill import headroom_tokens
+from daemon.contract.kinds import Kind
 from daemon.core import Core
 from daemon.cost.report import Filter
 from daemon.cost.service import Costs
@@ -26,7 +28,7 @@ from store.errors import UsageError
 from store.events import format_ts, parse_new_event
 from store.usage import DAY_US
 
-KIND = "statusline"
+KIND = Kind.STATUSLINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,7 @@ class StatusLine(Component):
     async def answer(self, request: StatusLineRequest) -> dict[str, Any]:
         event = parse_new_event(request.event)
         if event.kind != KIND:
-            raise UsageError(f"a status line event is of kind {KIND!r}, not {event.kind!r}")
+            raise UsageError(f"a status line event is of kind {KIND.value!r}, not {event.kind!r}")
         [result] = await self.core.append([event])
         await self.evaluated(result.event.seq)
         session = event.session
@@ -78,12 +80,8 @@ class StatusLine(Component):
         context = figures.context_tokens
         return {
             "session": session,
-            "model": figures.model or figures.declared_model,
-            "context_tokens": context,
-            "context_window": window,
-            "window_source": source,
-            "fill_pct": figures.fill_pct(window),
-            "headroom_tokens": None if context is None else max(window - context, 0),
+            **figures.context_fill(window, source),
+            "headroom_tokens": headroom_tokens(context, window),
             "state": None if main is None else main.state,
             "source": agent_source,
             "session_cost": {"calls": spent.calls, "cost_usd": spent.cost_usd, "unpriced_calls": spent.unpriced_calls},

@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from daemon.component import Component, Projection
+from daemon.contract.kinds import Kind
 from daemon.core import Core
 from store.errors import Conflict, NotFound, UsageError
 from store.events import Event, fit_name, parse_new_event
 
 SESSION = "toka.deps"
-ADD = "deps.add"
-REMOVE = "deps.remove"
+ADD = Kind.DEPS_ADD
+REMOVE = Kind.DEPS_REMOVE
 KINDS = (ADD, REMOVE)
 # Node names are payload values; the same bound as a session name.
 MAX_NODE_CHARS = 200

@@ -14,12 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from daemon.agents.usage import MAIN_AGENT
+from daemon.contract.kinds import Kind
+from daemon.contract.states import AgentState
 from daemon.export.calls import agent_name, text_field
 from daemon.export.content import MESSAGE_EVENTS, Content
 from daemon.export.spans import INTERNAL, AttributeValue, Span, SpanEvent, agent_span_id, ns, trace_id
 from store.events import Event
 
-LIFECYCLE, HANDOFF, SESSION_END = "lifecycle", "handoff", "hook.session_end"
+LIFECYCLE, HANDOFF, SESSION_END = Kind.LIFECYCLE, Kind.HANDOFF, Kind.HOOK_SESSION_END
 COMPACTIONS = ("compaction", "compression")
 
 
@@ -42,7 +44,9 @@ def ends_session(event: Event) -> bool:
     terminated. The session's agent spans are then sent without waiting for it to go quiet."""
     if event.kind == SESSION_END:
         return True
-    return event.kind == LIFECYCLE and event.payload.get("to") == "TERMINATED" and agent_name(event) == MAIN_AGENT
+    return (
+        event.kind == LIFECYCLE and event.payload.get("to") == AgentState.TERMINATED and agent_name(event) == MAIN_AGENT
+    )
 
 
 class AgentSpans:
@@ -67,7 +71,7 @@ class AgentSpans:
         payload = event.payload
         if event.kind == LIFECYCLE:
             agent.state = payload.get("to") if isinstance(payload.get("to"), str) else agent.state
-            if agent.state == "TERMINATED" and agent_name(event) == MAIN_AGENT:
+            if agent.state == AgentState.TERMINATED and agent_name(event) == MAIN_AGENT:
                 self.ended = True
             fields = {k: payload.get(k) for k in ("from", "to", "reason", "detail", "fill_pct")}
             return SpanEvent("toka.lifecycle", ns(event.ts), _text_attributes("toka.lifecycle", fields))
@@ -81,7 +85,7 @@ class AgentSpans:
             return SpanEvent("toka.session.end", ns(event.ts), {"toka.event.id": event.id})
         if event.kind in COMPACTIONS:
             return SpanEvent(f"toka.{event.kind}", ns(event.ts), {"toka.event.id": event.id})
-        if event.kind == "message" and self.content is not None and isinstance(payload.get("text"), str):
+        if event.kind == Kind.MESSAGE and self.content is not None and isinstance(payload.get("text"), str):
             if sum(m.name == "toka.message" for m in agent.marks) >= MESSAGE_EVENTS:
                 agent.messages += 1
                 return None
@@ -128,5 +132,5 @@ class AgentSpans:
             ns(last),
             attributes,
             tuple(agent.marks),
-            error="the agent ended in ERROR" if agent.state == "ERROR" else None,
+            error="the agent ended in ERROR" if agent.state == AgentState.ERROR else None,
         )

@@ -23,6 +23,7 @@ from typing import Any
 
 from daemon.agents.model import is_main
 from daemon.agents.usage import MAIN_AGENT
+from daemon.contract.kinds import Kind
 from daemon.cost.prices import PriceTable, Tokens
 from daemon.export.content import Content
 from daemon.export.spans import CLIENT, INTERNAL, AttributeValue, Span, agent_span_id, event_span_id, ns, trace_id
@@ -30,7 +31,7 @@ from store.base import EventQuery, EventStore
 from store.events import Event
 from store.usage import Claims, class_prompt, usage_counts, usage_origin, usage_row
 
-USAGE, CALL, RESULT = "usage", "tool.call", "tool.result"
+USAGE, CALL, RESULT = Kind.USAGE, Kind.TOOL_CALL, Kind.TOOL_RESULT
 # Events read back to find an agent's latest input, when the forwarder meets a session mid-way.
 LOOK_BACK = 500
 # genai-prices' provider ids as the conventions' gen_ai.provider.name names them.
@@ -69,7 +70,7 @@ def text_field(payload: dict[str, Any], name: str, default: str) -> str:
 
 def is_input(event: Event) -> bool:
     """Whether the model waited for this event: what a request starts after."""
-    return event.kind == RESULT or (event.kind == "message" and event.payload.get("role") == "user")
+    return event.kind == RESULT or (event.kind == Kind.MESSAGE and event.payload.get("role") == "user")
 
 
 def parent_of(event: Event) -> bytes:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.handoff.document import (
     OUTPUT_CHARS,
     REQUEST_CHARS,
@@ -70,12 +71,13 @@ FILES_KEPT = 500  # distinct paths; more are counted, not listed
 TOOLS_KEPT = 200  # distinct tool names
 PENDING_KEPT = 256  # calls awaiting their result (an interrupted turn leaves some forever)
 
+# The notes listed by kind (to-dos and errors have sections of their own), and the section of each.
 NOTE_KINDS = {
-    "note.decision": "decisions",
-    "note.rejected": "rejected",
-    "note.assumption": "assumptions",
-    "note.constraint": "constraints",
-    "note.dependency": "dependencies",
+    Kind.NOTE_DECISION: "decisions",
+    Kind.NOTE_REJECTED: "rejected",
+    Kind.NOTE_ASSUMPTION: "assumptions",
+    Kind.NOTE_CONSTRAINT: "constraints",
+    Kind.NOTE_DEPENDENCY: "dependencies",
 }
 ERROR_SUBTYPES = frozenset({"api_error", "error"})
 DONE_STATUSES = frozenset({"completed", "done"})
@@ -145,11 +147,11 @@ class HandoffBuilder:
         self._count = 0
         self._head: Event | None = None
         self._dispatch: dict[str, Callable[[Event], None]] = {
-            "message": self._message,
-            "tool.call": self._call,
-            "tool.result": self._result,
-            "error": self._error,
-            "system": self._system,
+            Kind.MESSAGE: self._message,
+            Kind.TOOL_CALL: self._call,
+            Kind.TOOL_RESULT: self._result,
+            Kind.ERROR: self._error,
+            Kind.SYSTEM: self._system,
         }
         for kind in NOTE_KINDS:
             self._dispatch[kind] = self._note
@@ -355,11 +357,11 @@ class HandoffBuilder:
             original_request=original,
             request=cite(self._request, REQUEST_CHARS),
             status=cite(self._status, TEXT_CHARS),
-            decisions=notes("note.decision"),
-            rejected=notes("note.rejected"),
-            assumptions=notes("note.assumption"),
-            constraints=notes("note.constraint"),
-            dependencies=notes("note.dependency"),
+            decisions=notes(Kind.NOTE_DECISION),
+            rejected=notes(Kind.NOTE_REJECTED),
+            assumptions=notes(Kind.NOTE_ASSUMPTION),
+            constraints=notes(Kind.NOTE_CONSTRAINT),
+            dependencies=notes(Kind.NOTE_DEPENDENCY),
             files=files,
             files_omitted=len(self._files_omitted),
             todos=todos,

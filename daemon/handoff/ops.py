@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.contract import results
 from daemon.handoff.service import Handoffs, summaries, summary
 from daemon.handoff.service import stats as handoff_stats
 from daemon.rpc.registry import Call, Ops
@@ -43,7 +44,7 @@ class AddNote:
 
 
 @OPS.op("notes.add", AddNote)
-async def notes_add(handoffs: Handoffs, request: AddNote, call: Call) -> dict[str, Any]:
+async def notes_add(handoffs: Handoffs, request: AddNote, call: Call) -> results.Noted:
     """Record a note for the next handoff document of the agent the target names."""
     target = request.target if request.agent is None else f"{request.target}/{request.agent}"
     agent = await handoffs.directory.refs.agent(target)

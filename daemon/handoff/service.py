@@ -26,6 +26,8 @@ from daemon.agents.directory import Directory
 from daemon.agents.model import HANDOFF, Agent, belongs
 from daemon.agents.usage import MAIN_AGENT, session_usage
 from daemon.component import Component
+from daemon.contract import results
+from daemon.contract.policies import NoteKind, choices_of
 from daemon.core import Core
 from daemon.handoff import Handoff, HandoffBuilder, Request, Subject, document_digest, first_request
 from daemon.handoff.render import render_markdown, render_prompt
@@ -42,7 +44,6 @@ log = logging.getLogger("toka.daemon")
 # Events of a trace's first session read to find its original request.
 _FIRST_EVENTS = 500
 # What `toka note` records: ``note.<kind>`` events, or an ``error`` event.
-NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
 
 
 class Handoffs(Component):
@@ -103,14 +104,14 @@ class Handoffs(Component):
             _write_markdown(self.markdown_dir, result.event)
         return result.event
 
-    async def note(self, agent: Agent, kind: str, text: str, reason: str | None = None) -> dict[str, Any]:
+    async def note(self, agent: Agent, kind: str, text: str, reason: str | None = None) -> results.Noted:
         """Record a note of ``agent``'s that its next handoff document lists: ``note.<kind>``, or
         an ``error`` event for kind ``error``."""
-        if kind not in NOTE_KINDS:
-            raise UsageError(f"unknown note kind {kind!r}", f"use one of: {', '.join(NOTE_KINDS)}")
+        if kind not in choices_of(NoteKind):
+            raise UsageError(f"unknown note kind {kind!r}", f"use one of: {', '.join(NoteKind)}")
         if not text.strip():
             raise UsageError("the note is empty", "say what was decided, assumed, rejected, ...")
-        event_kind = "error" if kind == "error" else f"note.{kind}"
+        event_kind = NoteKind(kind).event_kind
         payload = {"text": text} | ({"reason": reason} if reason else {})
         event = {"session": agent.session, "agent": agent.name, "kind": event_kind, "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])

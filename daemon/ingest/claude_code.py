@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.ingest.claude_code_payloads import (
     block_payload,
     boundary_payload,
@@ -234,7 +235,7 @@ class ClaudeCodeParser:
 
         if session is not None and session not in self.meta_sessions and has_meta(record):
             self.meta_sessions.add(session)
-            add("session.meta", f"meta:{rid}", meta_payload(record))
+            add(Kind.SESSION_META, f"meta:{rid}", meta_payload(record))
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if kind in ("user", "assistant") and isinstance(content, (str, list)):
@@ -242,9 +243,9 @@ class ClaudeCodeParser:
                 events[:0] = self._close_responses()
                 boundary = record.get("parentUuid")
                 summary = {"summary": content_text(content), "boundary": boundary}
-                add("compaction" if boundary is None else "compaction.summary", f"{rid}:0", summary)
+                add(Kind.COMPACTION if boundary is None else Kind.COMPACTION_SUMMARY, f"{rid}:0", summary)
             elif isinstance(content, str):
-                add("message", f"{rid}:0", message_payload(kind, content, record))
+                add(Kind.MESSAGE, f"{rid}:0", message_payload(kind, content, record))
             else:
                 if kind == "assistant" and isinstance(message, dict):
                     events[:0] = self._usage(record, message, rid, agent, session, ts)
@@ -253,9 +254,9 @@ class ClaudeCodeParser:
                     add(block_kind, f"{rid}:{index}", payload)
         elif kind == "system" and record.get("subtype") == "compact_boundary":
             events[:0] = self._close_responses()
-            add("compaction", f"{rid}:0", boundary_payload(record))
+            add(Kind.COMPACTION, f"{rid}:0", boundary_payload(record))
         elif kind == "system":
-            add("system", f"{rid}:0", system_payload(record))
+            add(Kind.SYSTEM, f"{rid}:0", system_payload(record))
         elif kind == "summary":
             leaf = fit_name(record.get("leafUuid"), MAX_ID_CHARS)
             add(
@@ -266,7 +267,7 @@ class ClaudeCodeParser:
         else:
             type_name = kind if isinstance(kind, str) else repr(kind)
             self.stats.unknown_types[type_name] += 1
-            add("raw", f"raw:{rid}", {"type": kind, "record": record})
+            add(Kind.RAW, f"raw:{rid}", {"type": kind, "record": record})
         return events
 
     def _agent(self, record: dict[str, Any]) -> str:
@@ -328,7 +329,7 @@ class ClaudeCodeParser:
                 "revision": True,
             }
             key = f"usage:{message_id}:{request_id}:+{output}"
-            return [{"session": session, "agent": agent, "kind": "usage", "ts": ts, "key": key, "payload": revision}]
+            return [{"session": session, "agent": agent, "kind": Kind.USAGE, "ts": ts, "key": key, "payload": revision}]
         current = self.open.get(agent)
         if current is not None and current.id == response:
             self.stats.duplicates_skipped += 1
@@ -339,7 +340,7 @@ class ClaudeCodeParser:
         event = {
             "session": session,
             "agent": agent,
-            "kind": "usage",
+            "kind": Kind.USAGE,
             "ts": ts,
             "key": f"usage:{message_id}:{request_id}",
             "payload": usage_payload(usage, model, response, record),

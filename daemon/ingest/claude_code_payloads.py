@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from store.errors import InvalidEvent
 from store.events import parse_ts
 
@@ -127,10 +128,10 @@ def block_payload(role: str, block: Any, record: dict[str, Any]) -> tuple[str, P
     """(kind, payload) of the event of one content block of a ``role`` message."""
     kind = block.get("type") if isinstance(block, dict) else None
     if not isinstance(block, dict):
-        return "block", {"role": role, "type": None, "block": block}
+        return Kind.BLOCK, {"role": role, "type": None, "block": block}
     if kind == "text":
         text = block.get("text")
-        return "message", message_payload(role, text if isinstance(text, str) else "", record)
+        return Kind.MESSAGE, message_payload(role, text if isinstance(text, str) else "", record)
     if kind == "thinking":
         text = block.get("thinking")
         thinking: Payload = {"text": text if isinstance(text, str) else ""}
@@ -138,21 +139,21 @@ def block_payload(role: str, block: Any, record: dict[str, Any]) -> tuple[str, P
             thinking["signature"] = block["signature"]
         if not thinking["text"]:
             thinking["hidden"] = True
-        return "thinking", thinking
+        return Kind.THINKING, thinking
     if kind == "redacted_thinking":
-        return "thinking", {"text": "", "redacted": True}
+        return Kind.THINKING, {"text": "", "redacted": True}
     if kind in ("tool_use", "server_tool_use"):
         call: Payload = {"tool": block.get("name"), "tool_use_id": block.get("id"), "input": block.get("input")}
         if kind == "server_tool_use":
             call["server"] = True
-        return "tool.call", call
+        return Kind.TOOL_CALL, call
     if kind == "tool_result":
-        return "tool.result", {
+        return Kind.TOOL_RESULT, {
             "tool_use_id": block.get("tool_use_id"),
             "output": content_text(block.get("content")),
             "is_error": block.get("is_error") is True,
         }
-    return "block", {"role": role, "type": kind, "block": block}
+    return Kind.BLOCK, {"role": role, "type": kind, "block": block}
 
 
 def boundary_payload(record: dict[str, Any]) -> Payload:

@@ -80,6 +80,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.ingest.codex_payloads import (
     compaction_payload,
     context_window,
@@ -223,20 +224,20 @@ def _map(state: _State, record: dict[str, Any], stats: ParseStats) -> tuple[str,
     record_type = record.get("type")
     payload = record.get("payload")
     if _is_legacy_meta(record):
-        return "session.meta", session_meta_payload(record), None
+        return Kind.SESSION_META, session_meta_payload(record), None
     if record_type in _RESPONSE_ITEM_TYPES and "payload" not in record:
         record_type, payload = "response_item", record  # the older format: bare response items
     if not isinstance(payload, dict):
         return _raw(record, stats, unknown_type(record))
     if record_type == "session_meta":
-        return "session.meta", session_meta_payload(payload), None
+        return Kind.SESSION_META, session_meta_payload(payload), None
     if record_type == "turn_context":
         model = payload.get("model")
         if isinstance(model, str) and model:
             state.model = model
-        return "turn.context", payload, None
+        return Kind.TURN_CONTEXT, payload, None
     if record_type == "compacted":
-        return "compaction", compaction_payload(payload), None
+        return Kind.COMPACTION, compaction_payload(payload), None
     if record_type == "response_item":
         return _response_item(state, record, payload, stats)
     if record_type == "event_msg":
@@ -248,13 +249,13 @@ def _map(state: _State, record: dict[str, Any], stats: ParseStats) -> tuple[str,
             return _raw(record, stats, "event_msg/?")
         if item_type == "task_started":
             state.context_window = context_window(payload.get("model_context_window")) or state.context_window
-        return "event", payload, None
+        return Kind.EVENT, payload, None
     return _raw(record, stats, unknown_type(record))
 
 
 def _raw(record: dict[str, Any], stats: ParseStats, type_name: str) -> tuple[str, dict[str, Any], None]:
     stats.unknown_types[type_name] += 1
-    return "raw", {"record": record}, None
+    return Kind.RAW, {"record": record}, None
 
 
 def _response_item(
@@ -263,13 +264,13 @@ def _response_item(
     item_type = item.get("type")
     call_id = item.get("call_id")
     if item_type == "message":
-        return "message", message_payload(item), None
+        return Kind.MESSAGE, message_payload(item), None
     if item_type == "reasoning":
-        return "thinking", reasoning_payload(item), None
+        return Kind.THINKING, reasoning_payload(item), None
     if item_type in _CALL_TYPES:
-        return "tool.call", tool_call_payload(item), _call_key(state, "call", call_id or item.get("id"))
+        return Kind.TOOL_CALL, tool_call_payload(item), _call_key(state, "call", call_id or item.get("id"))
     if item_type in _RESULT_TYPES:
-        return "tool.result", tool_result_payload(item), _call_key(state, "result", call_id)
+        return Kind.TOOL_RESULT, tool_result_payload(item), _call_key(state, "result", call_id)
     return _raw(record, stats, f"response_item/{item_type}")
 
 

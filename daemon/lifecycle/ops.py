@@ -10,6 +10,9 @@ from typing import Any
 
 from daemon.agents.model import Agent, Spawn, UsageReport
 from daemon.agents.usage import MAIN_AGENT, latest_context, session_usage
+from daemon.contract.fill import context_fill
+from daemon.contract.kinds import Kind
+from daemon.contract.states import AgentState, Reason, risk_rank
 from daemon.lifecycle.service import Lifecycle
 from daemon.rpc.registry import Call, Ops
 from store.base import EventQuery
@@ -18,8 +21,6 @@ from store.events import format_ts
 
 OPS = Ops(Lifecycle)
 
-# The order `agent list` and `status` show agents in: those closest to trouble first.
-RISK = {"ERROR": 0, "CRITICAL": 1, "HANDOFF_PENDING": 2, "WARNING": 3, "PAUSED": 4, "INITIALIZING": 5, "ACTIVE": 6}
 # Lifecycle events `agent show` lists, newest last.
 HISTORY = 50
 
@@ -32,19 +33,19 @@ async def agent_json(lifecycle: Lifecycle, agent: Agent) -> dict[str, Any]:
         figures = await latest_context(lifecycle.core.store, agent.session, agent.name)
         figures.model = figures.model or agent.model
     window, source = lifecycle.directory.window_of(figures, agent)
-    return agent.to_json() | {
-        "model": figures.model or agent.model,
-        "context_tokens": figures.context_tokens,
-        "context_window": window,
-        "window_source": source,
-        "fill_pct": figures.fill_pct(window),
-        "thresholds": agent.thresholds.to_json(),
-        "handoffs_in_trace": lifecycle.agents.handoffs.get(agent.trace or agent.session, 0),
-    }
+    return (
+        agent.to_json()
+        | dict(context_fill(figures.model or agent.model, figures.context_tokens, window, source))
+        | {
+            "thresholds": agent.thresholds.to_json(),
+            "handoffs_in_trace": lifecycle.agents.handoffs.get(agent.trace or agent.session, 0),
+        }
+    )
 
 
 def at_risk_first(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(agents, key=lambda a: (RISK.get(a["state"], 9), -(a["fill_pct"] or 0), a["id"]))
+    """Those closest to trouble first (daemon/contract/states.py, ``WORST_FIRST``)."""
+    return sorted(agents, key=lambda a: (risk_rank(a["state"]), -(a["fill_pct"] or 0), a["id"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ class AgentRef:
 @OPS.op("agents.get", AgentRef)
 async def agents_get(lifecycle: Lifecycle, request: AgentRef, call: Call) -> dict[str, Any]:
     agent = await lifecycle.directory.refs.agent(request.agent, "agent")
-    query = EventQuery(session=agent.session, kinds=("lifecycle",), order="desc", limit=HISTORY * 4)
+    query = EventQuery(session=agent.session, kinds=(Kind.LIFECYCLE,), order="desc", limit=HISTORY * 4)
     changes = [e for e in await lifecycle.core.store.query(query) if agent.owns(e)]
     history = [{"seq": e.seq, "id": e.id, "ts": format_ts(e.ts), **e.payload} for e in reversed(changes[:HISTORY])]
     return await agent_json(lifecycle, agent) | {"history": history}
@@ -146,7 +147,7 @@ async def _move(lifecycle: Lifecycle, request: Move | Terminate, to: str, reason
 
 @OPS.op("agents.pause", Move)
 async def agents_pause(lifecycle: Lifecycle, request: Move, call: Call) -> dict[str, Any]:
-    return await _move(lifecycle, request, "PAUSED")
+    return await _move(lifecycle, request, AgentState.PAUSED)
 
 
 @OPS.op("agents.resume", Move)
@@ -156,7 +157,7 @@ async def agents_resume(lifecycle: Lifecycle, request: Move, call: Call) -> dict
 
 @OPS.op("agents.terminate", Terminate)
 async def agents_terminate(lifecycle: Lifecycle, request: Terminate, call: Call) -> dict[str, Any]:
-    return await _move(lifecycle, request, "TERMINATED", (request.reason or "MANUAL_TERMINATION").upper())
+    return await _move(lifecycle, request, AgentState.TERMINATED, (request.reason or Reason.MANUAL_TERMINATION).upper())
 
 
 @dataclass(frozen=True, slots=True)

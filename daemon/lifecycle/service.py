@@ -20,9 +20,7 @@ from typing import Any
 
 from daemon.agents.directory import Directory
 from daemon.agents.model import (
-    FILL_STATES,
     HANDOFF,
-    LIFECYCLE,
     SESSION_END,
     SPAWN,
     Agent,
@@ -35,26 +33,25 @@ from daemon.agents.model import (
 )
 from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
 from daemon.component import Component, Projection
-from daemon.compress.model import POLICIES as COMPRESSION_POLICIES
 from daemon.compress.service import COMPRESSION, Compressor
 from daemon.compress.settings import CompressionSettings
+from daemon.contract.kinds import Kind
+from daemon.contract.policies import AUTO_COMPRESS_OFF, CompressionPolicy, OnCritical, choices_of
+from daemon.contract.states import AT_RISK, FILL_STATES, AgentState, Reason, risk_rank
 from daemon.core import Core
 from daemon.cost.settings import ModelSettings
 from daemon.handoff.service import Handoffs
-from daemon.lifecycle.policies import ON_CRITICAL
 from daemon.lifecycle.settings import LifecycleSettings
 from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
 
 log = logging.getLogger("toka.daemon")
 
-# The states `status` reports agents in, the worst first.
-AT_RISK = ("ERROR", "CRITICAL", "HANDOFF_PENDING", "WARNING")
 # A session whose agents reported no usage and changed no state for this long has ended: its
 # agents are not at risk (their states stand, and it is live again with its next call).
 ENDED_AFTER_S = 24 * 3600
 # The kinds the agents' projection is built from (daemon/agents/model.py).
-PROJECTED = (SPAWN, LIFECYCLE, HANDOFF, SESSION_END)
+PROJECTED = (SPAWN, Kind.LIFECYCLE, HANDOFF, SESSION_END)
 # Versions a spawn tries when other daemons keep spawning the one it meant to (each try follows
 # a spawn it had not seen).
 SPAWN_TRIES = 8
@@ -162,23 +159,23 @@ class Lifecycle(Component):
         else:
             figures.add(event)
             # A response's usage moves the fill; a status line may move the window under it.
-            if event.kind not in ("usage", STATUSLINE) or event.payload.get("revision") is True:
+            if event.kind not in (Kind.USAGE, STATUSLINE) or event.payload.get("revision") is True:
                 return
         context = figures.context_tokens
         if context is None:
             return
-        if agent.state not in (*FILL_STATES, "INITIALIZING"):
+        if agent.state not in (*FILL_STATES, AgentState.INITIALIZING):
             return  # paused, handing off, terminated: usage is recorded, the state stays
         window, _ = self.directory.window(agent)
         fill = 100 * context / window
-        if event.kind == "usage":
+        if event.kind == Kind.USAGE:
             self.compressor.consider(agent, fill)
         target = fill_state(fill, agent.thresholds)
         if target == agent.state:
             return
         detail = f"context {fill:.1f}% of {window:,} tokens"
         await self._transition(agent, target, detail=detail, cause=event)
-        if target == "CRITICAL" and agent.spawned and agent.policy == "handoff":
+        if target == AgentState.CRITICAL and agent.spawned and agent.policy == OnCritical.HANDOFF:
             await self._hand_off(agent, event)
 
     async def _transition(
@@ -193,7 +190,12 @@ class Lifecycle(Component):
                 "context_window": window,
                 "fill_pct": agent.figures.fill_pct(window),
             }
-        event: dict[str, Any] = {"session": agent.session, "agent": agent.name, "kind": LIFECYCLE, "payload": payload}
+        event: dict[str, Any] = {
+            "session": agent.session,
+            "agent": agent.name,
+            "kind": Kind.LIFECYCLE,
+            "payload": payload,
+        }
         if cause is not None:
             payload["cause"] = cause.id
             event |= {"ts": format_ts(cause.ts), "key": f"lifecycle:{cause.id[:16]}:{to}"}
@@ -226,7 +228,7 @@ class Lifecycle(Component):
             window, _ = self.directory.window(agent)
             fill = None if agent.figures is None else agent.figures.fill_pct(window)
             found.append({"id": agent.id, "state": agent.state, "fill_pct": fill, "detail": agent.detail})
-        return sorted(found, key=lambda a: (AT_RISK.index(a["state"]), -(a["fill_pct"] or 0), a["id"]))
+        return sorted(found, key=lambda a: (risk_rank(a["state"]), -(a["fill_pct"] or 0), a["id"]))
 
     # Requests ------------------------------------------------------------------------------
 
@@ -244,11 +246,11 @@ class Lifecycle(Component):
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
         thresholds = _thresholds(spec, self.defaults)
         policy = spec.policy or self.settings[LifecycleSettings].on_critical
-        if policy not in ON_CRITICAL:
-            raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(ON_CRITICAL)}")
+        if policy not in choices_of(OnCritical):
+            raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(OnCritical)}")
         auto_compress = spec.auto_compress or self.settings[CompressionSettings].auto_compress
-        if auto_compress not in ("off", *COMPRESSION_POLICIES):
-            choices = ", ".join(("off", *COMPRESSION_POLICIES))
+        if auto_compress not in (AUTO_COMPRESS_OFF, *choices_of(CompressionPolicy)):
+            choices = ", ".join((AUTO_COMPRESS_OFF, *CompressionPolicy))
             raise UsageError(f"unknown compression policy {auto_compress!r}", f"use one of: {choices}")
         width = NAME_DIGITS
         for _ in range(SPAWN_TRIES):
@@ -295,7 +297,7 @@ class Lifecycle(Component):
         """pause (to PAUSED), resume (to None: the state its fill calls for), terminate."""
         async with self._lock:
             if to == "RESUME":
-                if agent.state != "PAUSED":
+                if agent.state != AgentState.PAUSED:
                     raise Conflict(f"{agent.id} is {agent.state}, not PAUSED", "only a paused agent resumes")
                 to = self._fill_state(agent)
             await self._transition(agent, to, reason, detail)
@@ -303,14 +305,14 @@ class Lifecycle(Component):
 
     def _fill_state(self, agent: Agent) -> str:
         if agent.figures is None or agent.figures.context_tokens is None:
-            return "ACTIVE"
+            return AgentState.ACTIVE
         window, _ = self.directory.window(agent)
         return fill_state(100 * agent.figures.context_tokens / window, agent.thresholds)
 
     async def record_usage(self, agent: Agent, report: UsageReport) -> Agent:
         """Append a usage event for the agent and wait until its lifecycle has been evaluated."""
         payload = _usage_payload(report)
-        event = {"session": agent.session, "agent": agent.name, "kind": "usage", "payload": payload}
+        event = {"session": agent.session, "agent": agent.name, "kind": Kind.USAGE, "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])
         await self.evaluated(result.event.seq)
         return agent
@@ -323,20 +325,20 @@ class Lifecycle(Component):
                 f"handoff refused: trace {trace} has had {made} handoffs, the most lifecycle.max_handoffs allows;"
                 " finish the work by hand or raise the limit"
             )
-            await self._transition(agent, "ERROR", reason="ERROR", detail=detail)
+            await self._transition(agent, AgentState.ERROR, reason=Reason.ERROR, detail=detail)
             return
-        await self._transition(agent, "HANDOFF_PENDING", detail="building the handoff document")
+        await self._transition(agent, AgentState.HANDOFF_PENDING, detail="building the handoff document")
         version = (agent.version or 0) + 1
         successor = f"{agent.type}-v{version}-{digest(f'{trace}/{agent.type}/{version}'.encode())[:4]}"
         try:
-            handoff = await self.handoffs.build(agent, successor=successor, reason="CONTEXT_WINDOW_EXHAUSTED")
+            handoff = await self.handoffs.build(agent, successor=successor, reason=Reason.CONTEXT_WINDOW_EXHAUSTED)
         except Exception as exc:
             log.exception("lifecycle: the handoff of %s failed", agent.id)
-            await self._transition(agent, "ERROR", reason="ERROR", detail=f"handoff failed: {exc}")
+            await self._transition(agent, AgentState.ERROR, reason=Reason.ERROR, detail=f"handoff failed: {exc}")
             return
-        await self._transition(agent, "HANDOFF_COMPLETE", detail=f"handoff {handoff.id[:12]} to {successor}")
+        await self._transition(agent, AgentState.HANDOFF_COMPLETE, detail=f"handoff {handoff.id[:12]} to {successor}")
         detail = f"succeeded by {successor}"
-        await self._transition(agent, "TERMINATED", reason="CONTEXT_WINDOW_EXHAUSTED", detail=detail)
+        await self._transition(agent, AgentState.TERMINATED, reason=Reason.CONTEXT_WINDOW_EXHAUSTED, detail=detail)
         successor_spec = Spawn(
             type=agent.type,
             role=agent.role,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from daemon.lifecycle.policies import ON_CRITICAL
+from daemon.contract.policies import OnCritical, choices_of
 from daemon.setting import setting
 
 
@@ -27,6 +27,6 @@ class LifecycleSettings:
         "notify",
         "what the daemon does when a spawned agent goes CRITICAL: notify (a lifecycle event only) or handoff"
         " (hand its work to a successor); per agent with `toka agent spawn --policy`",
-        ON_CRITICAL,
+        choices_of(OnCritical),
     )
     max_handoffs: int = setting(5, "handoffs allowed per trace; the next one puts the agent in ERROR", bounds=(1, 1000))

@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from daemon.agents.usage import latest_context
+from daemon.contract import results
+from daemon.contract.kinds import HOOK_PREFIX, Kind
 from daemon.cost.settings import ModelSettings
 from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
@@ -207,24 +209,24 @@ async def events_subscribe(log: EventLog, request: Subscribe, call: Call) -> Non
         log.hub.unsubscribe(subscription)
 
 
-async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str, int]) -> dict[str, Any]:
+async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str, int]) -> results.Session:
     """A session with its source, project and context fill: at most two small queries, and
     none for a session whose kinds show no ``session.meta`` or ``usage`` event."""
     meta = None
-    if "session.meta" in info.kinds:
-        first = await store.query(EventQuery(session=info.session, kinds=("session.meta",), limit=1))
+    if Kind.SESSION_META in info.kinds:
+        first = await store.query(EventQuery(session=info.session, kinds=(Kind.SESSION_META,), limit=1))
         meta = first[0].payload if first else None
-    elif any(kind.startswith("hook.") for kind in info.kinds):
+    elif any(kind.startswith(HOOK_PREFIX) for kind in info.kinds):
         # A live session known from its hooks alone: their payloads carry its working directory.
         first = await store.query(EventQuery(session=info.session, kinds=("hook.*",), limit=1))
         cwd = first[0].payload.get("cwd") if first else None
-        source = "codex" if first and first[0].kind == "hook.agent_turn_complete" else "claude-code"
+        source = "codex" if first and first[0].kind == Kind.HOOK_AGENT_TURN_COMPLETE else "claude-code"
         meta = {"source": source, "cwd": cwd} if isinstance(cwd, str) else None
     fill = None
-    if "usage" in info.kinds:
+    if Kind.USAGE in info.kinds:
         context = await latest_context(store, info.session, kinds=info.kinds)
         if context.context_tokens is not None:
-            fill = context.to_json(context.window(overrides=windows))
+            fill = context.context_fill(*context.window(overrides=windows))
     return session_json(info, meta, fill)
 
 
@@ -242,13 +244,13 @@ class SessionFilter:
     def in_time(self, info: SessionInfo) -> bool:
         return (self.since is None or info.last_ts >= self.since) and (self.until is None or info.first_ts < self.until)
 
-    def chooses(self, session: dict[str, Any]) -> bool:
+    def chooses(self, session: results.Session) -> bool:
         source = self.source is None or (session["source"] or "").lower() == self.source.lower()
         return source and (self.project is None or in_project(session["project"], self.project))
 
 
 @OPS.op("sessions.list", SessionFilter)
-async def sessions_list(log: EventLog, request: SessionFilter, call: Call) -> dict[str, Any]:
+async def sessions_list(log: EventLog, request: SessionFilter, call: Call) -> results.SessionList:
     store, windows = log.core.store, log.core.settings[ModelSettings].windows
     listed = [await _session_json(store, s, windows) for s in await store.sessions() if request.in_time(s)]
     return {"sessions": [s for s in listed if request.chooses(s)]}
@@ -260,7 +262,7 @@ class Session:
 
 
 @OPS.op("sessions.get", Session)
-async def sessions_get(log: EventLog, request: Session, call: Call) -> dict[str, Any]:
+async def sessions_get(log: EventLog, request: Session, call: Call) -> results.Session:
     info = await log.core.store.session(await log.session_name(request.session))
     return await _session_json(log.core.store, info, log.core.settings[ModelSettings].windows)
 
@@ -288,7 +290,7 @@ async def verify(log: EventLog, request: Verify, call: Call) -> dict[str, Any]:
 
 
 @OPS.op("stats", NoArgs)
-async def stats(log: EventLog, request: NoArgs, call: Call) -> dict[str, Any]:
+async def stats(log: EventLog, request: NoArgs, call: Call) -> results.Stats:
     return stats_json(await log.core.store.stats())
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.contract.results import MemoryEntry, MemoryList
 from daemon.memory.service import Memory, check_scope
 from daemon.rpc.registry import Call, Ops
 
@@ -23,7 +24,7 @@ class Set:
 
 
 @OPS.op("memory.set", Set)
-async def memory_set(memory: Memory, request: Set, call: Call) -> dict[str, Any]:
+async def memory_set(memory: Memory, request: Set, call: Call) -> MemoryEntry:
     entry = await memory.set(
         request.scope,
         request.key,
@@ -49,7 +50,7 @@ class Delete:
 
 
 @OPS.op("memory.get", Key)
-async def memory_get(memory: Memory, request: Key, call: Call) -> dict[str, Any]:
+async def memory_get(memory: Memory, request: Key, call: Call) -> MemoryEntry:
     return memory.get(request.scope, request.key).to_json()
 
 
@@ -61,7 +62,7 @@ class ListEntries:
 
 
 @OPS.op("memory.list", ListEntries)
-async def memory_list(memory: Memory, request: ListEntries, call: Call) -> dict[str, Any]:
+async def memory_list(memory: Memory, request: ListEntries, call: Call) -> MemoryList:
     scope = None if request.scope is None else check_scope(request.scope)
     return {"entries": [e.to_json() for e in memory.entries(scope, request.prefix, request.pinned)]}
 

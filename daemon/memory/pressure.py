@@ -13,12 +13,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.contract.kinds import Kind
+
 # Pressure levels, as % of the capacity; the lifecycle's context thresholds use the same numbers.
 WARNING_PCT = 75
 CRITICAL_PCT = 90
 LEVELS = ("ok", "warning", "critical")
 POOL_SESSION = "toka.pool"
-PRESSURE_KIND = "pool.pressure"
+PRESSURE_KIND = Kind.POOL_PRESSURE
 # Health judges rejections over the most recent puts, so an old burst does not count forever.
 REJECTION_WINDOW = 100
 REJECTION_MIN_PUTS = 10  # fewer recent puts than this say nothing about a rate

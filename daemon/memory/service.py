@@ -32,13 +32,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from daemon.component import Component, Projection
+from daemon.contract import results
+from daemon.contract.kinds import Kind
 from daemon.core import Core
 from store.base import EventQuery
 from store.errors import Busy, Conflict, NotFound, UsageError
 from store.events import Event, NewEvent, canonical_json, digest, format_ts
 
 SESSION = "toka.memory"
-SET, DELETE = "memory.set", "memory.delete"
+SET, DELETE = Kind.MEMORY_SET, Kind.MEMORY_DELETE
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 1024 * 1024
 # The longest an entry may live, in seconds: ten years of 365 days. The MCP tool's schema says
@@ -68,7 +70,7 @@ class Entry:
     def live(self, now_us: int) -> bool:
         return not self.deleted and (self.expires_ts is None or now_us < self.expires_ts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> results.MemoryEntry:
         return {
             "scope": self.scope,
             "key": self.key,

@@ -32,6 +32,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.otel.model import LogRecord, MetricPoint
 from daemon.redact import redact
 from store.errors import InvalidEvent
@@ -334,7 +335,7 @@ def session_meta(session: str, client: str, resource: dict[str, Any], ts: int | 
     own ``session.meta``, with its working directory, is preferred where both are)."""
     version = resource.get("service.version")
     payload = {"source": client, "via": "telemetry", "version": version if isinstance(version, str) else None}
-    return NewEvent(session, "session.meta", payload, None, ts, None, "otel:meta")
+    return NewEvent(session, Kind.SESSION_META, payload, None, ts, None, "otel:meta")
 
 
 # Counters of tokens and cost (Claude Code's ``claude_code.token.usage``, ``.cost.usage``): never
@@ -381,7 +382,7 @@ def metric_events(points: list[MetricPoint]) -> Mapped:
         mapped.events.append(
             NewEvent(
                 session,
-                "telemetry.counters",
+                Kind.TELEMETRY_COUNTERS,
                 {"points": counted},
                 None,
                 times[session] // 1000 or None,

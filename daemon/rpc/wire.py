@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.contract import results
+from daemon.contract.fill import ContextFill
 from store.base import DatabaseCheck, SessionInfo, Stats, VerifyReport
 from store.events import format_ts
 
@@ -17,12 +19,11 @@ class RawJson:
 
 
 def session_json(
-    info: SessionInfo, meta: dict[str, Any] | None = None, fill: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    info: SessionInfo, meta: dict[str, Any] | None = None, fill: ContextFill | None = None
+) -> results.Session:
     """A session's counts, with where it came from (its first ``session.meta`` payload) and how
-    full its context is (``UsageFigures.to_json`` of ``daemon.agents.usage.latest_context``); those
-    fields are null when unknown."""
-    fill = fill or {}
+    full its context is (of ``daemon.agents.usage.latest_context``); those fields are null when
+    unknown."""
     return {
         "session": info.session,
         "events": info.events,
@@ -35,10 +36,10 @@ def session_json(
         "kinds": info.kinds,
         "source": _text(meta, "source"),
         "project": _text(meta, "cwd"),
-        "model": fill.get("model"),
-        "context_tokens": fill.get("context_tokens"),
-        "context_window": fill.get("context_window"),
-        "fill_pct": fill.get("fill_pct"),
+        "model": None if fill is None else fill["model"],
+        "context_tokens": None if fill is None else fill["context_tokens"],
+        "context_window": None if fill is None else fill["context_window"],
+        "fill_pct": None if fill is None else fill["fill_pct"],
     }
 
 
@@ -74,7 +75,7 @@ def database_check_json(check: DatabaseCheck) -> dict[str, Any]:
     }
 
 
-def stats_json(stats: Stats) -> dict[str, Any]:
+def stats_json(stats: Stats) -> results.Stats:
     return {
         "events": stats.events,
         "sessions": stats.sessions,

@@ -13,6 +13,7 @@ from typing import Any
 
 from daemon.agents.refs import Refs
 from daemon.component import Component
+from daemon.contract.kinds import Kind
 from daemon.core import Core
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs, Timestamp
@@ -31,7 +32,7 @@ RECENT_WINDOW = 200
 # Characters of an event's text shown for a recent event, and of a summary.
 RECENT_CHARS = 240
 SUMMARY_CHARS = 1200
-SUMMARY_KINDS = ("compression", "compaction", "compaction.summary")
+SUMMARY_KINDS = (Kind.COMPRESSION, Kind.COMPACTION, Kind.COMPACTION_SUMMARY)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config_file import read_toml
+from daemon.contract.transitions import EXECUTION, StateModel
 from store.errors import ConfigError, UsageError
 
 # Machine names are written on the command line and in TOML keys: keep them plain.
@@ -27,23 +28,14 @@ _STATE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 MAX_STATES = 100
 
 
-@dataclass(frozen=True)
-class Machine:
-    """A state machine: states in their declared order, where it starts, where each state may go."""
+@dataclass(frozen=True, kw_only=True)
+class Machine(StateModel):
+    """A named state machine: the states, where it starts and where each may go
+    (:class:`~daemon.contract.states.StateModel`), with a progress per state and where it came from."""
 
     name: str
-    states: tuple[str, ...]
-    initial: str
-    transitions: Mapping[str, tuple[str, ...]]
     progress: Mapping[str, float] = field(default_factory=dict)
     source: str = "registered"  # "builtin", "config" or "registered"
-
-    def allowed(self, state: str) -> tuple[str, ...]:
-        return self.transitions.get(state, ())
-
-    @property
-    def final(self) -> tuple[str, ...]:
-        return tuple(s for s in self.states if not self.allowed(s))
 
     def state_named(self, name: str) -> str:
         """``name`` as one of the machine's states; a unique case-insensitive match is taken too."""
@@ -123,33 +115,17 @@ def make_machine(data: Any, source: str = "registered", name: str | None = None)
         if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 <= pct <= 100:
             raise UsageError(f"{where}: progress of {state} must be a percentage from 0 to 100, got {pct!r}")
         progress[state] = pct
-    return Machine(name, tuple(states), initial, transitions, progress, source)
+    return Machine(
+        name=name, states=tuple(states), initial=initial, transitions=transitions, progress=progress, source=source
+    )
 
 
-# The execution states of an agent (docs/state.md). COMPLETED and FAILED may still be cleaned up
-# to TERMINATED; TERMINATED is final.
+# The execution states of an agent (docs/state.md), declared with the lifecycle's in the contract.
 AGENT = make_machine(
     {
-        "states": [
-            "INITIALIZING",
-            "READY",
-            "EXECUTING_TASK",
-            "WAITING",
-            "PAUSED",
-            "COMPLETED",
-            "FAILED",
-            "TERMINATED",
-        ],
-        "initial": "INITIALIZING",
-        "transitions": {
-            "INITIALIZING": ["READY", "FAILED", "TERMINATED"],
-            "READY": ["EXECUTING_TASK", "PAUSED", "COMPLETED", "FAILED", "TERMINATED"],
-            "EXECUTING_TASK": ["READY", "WAITING", "PAUSED", "COMPLETED", "FAILED", "TERMINATED"],
-            "WAITING": ["EXECUTING_TASK", "READY", "PAUSED", "FAILED", "TERMINATED"],
-            "PAUSED": ["READY", "EXECUTING_TASK", "WAITING", "FAILED", "TERMINATED"],
-            "COMPLETED": ["TERMINATED"],
-            "FAILED": ["TERMINATED"],
-        },
+        "states": list(EXECUTION.states),
+        "initial": EXECUTION.initial,
+        "transitions": {state: list(targets) for state, targets in EXECUTION.transitions.items()},
     },
     source="builtin",
     name="agent",

@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from daemon.states.machines import BUILTIN, Machine, make_machine
 from store.errors import NotFound, UsageError
 from store.events import Event, format_ts
 
 SESSION = "toka.state"
-SET = "state.set"
-MACHINE = "state.machine"
+SET = Kind.STATE_SET
+MACHINE = Kind.STATE_MACHINE
 KINDS = (SET, MACHINE)
 
 

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from daemon.contract.kinds import Kind
 from store.events import Event
 
 # Harness-injected user text (slash-command output, reminders, Codex's environment context).
@@ -40,7 +41,7 @@ def text_of(value: Any) -> str:
 def is_request(event: Event) -> bool:
     """Whether ``event`` is a user message that a person typed (not one a harness injected)."""
     payload = event.payload
-    if event.kind != "message" or payload.get("role") != "user" or payload.get("meta") is True:
+    if event.kind != Kind.MESSAGE or payload.get("role") != "user" or payload.get("meta") is True:
         return False
     text = payload.get("text")
     # A match and isspace, not strip(): no copy of a long prompt per message.

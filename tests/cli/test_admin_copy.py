@@ -14,8 +14,8 @@ from daemons import PATIENCE, Spawned
 from postgres_support import ALL_RIGHTS, PASSWORD, append, as_user, execute, role, rows, set_up_schema, verify
 from test_results import mismatches
 
-from daemon.client import results
 from daemon.client.sync import Client
+from daemon.contract import results
 from store.events import NewEvent
 
 LARGE = "a large output that compresses well " * 2000  # about 70 kB: stored zlib-compressed

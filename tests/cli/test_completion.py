@@ -14,8 +14,7 @@ import tomllib
 import pytest
 from cli_support import ROOT, TOKA, home, invoke, toka
 
-from daemon.compress.model import POLICIES
-from daemon.handoff.service import NOTE_KINDS as DAEMON_NOTE_KINDS
+from daemon.contract.policies import CompressionPolicy, NoteKind, choices_of
 from daemon.ingest.formats import FORMATS as INGEST_FORMATS
 from daemon.sections import SECTIONS
 from toka_cli.commands.compress import POLICIES as CLI_POLICIES
@@ -84,9 +83,9 @@ def test_choice_options_and_arguments_complete_their_words() -> None:
 
 
 def test_the_choices_are_what_toka_accepts() -> None:
-    assert CLI_POLICIES == POLICIES
+    assert CLI_POLICIES == choices_of(CompressionPolicy) == tuple(SECTIONS.allowed("policy").split(", "))
     assert FORMAT_CHOICES.choices() == INGEST_FORMATS  # type: ignore[attr-defined]
-    assert set(NOTE_KINDS) <= set(DAEMON_NOTE_KINDS)
+    assert choices_of(NoteKind) == NOTE_KINDS
     assert values("toka daemon run --durability ") == SECTIONS.allowed("durability").split(", ")
     assert values("toka agent spawn --policy ") == SECTIONS.allowed("on_critical").split(", ")
 

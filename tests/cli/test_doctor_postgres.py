@@ -13,8 +13,8 @@ from daemons import Spawner
 from postgres_support import ALL_RIGHTS, PASSWORD, as_user, database_of, execute, role, set_up_schema
 from test_results import mismatches
 
-from daemon.client import results
 from daemon.client.doctor import database_health
+from daemon.contract import results
 from daemon.paths import resolve_paths
 from store.postgres.schema import STEPS
 

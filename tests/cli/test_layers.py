@@ -26,7 +26,8 @@ FORBIDDEN = {
 # All that toka_cli may import of `store` and `daemon` (a module and what is inside it), and why.
 CLI_MAY_IMPORT = {
     "store.errors": "the one exception hierarchy, raised and caught in every layer",
-    "daemon.client": "the clients, autostart, imports, doctor's facts and the results' types",
+    "daemon.client": "the clients, autostart, imports, doctor's facts",
+    "daemon.contract": "what the CLI, the MCP server and the daemon agree on: kinds, policies, states, results",
     "daemon.paths": "where the socket, database, config and logs are",
     "daemon.version": "the version `toka --version` prints",
     "daemon.ownership": "toka's own files opened as every process opens them (`toka daemon logs`)",
@@ -50,6 +51,7 @@ CLIENT_MAY_IMPORT = {
     "store.postgres.health": "doctor reads the PostgreSQL database itself when no daemon runs (none starts without it)",
     "store.sqlite.recover": "`toka admin recover` reads a damaged database no daemon may be able to open",
     "daemon.client": "its own modules",
+    "daemon.contract": "the kinds, states and result types it shares with the daemon and the CLI",
     "daemon.paths": "where the socket, the spool and the logs are",
     "daemon.ownership": "the checks that toka's files, and the daemon it talks to, are the user's own",
     "daemon.protocol": "the wire format",
@@ -64,6 +66,13 @@ CLIENT_MAY_IMPORT = {
     "daemon.batching": "requests are cut by the bounds the daemon's own batches use",
     "store.events": "the digest a record cut to fit a request keeps of the whole (loaded only then)",
     "store.kinds": "what a kind filter takes (`tool.*`, `!raw`), as the daemon reads it (a replay's lifecycle)",
+}
+# The contract is the bottom of `daemon`: the client, the CLI and every component import it, so it
+# imports nothing of the daemon but itself, and of the store only its pure bottom modules.
+CONTRACT_MAY_IMPORT = {
+    "daemon.contract": "its own modules",
+    "store.events": "the events the kinds name",
+    "store.kinds": "what a kind filter takes",
 }
 CLI_MAY_IMPORT_IN = {"toka_cli/commands/daemon.py": {"daemon.server.main"}}
 
@@ -231,6 +240,17 @@ def test_the_client_imports_nothing_of_the_server_side() -> None:
         "daemon/client/example.py imports daemon.agents.model.Agent",
         "daemon/client/example.py imports daemon.rpc.registry.Call",
         "daemon/client/example.py imports store.sqlite",
+    ]
+
+
+def test_the_contract_imports_nothing_of_the_daemon_above_it() -> None:
+    offences = []
+    for path in sorted((ROOT / "daemon" / "contract").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        offences += cli_offences(path.read_text(encoding="utf-8"), relative, CONTRACT_MAY_IMPORT)
+    assert offences == []
+    assert cli_offences("from daemon.paths import Paths\n", "daemon/contract/example.py", CONTRACT_MAY_IMPORT) == [
+        "daemon/contract/example.py imports daemon.paths.Paths"
     ]
 
 

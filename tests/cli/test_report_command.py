@@ -18,8 +18,8 @@ from cli_support import assert_error, invoke, invoke_json, toka
 from daemons import PATIENCE
 from test_results import mismatches
 
-from daemon.client import cost_results
 from daemon.client.sync import Client
+from daemon.contract import results_cost
 
 # Two sessions of two agents on 2026-05-10 and 11 (UTC), a Codex one, and one of toka's own on a
 # model nobody prices. Opus 4.6 is $5/$25 per million, $6.25 cache writes ($10 for an hour), $0.50
@@ -55,7 +55,7 @@ def report(*args: str) -> Any:
 def test_daily_json_is_the_documented_shape() -> None:
     seed()
     document = report("daily", "--since", "2026-05-10", "--until", "2026-05-11")
-    assert mismatches(document, cost_results.Report) == []
+    assert mismatches(document, results_cost.Report) == []
     counts = {"calls": 2, "input_tokens": 2000, "output_tokens": 8000, "cache_creation_tokens": 4000,
               "cache_creation_1h_tokens": 2000, "cache_read_tokens": 200_000, "total_tokens": 214_000,
               "telemetry_calls": 0}  # fmt: skip
@@ -86,7 +86,7 @@ def test_daily_json_is_the_documented_shape() -> None:
 def test_session_json_has_source_project_and_agents() -> None:
     seed()
     document = report("session", "--breakdown")
-    assert mismatches(document, cost_results.Report) == []
+    assert mismatches(document, results_cost.Report) == []
     rows = {row["session"]: row for row in document["rows"]}
     assert [row["session"] for row in document["rows"]] == ["claude-1", "codex-1", "mine"]  # by last activity
     shop = rows["claude-1"]
@@ -216,7 +216,7 @@ def test_blocks_json_with_the_active_blocks_burn_rate_and_limits() -> None:
             + [{"session": "live", "kind": "usage", "payload": OPUS, "ts": now - minutes * 60} for minutes in (90, 30)]
         )
     document = invoke_json("report", "blocks", "--token-limit", "max", "--cost-limit", "1.5")
-    assert mismatches(document, cost_results.Report) == []
+    assert mismatches(document, results_cost.Report) == []
     old, live = document["rows"]
     assert (old["start"], old["end"], old["active"], old["burn_rate"]) == (
         "2026-05-10T08:00:00.000000Z",
@@ -252,7 +252,7 @@ def test_live_blocks_print_a_summary_then_another_when_usage_comes() -> None:
     )
     try:
         first = json.loads(read_line(process))
-        assert mismatches(first, cost_results.LiveSummary) == []
+        assert mismatches(first, results_cost.LiveSummary) == []
         assert (first["today"]["calls"], first["block"]["calls"], first["timezone"]) == (1, 1, "UTC")
         with Client() as client:
             client.append([{"session": "b", "kind": "usage", "agent": "main", "payload": CODEX}])

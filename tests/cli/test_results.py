@@ -1,4 +1,4 @@
-"""daemon/client/results.py says what the CLI and the TUI may read: each TypedDict is held to a
+"""daemon/contract/results.py says what the CLI and the TUI may read: each TypedDict is held to a
 real daemon's answers here, keys and value types, nested ones included."""
 
 import types
@@ -9,10 +9,10 @@ from typing import Any, NotRequired, TypedDict, get_args, get_origin, get_type_h
 import pytest
 from cli_support import EXAMPLE
 
-from daemon.client import results, results_names
 from daemon.client.doctor import database_health
 from daemon.client.sync import Client
 from daemon.client.transfer import import_files
+from daemon.contract import results, results_names
 from daemon.paths import resolve_paths
 from store import search
 

@@ -14,7 +14,8 @@ from compress_support import estimate, stored
 from transcripts import raw_records, shared_or_skip
 
 from daemon.compress.engine import compress
-from daemon.compress.model import POLICIES, Compression
+from daemon.compress.model import Compression
+from daemon.contract.policies import CompressionPolicy, choices_of
 from daemon.ingest.formats import PARSERS, detect, expand
 from daemon.ingest.lines import ParseStats
 from store.events import Event
@@ -94,7 +95,7 @@ def raw_facts(name: str, session: str) -> tuple[str, dict[str, str], tuple[str, 
     return request, files, todos
 
 
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", choices_of(CompressionPolicy))
 @pytest.mark.parametrize("name", CLAUDE)
 def test_every_policy_meets_the_target_on_a_real_transcript(name: str, policy: str) -> None:
     events = session_events(name)

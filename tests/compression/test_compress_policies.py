@@ -10,7 +10,8 @@ import pytest
 from compress_support import estimate, scripted, working_session
 
 from daemon.compress.engine import SUMMARY_SHARE, compress, scores, summary_event
-from daemon.compress.model import POLICIES, Compression
+from daemon.compress.model import Compression
+from daemon.contract.policies import CompressionPolicy, choices_of
 from store.errors import UsageError
 from store.events import Event, canonical_json
 
@@ -23,7 +24,7 @@ def run(events: list[Event], policy: str, share: float = 0.375, **options: Any) 
     return compress(events, policy=policy, target_tokens=target_of(events, share), tokens=estimate, **options)
 
 
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", choices_of(CompressionPolicy))
 def test_a_session_that_already_fits_is_left_alone(policy: str) -> None:
     events = working_session()
     total = sum(estimate(e) for e in events)
@@ -38,13 +39,13 @@ def test_a_session_that_already_fits_is_left_alone(policy: str) -> None:
     assert result.to_json()["ratio"] == 1.0
 
 
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", choices_of(CompressionPolicy))
 def test_an_empty_session_is_left_alone(policy: str) -> None:
     result = compress([], policy=policy, target_tokens=0, tokens=estimate)
     assert not result.compressed and result.ratio == 1.0 and result.tokens_after == 0
 
 
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", choices_of(CompressionPolicy))
 def test_the_same_events_give_the_same_payload(policy: str) -> None:
     first = run(working_session(), policy)
     again = run(working_session(), policy)  # imported afresh: new objects, the same events
@@ -53,7 +54,7 @@ def test_the_same_events_give_the_same_payload(policy: str) -> None:
     assert canonical_json(first.to_json()) == canonical_json(again.to_json())
 
 
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", choices_of(CompressionPolicy))
 def test_no_cut_falls_between_a_call_and_its_result(policy: str) -> None:
     events = working_session()
     for share in (0.2, 0.3, 0.375, 0.5, 0.7):

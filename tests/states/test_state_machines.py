@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from daemon.contract.states import WORST_FIRST, AgentState, risk_rank
+from daemon.contract.transitions import AGENT_LIFECYCLE, EXECUTION
 from daemon.states.machines import AGENT, BUILTIN, SESSION_PHASES, machines_from_config, make_machine, read_machines
 from daemon.states.table import MACHINE, SESSION, SET, StateTable
 from store.errors import ConfigError, UsageError
@@ -175,3 +177,18 @@ def test_config_machines_are_not_replaced_by_the_log() -> None:
     table = StateTable(declared)
     table.apply(_event(1, MACHINE, REVIEW | {"states": ["draft", "gone"], "transitions": {}, "progress": {}}))
     assert table.machine("review").source == "config" and "merged" in table.machine("review").states
+
+
+def test_the_agent_machine_and_the_lifecycle_are_declared_once_in_the_contract() -> None:
+    assert (AGENT.states, AGENT.initial, dict(AGENT.transitions)) == (
+        EXECUTION.states,
+        EXECUTION.initial,
+        dict(EXECUTION.transitions),
+    )
+    # Every state an agent can be left in has its place in the one worst-first order, but the
+    # finished, which come after all the others.
+    finished = {AgentState.TERMINATED, AgentState.HANDOFF_COMPLETE}
+    assert set(WORST_FIRST) | finished == set(AGENT_LIFECYCLE.states)
+    ranked = sorted(AGENT_LIFECYCLE.states, key=risk_rank)
+    assert ranked[0] == AgentState.ERROR and set(ranked[-2:]) == finished
+    assert AGENT_LIFECYCLE.final == (AgentState.TERMINATED,)

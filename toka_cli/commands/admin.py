@@ -15,7 +15,7 @@ from toka_cli.output import console, emit, print_view
 from toka_cli.render import key_values
 
 if TYPE_CHECKING:
-    from daemon.client.results import CopyReport, Recovery, RecoveryLost
+    from daemon.contract.results import CopyReport, Recovery, RecoveryLost
 
 app = make_app(
     "Maintenance: rebuild the query tables from the log, copy the log into PostgreSQL, recover a damaged database.",

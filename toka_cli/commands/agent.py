@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from daemon.contract.policies import OnCritical, choices_of
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show
 from toka_cli.completers import choices, complete_targets
@@ -14,7 +15,7 @@ from toka_cli.output import console, print_view
 from toka_cli.render import agents_table, fill_line, key_values, short_ts
 
 if TYPE_CHECKING:
-    from daemon.client.results import Agent, AgentList
+    from daemon.contract.results import Agent, AgentList
 
 app = make_app("Agents: spawn them, follow their context fill and lifecycle, pause, resume, terminate.", name="agent")
 AgentArg = Annotated[
@@ -62,7 +63,7 @@ def spawn(
         str | None,
         typer.Option(
             help="At CRITICAL: notify, or handoff to a successor (lifecycle.on_critical).",
-            autocompletion=choices("notify", "handoff"),
+            autocompletion=choices(*choices_of(OnCritical)),
         ),
     ] = None,
     session: Annotated[str | None, typer.Option(help="The session it records into (default: its id).")] = None,

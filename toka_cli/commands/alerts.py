@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from daemon.contract.kinds import Kind
 from store.errors import NotFound
 from toka_cli.call import call, connection
 from toka_cli.options import JsonOpt, LimitOpt, SinceOpt
@@ -58,7 +59,7 @@ def alerts(
                 last = int(client.call("sessions.get", session=SESSION)["last_seq"])
             except NotFound:
                 last = 0
-        stream = client.subscribe(session=SESSION, kinds=["alert"], after_seq=last)
+        stream = client.subscribe(session=SESSION, kinds=[Kind.ALERT], after_seq=last)
         emit_lines(({"seq": e["seq"], "id": e["id"], "ts": e["ts"], **e["payload"]} for e in stream), json_, _line)
 
 

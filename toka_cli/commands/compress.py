@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from daemon.contract.policies import CompressionPolicy, choices_of, spoken
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
@@ -16,11 +17,10 @@ from toka_cli.output import console, note, print_json, print_view
 from toka_cli.render import key_values
 
 if TYPE_CHECKING:
-    from daemon.client.results import Compression, WorkingContext
+    from daemon.contract.results import Compression, WorkingContext
 
-# The policies of daemon/compress/engine.py (tests/cli/test_completion.py holds them equal).
-POLICIES = ("fifo", "window", "summarize", "importance")
-POLICY_HELP = "fifo, window, summarize or importance (default: compression.policy)."
+POLICIES = choices_of(CompressionPolicy)
+POLICY_HELP = f"{spoken(CompressionPolicy)} (default: compression.policy)."
 CONTEXT_FORMATS = ("messages", "text", "json")
 blob_app = make_app("Payloads by digest: what a summary elided as [blob DIGEST SIZE].", name="blob")
 

@@ -26,7 +26,7 @@ from toka_cli.output import console, emit, emit_lines, note, plain, styled
 from toka_cli.render import short_ts, when
 
 if TYPE_CHECKING:
-    from daemon.client.results import Event
+    from daemon.contract.results import Event
 
 
 def _line(event: Event) -> None:

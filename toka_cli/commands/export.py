@@ -16,7 +16,7 @@ from toka_cli.output import console, note
 from toka_cli.render import when
 
 if TYPE_CHECKING:
-    from daemon.client.results import OtelExport
+    from daemon.contract.results import OtelExport
 
 
 class ExportGroup(TokaGroup):

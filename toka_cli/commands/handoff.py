@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from daemon.contract.policies import NoteKind, choices_of, spoken
 from store.errors import IntegrityError, UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call, call_and_show
@@ -17,12 +18,12 @@ from toka_cli.output import console, emit, note, print_json, print_view
 from toka_cli.render import percent, short_ts, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import Handoff, HandoffChain, HandoffCheck, HandoffList, HandoffSummary
+    from daemon.contract.results import Handoff, HandoffChain, HandoffCheck, HandoffList, HandoffSummary
 
 app = make_app("Handoff documents: build, show, list, walk a trace's chain, check against the log.", name="handoff")
 IdArg = Annotated[str, typer.Argument(help="A handoff id (its event id), or a unique prefix of one.")]
 FORMATS = ("markdown", "prompt", "json")
-NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo")
+NOTE_KINDS = choices_of(NoteKind)
 
 
 @app.command()
@@ -139,9 +140,7 @@ def note_(
     target: TargetArg,
     kind: Annotated[
         str,
-        typer.Argument(
-            help="decision, rejected, assumption, constraint, dependency or todo.", autocompletion=choices(*NOTE_KINDS)
-        ),
+        typer.Argument(help=f"{spoken(NoteKind)}.", autocompletion=choices(*NOTE_KINDS)),
     ],
     text: Annotated[str, typer.Argument(help="The note.")],
     reason: Annotated[str | None, typer.Option(help="Why: the reason for a decision, or for rejecting a path.")] = None,

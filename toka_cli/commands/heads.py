@@ -16,7 +16,7 @@ from toka_cli.output import console, print_view
 from toka_cli.render import key_values, table
 
 if TYPE_CHECKING:
-    from daemon.client.results_heads import ConsistencyProof, HeadList, HeadsReset, InclusionProof
+    from daemon.contract.results_heads import ConsistencyProof, HeadList, HeadsReset, InclusionProof
 
 SinceHeadOpt = Annotated[
     str | None,

@@ -16,7 +16,7 @@ from toka_cli.output import console, print_view
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import (
+    from daemon.contract.results import (
         ConnectionState,
         ExportStatus,
         HeadsStatus,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from daemon.contract.kinds import Kind
 from store.errors import UsageError
 from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
@@ -18,7 +19,7 @@ from toka_cli.output import console, emit, emit_lines, print_view
 from toka_cli.render import short_ts, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import Event, MemoryEntry, MemoryList
+    from daemon.contract.results import Event, MemoryEntry, MemoryList
 
 app = make_app("Durable scoped memory: global, agent:<id>, session:<name>, trace:<id>.", name="memory")
 ScopeArg = Annotated[str, typer.Argument(help="global, agent:<id>, session:<name> or trace:<id>.")]
@@ -131,7 +132,7 @@ def _history(found: dict[str, Any]) -> None:
 
 
 def _what(change: dict[str, Any]) -> str:
-    return "deleted" if change["kind"] == "memory.delete" else _shown(change.get("value"))
+    return "deleted" if change["kind"] == Kind.MEMORY_DELETE else _shown(change.get("value"))
 
 
 @app.command()

@@ -16,7 +16,7 @@ from toka_cli.output import note, print_view
 from toka_cli.render import key_values, size, table
 
 if TYPE_CHECKING:
-    from daemon.client.results import PoolStats
+    from daemon.contract.results import PoolStats
 
 app = make_app(
     "The memory pool: short-lived working memory in the daemon, bounded in bytes, with time-to-live and"

@@ -16,7 +16,7 @@ from toka_cli.render import short_ts, table, when
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from daemon.client.results import Recall, RecallItem, SearchHit, SearchResult
+    from daemon.contract.results import Recall, RecallItem, SearchHit, SearchResult
 
 QueryArg = Annotated[str, typer.Argument(help="Words, names or paths to find, as written (every one of them).")]
 FtsOpt = Annotated[
@@ -33,7 +33,7 @@ def highlighted(snippet: str) -> Text | str:
         return line
     from rich.text import Text
 
-    from daemon.client.results import MARK_END, MARK_START
+    from daemon.contract.results import MARK_END, MARK_START
 
     text = Text()
     for index, part in enumerate(line.replace(MARK_END, MARK_START).split(MARK_START)):

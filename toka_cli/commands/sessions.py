@@ -13,7 +13,7 @@ from toka_cli.output import console, emit, print_view
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top, when
 
 if TYPE_CHECKING:
-    from daemon.client.results import Session, SessionList
+    from daemon.contract.results import Session, SessionList
 
 
 def sessions(

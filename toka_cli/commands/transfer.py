@@ -13,7 +13,7 @@ from toka_cli.options import JsonOpt, SessionArg
 from toka_cli.output import console, emit, note, print_json_line, progress
 
 if TYPE_CHECKING:
-    from daemon.client.results import ImportReport
+    from daemon.contract.results import ImportReport
 
 # Bad lines listed on stderr after an import; the JSON summary lists them all.
 SHOW_BAD_LINES = 20

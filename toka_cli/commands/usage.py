@@ -14,7 +14,7 @@ from toka_cli.output import print_view
 from toka_cli.render import fill_line, key_values
 
 if TYPE_CHECKING:
-    from daemon.client.results import Usage
+    from daemon.contract.results import Usage
 
 
 def usage(

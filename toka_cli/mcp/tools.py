@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
+from daemon.contract.policies import NoteKind, choices_of
 from toka_cli.mcp.link import Link, require
 
 SessionParam = Annotated[
@@ -25,8 +26,6 @@ SessionParam = Annotated[
 ]
 # Roughly four characters a token: the estimate the daemon's budgets use for text of unknown model.
 CHARS_PER_TOKEN = 4
-# Note kinds the handoff document lists; "error" is recorded as an `error` event, which it lists too.
-NOTE_KINDS = ("decision", "rejected", "assumption", "constraint", "dependency", "todo", "error")
 # The longest a memory value may be kept, in seconds: the daemon's bound
 # (daemon/memory/service.py MAX_TTL_S, which a test keeps equal), in the tool's schema.
 MAX_TTL_S = 315_360_000
@@ -127,7 +126,9 @@ def register(server: MCPServer, link: Link) -> None:
     @server.tool(annotations=WRITES)
     async def note(
         kind: Annotated[
-            Literal["decision", "rejected", "assumption", "constraint", "dependency", "todo", "error"],
+            NoteKind,
+            # Inline in the schema, as the agent reads it best (an enum type alone is a $ref).
+            WithJsonSchema({"enum": list(choices_of(NoteKind)), "title": "Kind", "type": "string"}),
             Field(description="What it is: a decision, a rejected alternative, an assumption, a to-do, an error..."),
         ],
         text: Annotated[str, Field(min_length=1, description="The note itself, one or two sentences.")],

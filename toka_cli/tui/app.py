@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from textual.screen import Screen
 
-    from daemon.client.results import Event, EventsPage, Status
+    from daemon.contract.results import Event, EventsPage, Status
     from daemon.paths import Paths
     from toka_cli.tui.screens.session import SessionScreen
     from toka_cli.tui.widgets import TokaScreen

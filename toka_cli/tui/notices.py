@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from daemon.client.results import Agent, Compression, Handoff, VerifyReport
+    from daemon.contract.results import Agent, Compression, Handoff, VerifyReport
     from toka_cli.tui.widgets import TokaScreen
 
 

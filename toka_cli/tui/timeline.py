@@ -13,6 +13,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from daemon.client.replay import LIFECYCLE, causal_order
+from daemon.contract.kinds import Kind
 from toka_cli.gists import gist
 from toka_cli.render import day_ts
 from toka_cli.tui.widgets import LIFECYCLE_KINDS
@@ -20,17 +21,17 @@ from toka_cli.tui.widgets import LIFECYCLE_KINDS
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from daemon.client.results import Event
+    from daemon.contract.results import Event
 
 # Characters of pretty-printed payload shown; the rest is cut with a note.
 PAYLOAD_CHARS = 20_000
-MARKS = {
-    "compression": "◆",
-    "compaction": "◆",
-    "summary": "◆",
-    "hook.pre_compact": "◆",
-    "handoff": "⇒",
-    "lifecycle": "●",
+MARKS: dict[str, str] = {
+    Kind.COMPRESSION: "◆",
+    Kind.COMPACTION: "◆",
+    Kind.SUMMARY: "◆",
+    Kind.HOOK_PRE_COMPACT: "◆",
+    Kind.HANDOFF: "⇒",
+    Kind.LIFECYCLE: "●",
 }
 COLUMNS = (" ", "seq", "time", "agent", "kind", "gist")
 
@@ -66,9 +67,9 @@ class RowMaker:
         payload = event["payload"]
         line = gist(event["kind"], payload, 200)
         call_id = payload.get("tool_use_id") or payload.get("call_id")
-        if event["kind"] == "tool.call" and isinstance(call_id, str):
+        if event["kind"] == Kind.TOOL_CALL and isinstance(call_id, str):
             self.calls[call_id] = event["seq"]
-        elif event["kind"] == "tool.result" and isinstance(call_id, str) and call_id in self.calls:
+        elif event["kind"] == Kind.TOOL_RESULT and isinstance(call_id, str) and call_id in self.calls:
             line = f"↳ #{self.calls[call_id]} {line}"
         kind = Text(event["kind"], style="bold yellow" if event["kind"] in LIFECYCLE_KINDS else "")
         return (

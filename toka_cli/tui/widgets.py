@@ -10,6 +10,8 @@ from textual import work
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from daemon.contract.kinds import Kind
+from daemon.contract.states import AgentState
 from store.errors import TokaError
 from toka_cli.tui.chrome import KeyBar, TabBar
 
@@ -21,21 +23,29 @@ if TYPE_CHECKING:
     from textual.app import ComposeResult
 
     from daemon.client.aio import AsyncClient
-    from daemon.client.results import Event, Thresholds
+    from daemon.contract.results import Event, Thresholds
 
 # The agent states that deserve a colour, worst first; the rest read as normal text.
-STATE_STYLES = {
-    "ERROR": "bold red",
-    "CRITICAL": "bold red",
-    "HANDOFF_PENDING": "yellow",
-    "WARNING": "yellow",
-    "TERMINATED": "dim",
-    "HANDOFF_COMPLETE": "dim",
-    "PAUSED": "cyan",
+STATE_STYLES: dict[str, str] = {
+    AgentState.ERROR: "bold red",
+    AgentState.CRITICAL: "bold red",
+    AgentState.HANDOFF_PENDING: "yellow",
+    AgentState.WARNING: "yellow",
+    AgentState.TERMINATED: "dim",
+    AgentState.HANDOFF_COMPLETE: "dim",
+    AgentState.PAUSED: "cyan",
 }
 # Event kinds that change what the agents hold: marked in timelines and listed as recent.
 LIFECYCLE_KINDS = frozenset(
-    {"lifecycle", "compression", "compaction", "handoff", "hook.pre_compact", "pool.pressure", "summary"}
+    {
+        Kind.LIFECYCLE,
+        Kind.COMPRESSION,
+        Kind.COMPACTION,
+        Kind.HANDOFF,
+        Kind.HOOK_PRE_COMPACT,
+        Kind.POOL_PRESSURE,
+        Kind.SUMMARY,
+    }
 )
 GAUGE_WIDTH = 10
 # Session names up to this long are shown whole in narrow columns.
@@ -44,9 +54,9 @@ SHORT_NAME = 20
 
 def fill_style(pct: float | None, state: str | None = None, thresholds: Thresholds | None = None) -> str:
     """The gauge's colour: the agent's state when it says so, else the fill against the thresholds."""
-    if state in ("CRITICAL", "ERROR"):
+    if state in (AgentState.CRITICAL, AgentState.ERROR):
         return "red"
-    if state in ("WARNING", "HANDOFF_PENDING"):
+    if state in (AgentState.WARNING, AgentState.HANDOFF_PENDING):
         return "yellow"
     warning, critical = (thresholds["warning_pct"], thresholds["critical_pct"]) if thresholds else (75.0, 90.0)
     if pct is not None and pct >= critical:

@@ -13,6 +13,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Label, Static
 
 from daemon.client.zone import local_timezone
+from daemon.contract.kinds import Kind
 from store.errors import TokaError
 from toka_cli.block_views import local, zone
 from toka_cli.cost_views import compact, dollars
@@ -22,7 +23,7 @@ from toka_cli.tui.widgets import TokaScreen, fill_gauge
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from daemon.client.results import Event
+    from daemon.contract.results import Event
 
 # Usage that arrives together is shown once: the summary is asked for this long after the first.
 SETTLE_S = 0.3
@@ -67,7 +68,7 @@ class CostScreen(TokaScreen):
         self._load()
 
     def live_event(self, event: Event) -> None:
-        if event["kind"] == "usage" and self._settling is None:
+        if event["kind"] == Kind.USAGE and self._settling is None:
             self._settling = self.set_timer(SETTLE_S, self._settled)
 
     def _settled(self) -> None:

@@ -9,6 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Markdown, Static
 
+from daemon.contract.kinds import Kind
 from store.errors import TokaError
 from toka_cli.render import day_ts, percent
 from toka_cli.tui.chrome import Table
@@ -17,7 +18,7 @@ from toka_cli.tui.widgets import TokaScreen
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from daemon.client.results import Event, Handoff, HandoffChain, HandoffList, HandoffSummary
+    from daemon.contract.results import Event, Handoff, HandoffChain, HandoffList, HandoffSummary
 
 
 class HandoffsScreen(TokaScreen):
@@ -47,7 +48,7 @@ class HandoffsScreen(TokaScreen):
         self._load()
 
     def live_event(self, event: Event) -> None:
-        if event["kind"] == "handoff":
+        if event["kind"] == Kind.HANDOFF:
             self._load()
 
     def action_refresh(self) -> None:

@@ -10,6 +10,7 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Label, Static
 
+from daemon.contract.kinds import Kind
 from store.errors import TokaError
 from toka_cli.render import day_ts, size
 from toka_cli.tui.chrome import Table
@@ -18,7 +19,7 @@ from toka_cli.tui.widgets import TokaScreen, fill_gauge
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from daemon.client.results import Event, MemoryList, PoolStats
+    from daemon.contract.results import Event, MemoryList, PoolStats
 
 
 class MemoryScreen(TokaScreen):
@@ -44,7 +45,7 @@ class MemoryScreen(TokaScreen):
         self._load()
 
     def live_event(self, event: Event) -> None:
-        if event["kind"].startswith("memory.") or event["kind"] == "pool.pressure":
+        if event["kind"].startswith("memory.") or event["kind"] == Kind.POOL_PRESSURE:
             self._load()
 
     @work(exclusive=True, group="memory")

@@ -27,7 +27,7 @@ from toka_cli.tui.widgets import (
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from daemon.client.results import (
+    from daemon.contract.results import (
         Agent,
         AgentList,
         Event,

@@ -8,7 +8,7 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Input
 
-from daemon.client.results import MARK_END, MARK_START
+from daemon.contract.results import MARK_END, MARK_START
 from store.errors import TokaError
 from toka_cli.render import day_ts
 from toka_cli.tui.chrome import Table
@@ -17,7 +17,7 @@ from toka_cli.tui.widgets import TokaScreen, short_names
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from daemon.client.results import SearchHit, SearchResult
+    from daemon.contract.results import SearchHit, SearchResult
 
 # Hits asked for: the daemon's own ceiling.
 HITS = 200

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from daemon.client.replay import LIFECYCLE, RAW
+from daemon.contract.kinds import Kind
 from store.errors import TokaError
 from toka_cli.render import day_ts
 from toka_cli.tui.fill_curve import THRESHOLDS, FillCurve
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
     from textual.app import ComposeResult
 
-    from daemon.client.results import Event, EventsPage, Session
+    from daemon.contract.results import Event, EventsPage, Session
 
 # Events read per page: enough to fill a tall terminal, small enough to show at once.
 PAGE = 100
@@ -144,9 +145,9 @@ class SessionScreen(TokaScreen):
             counted = await self.toka.call("events.count", session=self.session, **point)
             self.position = counted["events"]
         usage: EventsPage = {"session": self.session, "events": [], "more": False}
-        if summary["kinds"].get("usage"):  # else the query would read the whole session to find none
+        if summary["kinds"].get(Kind.USAGE):  # else the query would read the whole session to find none
             usage = await self.toka.call(
-                "events.query", session=self.session, kinds=["usage"], order="desc", limit=CURVE_POINTS, **point
+                "events.query", session=self.session, kinds=[Kind.USAGE], order="desc", limit=CURVE_POINTS, **point
             )
         try:
             agent = await self.toka.call("agents.get", agent=self.session)
@@ -204,7 +205,7 @@ class SessionScreen(TokaScreen):
         table.add_row(*self.rows.row(event), key=str(event["seq"]))
         if following:
             table.move_cursor(row=table.row_count - 1)
-        if event["kind"] == "usage" and (tokens := context_tokens(event["payload"])) is not None:
+        if event["kind"] == Kind.USAGE and (tokens := context_tokens(event["payload"])) is not None:
             self.curve.append(float(tokens))
             curve, last = self.fill_curve, day_ts(event["ts"], self.toka.today())
             curve.show(self.curve[-CURVE_POINTS:], curve.window, curve.thresholds, (curve.span[0], last))

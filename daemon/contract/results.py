@@ -1,39 +1,41 @@
-"""The results the CLI and the TUI read, as declared types: the shapes of docs/json.md.
+"""The results of the daemon's ops, as declared types: the shapes of docs/json.md.
 
-The daemon answers with plain JSON; these TypedDicts say what a reader may rely on, so that
-`toka show` and the dashboard's session title read the same ``Session`` and mypy holds both to
-it. They describe, they do not check (the hook, which reads a field or two, does not import
-this); tests/cli/test_results.py keeps them equal to what the daemon sends. No `from __future__
-import annotations`: TypedDict reads NotRequired from the evaluated annotations.
+The daemon answers with plain JSON; these TypedDicts say what it sends and what a reader may rely
+on, so that the handlers that build a ``Session`` (daemon/log/ops.py), `toka show` and the
+dashboard's session title all use the same one and mypy holds each to it. They describe, they do
+not check (the hook, which reads a field or two, does not import this); tests/cli/test_results.py
+keeps them equal to what a real daemon sends, tests/cli/test_json_doc.py to what docs/json.md
+documents. No `from __future__ import annotations`: TypedDict reads NotRequired from the
+evaluated annotations.
 """
 
 from typing import Any, NotRequired, TypedDict
 
 # What `toka export otel` sends and the forwarder's status, `toka status` and its parts, likewise.
-from daemon.client.results_otel import ExportStatus as ExportStatus
-from daemon.client.results_otel import OtelExport as OtelExport
-from daemon.client.results_status import AgentAtRisk as AgentAtRisk
-from daemon.client.results_status import ConnectionState as ConnectionState
-from daemon.client.results_status import HeadsStatus as HeadsStatus
-from daemon.client.results_status import OtelStatus as OtelStatus
-from daemon.client.results_status import Status as Status
-from daemon.client.results_status import WatchStatus as WatchStatus
+from daemon.contract.results_otel import ExportStatus as ExportStatus
+from daemon.contract.results_otel import OtelExport as OtelExport
+from daemon.contract.results_status import AgentAtRisk as AgentAtRisk
+from daemon.contract.results_status import ConnectionState as ConnectionState
+from daemon.contract.results_status import HeadsStatus as HeadsStatus
+from daemon.contract.results_status import OtelStatus as OtelStatus
+from daemon.contract.results_status import Status as Status
+from daemon.contract.results_status import WatchStatus as WatchStatus
 
 # The results of the log's upkeep (verify, import, copy, doctor's facts) live in a module of their
 # own; they are read from here as the others are.
-from daemon.client.results_upkeep import BadLine as BadLine
-from daemon.client.results_upkeep import CopyReport as CopyReport
-from daemon.client.results_upkeep import Damage as Damage
-from daemon.client.results_upkeep import DatabaseCheck as DatabaseCheck
-from daemon.client.results_upkeep import DatabaseHealth as DatabaseHealth
-from daemon.client.results_upkeep import ImportReport as ImportReport
-from daemon.client.results_upkeep import MissingRights as MissingRights
-from daemon.client.results_upkeep import PostgresHealth as PostgresHealth
-from daemon.client.results_upkeep import Recovery as Recovery
-from daemon.client.results_upkeep import RecoveryLost as RecoveryLost
-from daemon.client.results_upkeep import Tip as Tip
-from daemon.client.results_upkeep import VerifyProblem as VerifyProblem
-from daemon.client.results_upkeep import VerifyReport as VerifyReport
+from daemon.contract.results_upkeep import BadLine as BadLine
+from daemon.contract.results_upkeep import CopyReport as CopyReport
+from daemon.contract.results_upkeep import Damage as Damage
+from daemon.contract.results_upkeep import DatabaseCheck as DatabaseCheck
+from daemon.contract.results_upkeep import DatabaseHealth as DatabaseHealth
+from daemon.contract.results_upkeep import ImportReport as ImportReport
+from daemon.contract.results_upkeep import MissingRights as MissingRights
+from daemon.contract.results_upkeep import PostgresHealth as PostgresHealth
+from daemon.contract.results_upkeep import Recovery as Recovery
+from daemon.contract.results_upkeep import RecoveryLost as RecoveryLost
+from daemon.contract.results_upkeep import Tip as Tip
+from daemon.contract.results_upkeep import VerifyProblem as VerifyProblem
+from daemon.contract.results_upkeep import VerifyReport as VerifyReport
 
 # What a search snippet wraps each matched run of words in (docs/search.md). The store writes
 # them (store.search, which cannot import this layer); a test keeps the two equal.
@@ -347,3 +349,14 @@ class Recall(TypedDict):
     query: str
     session: str
     items: list[RecallItem]
+
+
+class Noted(TypedDict):
+    """`toka note`: the note's event, of the agent whose next handoff lists it."""
+
+    session: str
+    agent: str
+    kind: str  # note.<kind>, or error
+    seq: int
+    id: str
+    created: bool

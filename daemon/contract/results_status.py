@@ -4,8 +4,8 @@ and the parts of the log it reports on. Read through results.py as the other res
 
 from typing import NotRequired, TypedDict
 
-from daemon.client.results_otel import ExportStatus
-from daemon.client.results_upkeep import Damage
+from daemon.contract.results_otel import ExportStatus
+from daemon.contract.results_upkeep import Damage
 
 
 class WatchStatus(TypedDict):

@@ -1,14 +1,14 @@
 """The results of the log's upkeep, as declared types (the shapes of docs/json.md and
 docs/protocol.md): verify, import, copy into PostgreSQL, and the database facts doctor reads.
 
-Read through daemon/client/results.py, which gathers every result type; they live here so that
+Read through daemon/contract/results.py, which gathers every result type; they live here so that
 neither module grows past its size. tests/cli/test_results.py holds them to real answers. No
 `from __future__ import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 """
 
 from typing import NotRequired, TypedDict
 
-from daemon.client.results_heads import HeadsCheck
+from daemon.contract.results_heads import HeadsCheck
 
 
 class VerifyProblem(TypedDict):

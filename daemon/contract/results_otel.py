@@ -1,7 +1,7 @@
 """The results of the OpenTelemetry export, as declared types (the shapes of docs/json.md): the
 forwarder's part of ``status``, and what `toka export otel` sent.
 
-Read through daemon/client/results.py, which gathers every result type. No `from __future__
+Read through daemon/contract/results.py, which gathers every result type. No `from __future__
 import annotations`: TypedDict reads NotRequired from the evaluated annotations.
 """
 
