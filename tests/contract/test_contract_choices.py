@@ -1,9 +1,9 @@
 """daemon/contract/: the kinds, choices and figures every side reads are the ones the others use."""
 
-from daemon.config import allowed
 from daemon.contract.fill import context_fill, headroom_tokens
 from daemon.contract.kinds import NOTE_PREFIX, Kind
 from daemon.contract.policies import CompressionPolicy, NoteKind, OnCritical, choices_of, spoken
+from daemon.sections import SECTIONS
 from store.kinds import TOKA_KINDS, is_activity
 
 
@@ -29,9 +29,9 @@ def test_every_note_kind_is_recorded_as_a_kind_of_the_contract() -> None:
 
 
 def test_the_settings_offer_the_contract_s_choices() -> None:
-    assert allowed("policy") == ", ".join(choices_of(CompressionPolicy))
-    assert allowed("auto_compress") == ", ".join(("off", *choices_of(CompressionPolicy)))
-    assert allowed("on_critical") == ", ".join(choices_of(OnCritical))
+    assert SECTIONS.allowed("policy") == ", ".join(choices_of(CompressionPolicy))
+    assert SECTIONS.allowed("auto_compress") == ", ".join(("off", *choices_of(CompressionPolicy)))
+    assert SECTIONS.allowed("on_critical") == ", ".join(choices_of(OnCritical))
     assert spoken(CompressionPolicy) == "fifo, window, summarize or importance"
 
 
