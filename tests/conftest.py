@@ -102,6 +102,32 @@ def daemon(spawn: Spawner) -> Spawned:
     return spawn()
 
 
+@pytest.fixture(scope="module")
+def module_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spawned]:
+    """One real daemon for the tests of a module (in each xdist worker that runs some of them), in a
+    TOKA_HOME of its own, not the test's: for long tables of cases that only talk to it through its
+    socket (``.client()``, ``.paths``), each writing under a session name of its own and checking
+    counts against what was there before it. A start per case was most of such a table's time."""
+    home = Path(tempfile.mkdtemp(prefix="tkm", dir="/tmp"))
+    with pytest.MonkeyPatch.context() as env:
+        for name in list(os.environ):
+            if name.startswith("TOKA_"):
+                env.delenv(name)
+        env.setenv("TOKA_HOME", str(home))
+        env.setenv("TZ", "UTC")
+        paths = resolve_paths()
+        running = spawn_daemon(paths, tmp_path_factory.mktemp("module-daemon") / "daemon.log")
+    yield running
+    if running.process.poll() is None:
+        running.process.send_signal(signal.SIGTERM)
+        try:
+            running.process.wait(10)
+        except subprocess.TimeoutExpired:
+            running.process.kill()
+            running.process.wait()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
     """The admin URL (user and database postgres) of the run's PostgreSQL server; a skip without one,
