@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import postgres_server
 import pytest
-from daemons import Spawned, Spawner, spawn_daemon
+from daemons import Spawned, Spawner, shared_daemon, spawn_daemon, stop_spawned
 
 from daemon.paths import Paths, resolve_paths
 
@@ -87,19 +86,23 @@ def spawn(toka_home: Path, tmp_path: Path) -> Iterator[Spawner]:
 
     yield start
     for running in started:
-        if running.process.poll() is None:
-            running.process.send_signal(signal.SIGTERM)
-            try:
-                running.process.wait(10)
-            except subprocess.TimeoutExpired:
-                running.process.kill()
-                running.process.wait()
+        stop_spawned(running)
 
 
 @pytest.fixture
 def daemon(spawn: Spawner) -> Spawned:
     """A real daemon on a real socket in this test's TOKA_HOME."""
     return spawn()
+
+
+@pytest.fixture(scope="module")
+def module_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spawned]:
+    """One real daemon for the tests of a module (in each xdist worker that runs some of them), in a
+    TOKA_HOME of its own, not the test's: for long tables of cases that only talk to it through its
+    socket (``.client()``, ``.paths``), each writing under a session name of its own and checking
+    counts against what was there before it. A start per case was most of such a table's time."""
+    with shared_daemon(tmp_path_factory) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

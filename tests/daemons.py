@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from daemon.client.autostart import answers
 from daemon.client.sync import Client
-from daemon.paths import Paths
+from daemon.paths import Paths, resolve_paths
 
 # How long a test waits for something that takes milliseconds when all is well.
 PATIENCE = 15.0
@@ -106,6 +111,36 @@ def spawn_daemon(
     process.kill()
     process.wait()
     raise RuntimeError(f"daemon did not answer within {PATIENCE}s: {spawned.log()}")
+
+
+@contextmanager
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str] | None = None) -> Iterator[Spawned]:
+    """A real daemon in a TOKA_HOME of its own, not a test's (``env``: extra variables, as for
+    ``spawn``); for a fixture of a wider scope than a test (``module_daemon`` in tests/conftest.py)."""
+    home = Path(tempfile.mkdtemp(prefix="tkm", dir="/tmp"))
+    with pytest.MonkeyPatch.context() as variables:
+        for name in list(os.environ):
+            if name.startswith("TOKA_"):
+                variables.delenv(name)
+        variables.setenv("TOKA_HOME", str(home))
+        variables.setenv("TZ", "UTC")
+        paths = resolve_paths()
+        running = spawn_daemon(paths, tmp_path_factory.mktemp("shared-daemon") / "daemon.log", env=env)
+    try:
+        yield running
+    finally:
+        stop_spawned(running)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def stop_spawned(running: Spawned) -> None:
+    if running.process.poll() is None:
+        running.process.send_signal(signal.SIGTERM)
+        try:
+            running.process.wait(10)
+        except subprocess.TimeoutExpired:
+            running.process.kill()
+            running.process.wait()
 
 
 @dataclass

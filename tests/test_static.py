@@ -27,6 +27,7 @@ def test_ruff_is_clean(command: list[str]) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # a minute and more of one core: it runs beside the rest (tests/run)
 def test_mypy_is_clean() -> None:
     pytest.importorskip("mypy", reason="mypy comes with the test extra: pip install -e '.[test]'")
     result = run("mypy", "store", "daemon", "toka_cli", "docs/gen")

@@ -7,12 +7,14 @@ its token_count events without counting a cumulative total as usage."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from cost_reference import Call, Totals, claude_calls, codex_calls, local_day, totals_by
+from daemons import Spawned, shared_daemon
 from transcripts import shared_or_skip
 
 from daemon.client.sync import Client
@@ -25,32 +27,36 @@ def compared(row: dict[str, Any]) -> dict[str, Any]:
     return {name: row[name] for name in (*COMPARED, "unpriced_calls")}
 
 
-@pytest.fixture
-def calls() -> list[Call]:
-    """The fixtures imported into this test's daemon, and the calls of the independent parse."""
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Spawned, list[Call]]]:
+    """The fixtures imported once, into a daemon of the module's own whose reports the tests only
+    read, and the calls of the independent parse."""
     folder = shared_or_skip("fixtures", "transcripts")
-    with Client() as client:
-        summary = import_files(client, [folder])
-    assert not summary.bad_lines or all("not a format" in b.reason for b in summary.bad_lines)
-    return claude_calls(folder / "claude") + codex_calls(folder / "codex")
+    with shared_daemon(tmp_path_factory) as daemon:
+        with daemon.client() as client:
+            summary = import_files(client, [folder])
+        assert not summary.bad_lines or all("not a format" in b.reason for b in summary.bad_lines)
+        yield daemon, claude_calls(folder / "claude") + codex_calls(folder / "codex")
 
 
-def report(kind: str, **args: Any) -> dict[str, Any]:
-    with Client() as client:
+def report(kind: str, daemon: Spawned | None = None, **args: Any) -> dict[str, Any]:
+    """The report from ``daemon``, or from this test's own (started if need be)."""
+    with daemon.client() if daemon else Client() as client:
         found: dict[str, Any] = client.call("report", kind=kind, **args)
     return found
 
 
-def test_totals_per_day_session_and_model_equal_an_independent_parse(calls: list[Call]) -> None:
+def test_totals_per_day_session_and_model_equal_an_independent_parse(imported: tuple[Spawned, list[Call]]) -> None:
+    daemon, calls = imported
     zone = "America/Los_Angeles"  # days that are not UTC's: calls near midnight move
-    daily = report("daily", timezone=zone, breakdown=True)
+    daily = report("daily", daemon, timezone=zone, breakdown=True)
     expected_days = totals_by(calls, local_day(ZoneInfo(zone)))
     assert {row["period"]: compared(row) for row in daily["rows"]} == {
         day: totals.as_report() for day, totals in sorted(expected_days.items())
     }
     assert daily["timezone"] == zone and daily["prices"]["table"] == "genai-prices 0.2.3"
 
-    sessions = report("session")
+    sessions = report("session", daemon)
     expected_sessions = totals_by(calls, lambda call: call.session)
     assert {row["session"]: compared(row) for row in sessions["rows"]} == {
         session: totals.as_report() for session, totals in expected_sessions.items()
@@ -73,9 +79,12 @@ def test_totals_per_day_session_and_model_equal_an_independent_parse(calls: list
     assert daily["totals"]["cost_usd"] == pytest.approx(float(sum(t.cost for t in expected_days.values())), abs=1e-5)
 
 
-def test_subagents_count_once_in_their_parent_session_under_their_own_agent(calls: list[Call]) -> None:
+def test_subagents_count_once_in_their_parent_session_under_their_own_agent(
+    imported: tuple[Spawned, list[Call]],
+) -> None:
+    daemon, calls = imported
     session = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"  # marot's, with two subagents and a compaction agent
-    [row] = [r for r in report("session")["rows"] if r["session"] == session]
+    [row] = [r for r in report("session", daemon)["rows"] if r["session"] == session]
     expected = totals_by([c for c in calls if c.session == session], lambda call: call.agent)
     assert len(expected) >= 3
     assert {a["agent"]: (a["calls"], a["output_tokens"]) for a in row["agents"]} == {
@@ -84,8 +93,8 @@ def test_subagents_count_once_in_their_parent_session_under_their_own_agent(call
     assert row["calls"] == sum(t.calls for t in expected.values())
 
 
-def test_codex_is_counted_from_token_counts_without_its_cumulative_totals(calls: list[Call]) -> None:
-    rows = report("session", source="codex")["rows"]
+def test_codex_is_counted_from_token_counts_without_its_cumulative_totals(imported: tuple[Spawned, list[Call]]) -> None:
+    rows = report("session", imported[0], source="codex")["rows"]
     codex = codex_calls(shared_or_skip("fixtures", "transcripts", "codex"))
     assert {r["session"] for r in rows} == {c.session for c in codex}
     compacted = "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"  # its compaction writes a bogus 940,499 total

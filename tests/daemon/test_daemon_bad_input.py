@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import secrets
 import socket
 import time
 from typing import Any, cast
@@ -176,21 +177,32 @@ def assert_nothing_stored(daemon: Spawned) -> None:
     assert (status["events"], status["sessions"]) == (0, 0), status
 
 
+def counts(daemon: Spawned) -> tuple[int, int]:
+    status = daemon.status()
+    return status["events"], status["sessions"]
+
+
+# The cases of a table share one daemon (``module_daemon``): each appends to a session of its own
+# and compares the counts with those before it.
 @pytest.mark.parametrize(("line", "request_id", "code", "fragment"), BAD_LINES)
 def test_bad_line_gets_one_error_and_the_connection_keeps_serving(
-    daemon: Spawned, line: bytes, request_id: Any, code: str, fragment: str
+    module_daemon: Spawned, line: bytes, request_id: Any, code: str, fragment: str
 ) -> None:
+    daemon, session = module_daemon, "s-" + secrets.token_hex(4)
+    events, sessions = counts(daemon)
     with RawConnection(daemon.paths) as conn:
         conn.send(line)
         assert_error_line(conn.read(), request_id, code, fragment)
         # Exactly one line came back: the next line on this connection answers the next request.
         answer = conn.call(99, "status")
         assert answer["id"] == 99 and answer["ok"] is True, answer
-        assert (answer["result"]["events"], answer["result"]["sessions"]) == (0, 0)
+        assert (answer["result"]["events"], answer["result"]["sessions"]) == (events, sessions)
         # ... and the same connection still appends.
-        stored = conn.call(100, "events.append", event=good_event())
-        assert stored["ok"] is True and stored["result"]["events"][0]["seq"] == 1, stored
-    assert daemon.status()["events"] == 1  # another client sees the one good event, and only it
+        stored = conn.call(100, "events.append", event=good_event(session=session))
+        # (seq numbers the whole log: the bad line took none)
+        assert stored["ok"] is True and stored["result"]["events"][0]["seq"] == events + 1, stored
+    # another client sees the one good event, and only it
+    assert counts(daemon) == (events + 1, sessions + 1)
     assert daemon.process.poll() is None
 
 
@@ -320,11 +332,12 @@ def test_oversize_batch_raises_usage_error_in_the_client(paths: Paths, spawn: Sp
 
 
 @pytest.mark.parametrize("ts", [1e20, -1e20, "10000-01-01T00:00:00Z", float("inf")], ids=str)
-def test_out_of_range_timestamps_are_invalid_events(daemon: Spawned, ts: Any) -> None:
-    with daemon.client() as client:
+def test_out_of_range_timestamps_are_invalid_events(module_daemon: Spawned, ts: Any) -> None:
+    events, _ = counts(module_daemon)
+    with module_daemon.client() as client:
         with pytest.raises(InvalidEvent, match="ts"):
-            client.record("s", "message", {}, ts=ts)
-        assert client.call("status")["events"] == 0
+            client.record("s-" + secrets.token_hex(4), "message", {}, ts=ts)
+        assert client.call("status")["events"] == events
 
 
 def test_a_line_of_whitespace_is_skipped_unanswered(daemon: Spawned) -> None:

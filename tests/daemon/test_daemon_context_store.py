@@ -158,8 +158,9 @@ def test_a_restarted_daemon_replays_the_same_table(spawn: Spawner) -> None:
         ({"scope": "global", "key": "k", "value": 1, "expect_version": 3}, Conflict, "not 3"),
     ],
 )
-def test_bad_writes_store_nothing(daemon: Spawned, args: dict[str, Any], error: type, message: str) -> None:
-    with daemon.client() as client:
+def test_bad_writes_store_nothing(module_daemon: Spawned, args: dict[str, Any], error: type, message: str) -> None:
+    """The cases share one daemon: none of them stores anything, so none sees another's writes."""
+    with module_daemon.client() as client:
         before = client.call("stats")["events"]
         with pytest.raises(error, match=message):
             client.call("memory.set", **args)

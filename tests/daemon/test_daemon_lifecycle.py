@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import Spawned
+from daemon_support import Spawner
 from transcripts import TRANSCRIPTS, shared_or_skip
 
 from daemon.client.transfer import import_files
@@ -73,11 +73,12 @@ def _first_change_to(changes: list[dict[str, Any]], states: tuple[str, ...]) -> 
 
 
 @pytest.mark.parametrize("path", _main_transcripts() or [TRANSCRIPTS / "claude"], ids=lambda p: p.name[:40])
-def test_imported_sessions_cross_thresholds_at_the_first_response_over_them(daemon: Spawned, path: Path) -> None:
+def test_imported_sessions_cross_thresholds_at_the_first_response_over_them(spawn: Spawner, path: Path) -> None:
     shared_or_skip("fixtures", "transcripts", "claude")
     by_session = _main_chain_prompts(path)
     if not by_session or any(p > w for prompts in by_session.values() for _, p, w in prompts):
         pytest.skip("no main-chain usage, or a prompt larger than its model's window, in this transcript")
+    daemon = spawn()  # after the skips: a transcript that has nothing to check starts none
     with daemon.client() as client:
         import_files(client, [path])
         for session, prompts in by_session.items():

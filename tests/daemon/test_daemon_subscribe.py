@@ -190,6 +190,7 @@ def test_subscribe_with_bad_arguments_gets_an_error(daemon: Spawned) -> None:
         assert conn.call(3, "status")["result"]["subscribers"] == 0
 
 
+@pytest.mark.slow
 def test_subscriber_that_falls_too_far_behind_is_dropped_with_busy(daemon: Spawned) -> None:
     """A subscriber that stops reading costs the daemon a bounded backlog (100,000 events)."""
     with daemon.client() as writer, RawConnection(daemon.paths) as stalled:

@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 import psycopg
+import pytest
 from daemon_support import wait_for
 from postgres_daemons import PgDaemon, Team, Writers, chain_problems, log_rows
 
@@ -183,6 +184,7 @@ def _busy_changes(daemon: PgDaemon) -> list[int]:
     return [change["seq"] for change in changes]
 
 
+@pytest.mark.slow
 def test_a_daemon_starting_while_the_other_writes_applies_each_change_once(team: Team, postgres_database: str) -> None:
     b = team(postgres_database, "b").start()
     stop = threading.Event()

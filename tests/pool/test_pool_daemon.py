@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from daemons import Spawned, Spawner
+from daemons import Spawned, Spawner, shared_daemon
 from typer.testing import CliRunner, Result
 
 from store.errors import Conflict, NotFound, UsageError
@@ -21,6 +22,13 @@ SMALL = {"TOKA_POOL_CAPACITY_BYTES": "1000", "TOKA_POOL_SWEEP_S": "0.05"}
 @pytest.fixture
 def small(spawn: Spawner) -> Spawned:
     return spawn(env=SMALL)
+
+
+@pytest.fixture(scope="module")
+def shared_small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spawned]:
+    """One small pool for the table of bad puts, which store nothing (tests/conftest.py)."""
+    with shared_daemon(tmp_path_factory, env=SMALL) as running:
+        yield running
 
 
 def call(daemon: Spawned, op: str, **args: Any) -> Any:
@@ -98,9 +106,9 @@ def test_delete_answers_whether_it_deleted(small: Spawned) -> None:
         {"key": "k" * 1025, "value": "v"},
     ],
 )
-def test_bad_puts_are_usage_errors(small: Spawned, args: dict[str, Any]) -> None:
+def test_bad_puts_are_usage_errors(shared_small: Spawned, args: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
-        call(small, "pool.put", **args)
+        call(shared_small, "pool.put", **args)
 
 
 def test_oversize_put_is_a_conflict_with_a_hint(small: Spawned) -> None:

@@ -71,8 +71,8 @@ def test_search_filters(daemon: Spawned) -> None:
     ],
     ids=["quote", "dangling", "no word", "missing", "not text", "limit", "fts not a flag"],
 )
-def test_bad_searches_are_usage_errors(daemon: Spawned, args: dict[str, Any]) -> None:
-    with daemon.client() as client:
+def test_bad_searches_are_usage_errors(module_daemon: Spawned, args: dict[str, Any]) -> None:
+    with module_daemon.client() as client:
         seed(client)
         with pytest.raises(UsageError):
             client.call("search", **args)
