@@ -12,8 +12,8 @@ on the writer's, and the methods below only choose the part and shape the statem
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from store.base import EventQuery, EventStore, SessionInfo
@@ -69,6 +69,21 @@ class SqlStore(EventStore):
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
         return [event_of(row) for row in await self._read(self.parts.fetch_rows, SELECT + sql, params)]
+
+    async def scan(self, query: EventQuery, page: int = 5000) -> AsyncIterator[Event]:
+        """:meth:`EventStore.scan`, each event made from its row as it is yielded rather than a
+        page of them at once: a replay of a long session keeps few events alive, and a page of
+        events young enough to be collected does not set off full garbage collections."""
+        after = query.after_seq or 0
+        while True:
+            sql, params = where_clause(replace(query, after_seq=after, limit=page, order="asc"))
+            rows = await self._read(self.parts.fetch_rows, SELECT + sql, params)
+            for row in rows:
+                event = event_of(row)
+                after = event.seq
+                yield event
+            if len(rows) < page:
+                return
 
     async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
         # The payloads spliced into the JSON as stored, never parsed (EventStore.query_json).
