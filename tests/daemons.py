@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from warm_start import WarmProcess, WarmStart
 
 from daemon.client.autostart import answers
 from daemon.client.sync import Client
@@ -35,7 +36,7 @@ class Spawned:
     """A daemon running in a child process; its stderr goes to ``log_path``."""
 
     paths: Paths
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | WarmProcess
     log_path: Path
 
     def client(self, timeout: float = PATIENCE) -> Client:
@@ -85,21 +86,28 @@ def spawn_daemon(
     env: dict[str, str] | None = None,
     preexec: Callable[[], None] | None = None,
 ) -> Spawned:
-    """Start ``python -m daemon`` and wait until its socket answers ``hello``; ``preexec`` runs in
-    the child before the daemon does (to set a resource limit, say).
+    """Start a daemon and wait until its socket answers ``hello``: forked from a process that has
+    imported it already (tests/warm_start.py), or as ``python -m daemon`` when ``preexec`` is
+    given (it runs in the child before the daemon does: to set a resource limit, say) or
+    TOKATEST_COLD_DAEMONS=1 is set.
 
     stderr goes to a file, not a pipe: nobody drains a pipe during a test, and a daemon that
     logs more than the pipe holds (64 KiB of tracebacks, say) would block on its next log line.
     """
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            daemon_command(*args),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env={**os.environ, **(env or {})},
-            preexec_fn=preexec,
-        )
+    environment = {**os.environ, **(env or {})}
+    process: subprocess.Popen[bytes] | WarmProcess
+    if preexec is None and os.environ.get("TOKATEST_COLD_DAEMONS") != "1":
+        process = WarmStart.spawn(list(args), environment, log_path)
+    else:
+        with open(log_path, "ab") as log:
+            process = subprocess.Popen(
+                daemon_command(*args),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=environment,
+                preexec_fn=preexec,
+            )
     spawned = Spawned(paths, process, log_path)
     deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:

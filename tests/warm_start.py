@@ -1,0 +1,181 @@
+"""Daemons started warm: a process per test worker that has imported the daemon once and forks
+a daemon for each test that asks for one.
+
+``python -m daemon`` spends about 0.35 s of CPU importing the daemon before it does anything, and
+the suite starts some 400 daemons of its own, so a third of its CPU went to those imports. The
+forked child runs what ``python -m daemon`` runs (``daemon.server.main.main``) with the test's
+environment, working directory, arguments and log file; it is the real daemon on its real
+socket, it only skips the imports. What the imports themselves do, and the module entry point,
+are still tested by every daemon the CLI autostarts, which is a ``python -m daemon`` process.
+
+The parent of a forked daemon is the warm process, not the test, so only it can collect an exit
+status: :class:`WarmProcess` asks it, over the pipe, for what ``poll`` and ``wait`` answer, and
+otherwise behaves as the ``subprocess.Popen`` it stands in for (``pid``, ``returncode``,
+``send_signal``, ``terminate``, ``kill``).
+
+The warm process (:func:`serve`) reads one JSON request per line on stdin and answers one line on
+stdout: ``{"spawn": {"args", "env", "cwd", "log"}}`` -> ``{"pid"}``; ``{"wait": pid, "timeout":
+seconds or null}`` -> ``{"code": exit code or null}`` (a timeout of 0 is ``poll``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+# What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver.
+PRELOAD = ("daemon.server.main", "store.sqlite.store", "aiosqlite", "sqlite3")
+
+
+class WarmStart:
+    """The warm process of this test worker, started at its first use."""
+
+    _lock = threading.Lock()
+    _process: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def spawn(cls, args: list[str], env: dict[str, str], log_path: Path) -> WarmProcess:
+        request = {"spawn": {"args": args, "env": env, "cwd": os.getcwd(), "log": str(log_path)}}
+        return WarmProcess(cls.ask(request)["pid"], args)
+
+    @classmethod
+    def ask(cls, request: dict[str, Any]) -> dict[str, Any]:
+        with cls._lock:
+            process = cls._process
+            if process is None or process.poll() is not None:
+                process = cls._process = cls._start()
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps(request).encode() + b"\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the warm start process exited ({process.poll()}) at {request}")
+            answer: dict[str, Any] = json.loads(line)
+            return answer
+
+    @staticmethod
+    def _start() -> subprocess.Popen[bytes]:
+        # Nothing of a test's own environment (TOKA_HOME, say): each daemon gets its test's.
+        env = {name: value for name, value in os.environ.items() if not name.startswith("TOKA_")}
+        tests = str(Path(__file__).parent)
+        code = f"import sys; sys.path.append({tests!r}); import warm_start; warm_start.serve()"
+        return subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/"
+        )
+
+
+class WarmProcess:
+    """A forked daemon, as much of ``subprocess.Popen`` as the tests use."""
+
+    def __init__(self, pid: int, args: list[str]) -> None:
+        self.pid = pid
+        self.args = args
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self._wait(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._wait(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def _wait(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            self.returncode = WarmStart.ask({"wait": self.pid, "timeout": timeout})["code"]
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+# The warm process's side.
+
+
+def serve() -> None:
+    for name in PRELOAD:
+        __import__(name)
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    exited: dict[int, int] = {}
+    for line in requests:
+        request = json.loads(line)
+        if "spawn" in request:
+            answer: dict[str, Any] = {"pid": _fork(request["spawn"])}
+        else:
+            answer = {"code": _wait(exited, request["wait"], request["timeout"])}
+        answers.write(json.dumps(answer).encode() + b"\n")
+        answers.flush()
+
+
+def _wait(exited: dict[int, int], pid: int, timeout: float | None) -> int | None:
+    """``pid``'s exit code once it has exited (negative: the signal that ended it), waiting up to
+    ``timeout`` seconds (None: as long as it runs); None while it still runs."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        _reap(exited)
+        if pid in exited or deadline is not None and time.monotonic() >= deadline:
+            return exited.get(pid)
+        time.sleep(0.005)
+
+
+def _reap(exited: dict[int, int]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        exited[pid] = os.waitstatus_to_exitcode(status)
+
+
+def _fork(spec: dict[str, Any]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        os.environ.clear()
+        os.environ.update(spec["env"])
+        time.tzset()
+        os.chdir(spec["cwd"])
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(spec["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), 65536))
+        from daemon.server import main
+
+        sys.argv = [str(Path(main.__file__).parents[1] / "__main__.py"), *spec["args"]]
+        main.main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            sys.stderr.write(exc.code + "\n")
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
