@@ -13,6 +13,7 @@ from daemon.cost.settings import ModelSettings
 from daemon.export.settings import OtlpExportSettings
 from daemon.handoff.settings import HandoffSettings
 from daemon.ingest.settings import WatchSettings
+from daemon.inject.settings import InjectSettings
 from daemon.lifecycle.settings import LifecycleSettings
 from daemon.memory.settings import PoolSettings
 from daemon.otel.settings import OtelSettings
@@ -23,6 +24,7 @@ SECTIONS = Sections(
     DaemonSettings,
     LifecycleSettings,
     HandoffSettings,
+    InjectSettings,
     CompressionSettings,
     RedactionSettings,
     ModelSettings,

@@ -40,6 +40,7 @@ def kind_taken(kind: str, patterns: tuple[str, ...]) -> bool:
 # the agent; a session with none keeps the time of its first event.
 TOKA_KINDS = (
     "handoff",
+    "context.injected",
     "note.*",
     "compression",
     "lifecycle",

@@ -47,6 +47,7 @@ DAEMON_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"daemon.cost", "daemon.handoff", "daemon.search", "daemon.otel"}),  # reading agents, redacting
     frozenset({"daemon.compress", "daemon.log", "daemon.alerts", "daemon.export", "daemon.client"}),
     frozenset({"daemon.lifecycle", "daemon.retention"}),  # acting through compression and handoffs
+    frozenset({"daemon.inject"}),  # what hooks give the agent: handoffs, notices of the lifecycle's states
     frozenset({"daemon.sections"}),  # every component's [section] of config.toml: the daemon and `toka config` read it
     frozenset({"daemon.server"}),  # the running process: the only package that knows every component
 )

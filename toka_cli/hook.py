@@ -66,7 +66,10 @@ else:
             from hashlib import sha256
 
 AGENTS = ("claude-code", "codex")
-USAGE = "usage: toka hook claude-code [--headroom] < payload.json, or toka hook codex PAYLOAD_JSON"
+USAGE = (
+    "usage: toka hook claude-code [--headroom] < payload.json, toka hook codex < payload.json,"
+    " or toka hook codex PAYLOAD_JSON (its notify program)"
+)
 # The kind of a status line input (Claude Code's statusLine command, `toka statusline`;
 # daemon/agents/usage.py reads its context_window.context_window_size as the agent's own window).
 STATUSLINE = Kind.STATUSLINE
@@ -75,6 +78,9 @@ STATUSLINE = Kind.STATUSLINE
 ANSWER_TIMEOUT_S = 5.0
 # A full accept queue is retried this long before the payload goes to the spool.
 BACKLOG_RETRY_S = 0.25
+# The hook events whose answer may give the agent context (daemon/inject/): sent with
+# ``hooks.answer`` instead of ``events.append``, unless TOKA_INJECT=0 is in the agent's environment.
+ANSWERED = (Kind.HOOK_SESSION_START, Kind.HOOK_USER_PROMPT_SUBMIT, Kind.HOOK_PRE_COMPACT)
 # Context fill from which the agent is told compaction is near (DESIGN.md's WARNING threshold).
 WARNING_PCT = 75.0
 
@@ -191,21 +197,35 @@ def headroom_line(figures: dict[str, Any]) -> str | None:
     return line + "; compaction near" if pct >= WARNING_PCT else line
 
 
-def record_hook(agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False) -> int:
-    """Record one payload of ``agent``'s hook, and with ``headroom`` print the context fill on
-    UserPromptSubmit; the exit code (0 unless the command line is wrong)."""
+def record_hook(
+    agent: str, raw: bytes, stdout: IO[str], stderr: IO[str], *, headroom: bool = False, notify: bool = False
+) -> int:
+    """Record one payload of ``agent``'s hook (``notify``: Codex's notify program's, else a hook's
+    on stdin) and print what the agent is to be given, if anything (:func:`answer_json`); the exit
+    code (0 unless the command line is wrong)."""
     if agent not in AGENTS:
         _note(stderr, f"unknown agent {agent!r} (known: {', '.join(AGENTS)})")
         return 1  # not 2: Claude Code blocks the tool call on exit 2
     try:
-        event = codex_event(raw) if agent == "codex" else hook_event(raw)
+        event = codex_event(raw) if notify else hook_event(raw)
     except ValueError as exc:
         _note(stderr, f"nothing recorded: {exc}")
         return 0
-    figures = _record(event, headroom and event["kind"] == Kind.HOOK_USER_PROMPT_SUBMIT, stderr)
-    if figures is not None and (text := headroom_line(figures)):
-        stdout.write(text + "\n")
+    kind = event["kind"]
+    answered = kind in ANSWERED and os.environ.get("TOKA_INJECT", "").strip() != "0"
+    context, figures = _record(event, answered, headroom and kind == Kind.HOOK_USER_PROMPT_SUBMIT, stderr)
+    parts = [context, None if figures is None else headroom_line(figures)]
+    if text := "\n\n".join(part for part in parts if part):
+        stdout.write(answer_json(event["payload"], text) + "\n")
     return 0
+
+
+def answer_json(payload: dict[str, Any], text: str) -> str:
+    """What a hook prints to give the agent ``text``: Claude Code and Codex both pass a hook's
+    ``hookSpecificOutput.additionalContext`` to the model (SessionStart, UserPromptSubmit)."""
+    name = payload.get("hook_event_name")
+    output = {"hookEventName": name if isinstance(name, str) else "UserPromptSubmit", "additionalContext": text}
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
 def spool_event(spool: str, line: bytes, why: str | None, note: Callable[[str], None]) -> None:
@@ -273,22 +293,30 @@ def _why(refused: TokaError | None) -> str | None:
     return refused.message
 
 
-def _record(event: dict[str, Any], figures_wanted: bool, stderr: IO[str]) -> dict[str, Any] | None:
-    """Append ``event`` (or spool it); the session's usage figures when they are wanted and
-    the daemon gave them."""
+def _record(
+    event: dict[str, Any], answered: bool, figures_wanted: bool, stderr: IO[str]
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Append ``event`` (or spool it): with ``answered``, through ``hooks.answer``, whose answer
+    holds the context the agent is to be given; and the session's usage figures when they are
+    wanted and the daemon gave them."""
 
     def note(message: str) -> None:
         _note(stderr, message)
 
-    with delivered(event, note, "events.append", {"events": [event]}) as answered:
-        if answered is None or not figures_wanted:
-            return None
-        connection, _ = answered
+    op, args = ("hooks.answer", {"event": event}) if answered else ("events.append", {"events": [event]})
+    with delivered(event, note, op, args) as delivery:
+        if delivery is None:
+            return None, None
+        connection, answer = delivery
+        given = answer.get("context") if answered and isinstance(answer, dict) else None
+        context = given if isinstance(given, str) and given.strip() else None
+        if not figures_wanted:
+            return context, None
         try:
             figures: dict[str, Any] = connection.call("usage", session=event["session"])
         except TokaError:
-            return None
-        return figures
+            return context, None
+        return context, figures
 
 
 def main(args: list[str]) -> int:
@@ -296,7 +324,7 @@ def main(args: list[str]) -> int:
     stderr = sys.stderr
     options = [a for a in args if a.startswith("-")]
     agents = [a for a in args if not a.startswith("-")]
-    # Codex's notify passes the payload as the last argument; Claude Code's hooks on stdin.
+    # Codex's notify passes the payload as the last argument; its hooks and Claude Code's, on stdin.
     argument = agents[:1] == ["codex"] and len(agents) == 2 and not options
     if not argument and (len(agents) != 1 or set(options) - {"--headroom"}):
         _note(stderr, USAGE)
@@ -306,7 +334,7 @@ def main(args: list[str]) -> int:
         return 1
     try:
         raw = agents[1].encode() if argument else sys.stdin.buffer.read()
-        return record_hook(agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options)
+        return record_hook(agents[0], raw, sys.stdout, stderr, headroom="--headroom" in options, notify=argument)
     except TokaError as exc:  # the spool itself refused: not the user's own (daemon/ownership.py)
         _note(stderr, f"nothing recorded: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
         return 0

@@ -32,12 +32,14 @@ class Kind(StrEnum):
     HOOK_SESSION_START = "hook.session_start"
     HOOK_SESSION_END = "hook.session_end"
     HOOK_PRE_COMPACT = "hook.pre_compact"
+    HOOK_POST_COMPACT = "hook.post_compact"
     HOOK_USER_PROMPT_SUBMIT = "hook.user_prompt_submit"
     HOOK_AGENT_TURN_COMPLETE = "hook.agent_turn_complete"
     # What toka itself appends.
     AGENT_SPAWN = "agent.spawn"
     LIFECYCLE = "lifecycle"
     HANDOFF = "handoff"
+    CONTEXT_INJECTED = "context.injected"  # what a hook's answer gave the agent
     COMPRESSION = "compression"
     ALERT = "alert"
     CHECKPOINT = "checkpoint"

@@ -10,6 +10,7 @@ from daemon.export import ops as export
 from daemon.handoff import ops as handoff
 from daemon.heads import ops as heads
 from daemon.ingest import ops as ingest
+from daemon.inject import ops as inject
 from daemon.lifecycle import ops as agents
 from daemon.log import ops as log
 from daemon.memory import ops as memory
@@ -29,6 +30,7 @@ REGISTRY = Registry(
         log.OPS,
         agents.OPS,
         handoff.OPS,
+        inject.OPS,
         compress.COMPRESS,
         compress.CONTEXT,
         memory.OPS,

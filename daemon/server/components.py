@@ -21,6 +21,7 @@ from daemon.export.service import Exporter
 from daemon.heads.service import Heads
 from daemon.ingest.spool import SpoolDrain
 from daemon.ingest.watch import DaemonWatcher
+from daemon.inject.service import Injector
 from daemon.lifecycle.service import Lifecycle
 from daemon.log.service import EventLog
 from daemon.memory.pool_service import PoolService
@@ -61,6 +62,7 @@ def build_components(
         lifecycle,
         lifecycle.handoffs,
         lifecycle.compressor,
+        Injector(core, lifecycle),
         EventLog(core, refs, lifecycle.evaluated, heads.sign_or_log),
         LogSearch(core, refs),
         ContextAssembler(core, refs, memory, pool),
