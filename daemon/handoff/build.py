@@ -22,7 +22,7 @@ What each section is built from (docs/handoffs.md says the same for readers):
   ``exec_command``), with the outcome of the paired ``tool.result`` (by ``tool_use_id`` or
   ``call_id``).
 - to-dos: the latest ``TodoWrite`` (``input.todos``) or Codex ``update_plan``
-  (``input.plan``) call.
+  (``input.plan``) call, and after them the ``note.todo`` events it does not name (pending).
 - work in progress: the in-progress to-dos and the calls still waiting for their result.
 - tools: per tool, uses, failures, last use and last error.
 - errors: failed tool results and ``error`` events (and ``system`` records of an error
@@ -140,6 +140,7 @@ class HandoffBuilder:
         self._files: dict[str, _File] = {}
         self._files_omitted: set[str] = set()
         self._todos: tuple[str, Any, str] | None = None  # tool, input, event id
+        self._noted_todos: deque[str] = deque(maxlen=NOTES_KEPT)  # `toka note todo`: open to-dos
         self._pending: dict[str, _Call] = {}
         self._tools: dict[str, _Tool] = {}
         self._errors: deque[tuple[str | None, str, str | None, str, int, int]] = deque(maxlen=ERRORS_KEPT)
@@ -155,6 +156,7 @@ class HandoffBuilder:
         }
         for kind in NOTE_KINDS:
             self._dispatch[kind] = self._note
+        self._dispatch[Kind.NOTE_TODO] = self._noted_todo
 
     def add(self, event: Event) -> None:
         """Take one event into account; events must come in log order."""
@@ -185,6 +187,11 @@ class HandoffBuilder:
     def _note(self, event: Event) -> None:
         if isinstance(event.payload.get("text"), str):
             self._notes[event.kind].append(event)
+
+    def _noted_todo(self, event: Event) -> None:
+        text = event.payload.get("text")
+        if isinstance(text, str) and text.strip():
+            self._noted_todos.append(clip(text, TEXT_CHARS))
 
     def _call(self, event: Event) -> None:
         payload = event.payload
@@ -316,6 +323,9 @@ class HandoffBuilder:
         if self._todos is not None:
             tool, call_input, todos_event = self._todos
             todos = tuple(todos_of(tool, call_input) or ())
+        # A to-do noted by hand stays open until a to-do list of the agent's names it.
+        listed = {todo.text for todo in todos}
+        todos += tuple(Todo(text, "pending", None) for text in self._noted_todos if text not in listed)
         pending = tuple(
             PendingCall(c.tool, c.call_id, call_summary(c.call_input), c.event, c.ts) for c in self._pending.values()
         )

@@ -25,6 +25,7 @@ What is given is cut to ``inject.budget_tokens``, redacted as every handoff is, 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from dataclasses import dataclass, replace
 from typing import Any
@@ -42,23 +43,32 @@ from daemon.redact import redact
 from daemon.redact.settings import RedactionSettings
 from store.base import EventQuery
 from store.events import Event, parse_new_event
-from store.kinds import is_activity
+from store.kinds import kind_matches
 
 log = logging.getLogger("toka.daemon")
 
 # Events after a handoff that do not make it stale: the session starting, compacting or ending
-# around it, and what toka itself appended.
-_QUIET = frozenset(
-    {
-        Kind.HOOK_SESSION_START,
-        Kind.HOOK_SESSION_END,
-        Kind.HOOK_PRE_COMPACT,
-        Kind.HOOK_POST_COMPACT,
-        Kind.COMPACTION,
-        Kind.COMPACTION_SUMMARY,
-        Kind.STATUSLINE,
-        Kind.SESSION_META,
-    }
+# around it, its figures, and what toka appends of its own; the agent's work and the notes made
+# of it (decisions, to-dos) do.
+_NOT_WORK = (
+    Kind.HOOK_SESSION_START,
+    Kind.HOOK_SESSION_END,
+    Kind.HOOK_PRE_COMPACT,
+    Kind.HOOK_POST_COMPACT,
+    Kind.COMPACTION + ".*",
+    Kind.STATUSLINE,
+    Kind.SESSION_META,
+    Kind.USAGE,
+    Kind.TELEMETRY + ".*",
+    Kind.HANDOFF,
+    Kind.CONTEXT_INJECTED,
+    Kind.LIFECYCLE,
+    Kind.ALERT,
+    Kind.CHECKPOINT,
+    Kind.COMPRESSION,
+    Kind.AGENT_SPAWN,
+    "memory.*",
+    "pool.*",
 )
 # The events read after a handoff to tell whether it is stale: one of the agent's own is enough.
 _STALE_SCAN = 200
@@ -188,7 +198,7 @@ class Injector(Component):
             return None if previous is None else await self._handoff_given(previous, build=True)
         if source == "resume":
             if self.changed.get(session, 0) > given_before:
-                return await self._handoff_given(session, build=False)
+                return await self._handoff_given(session, build=True)
             return None
         previous = self._previous_in(folder, session)
         handed_on = None if previous is None else self.handed_on.get(previous)
@@ -233,14 +243,16 @@ class Injector(Component):
     async def _active_after(self, session: str, seq: int) -> bool:
         query = EventQuery(session=session, after_seq=seq, limit=_STALE_SCAN)
         async for event in self.core.store.scan(query):
-            if event.kind not in _QUIET and is_activity(event.kind):
+            if not kind_matches(event.kind, _NOT_WORK):
                 return True
         return False
 
     def _build_soon(self, session: str, reason: str) -> None:
         if (running := self._builds.get(session)) is not None and not running.done():
             return
-        task = asyncio.create_task(self._build(session, reason))
+        # A context of its own: the hook that asked has hung up by the time the build reads the log,
+        # and a read on behalf of a requester that is gone is skipped (store/requester.py).
+        task = asyncio.create_task(self._build(session, reason), context=contextvars.Context())
         self._builds[session] = task
         task.add_done_callback(lambda _: self._builds.pop(session, None) if self._builds.get(session) is task else None)
 
