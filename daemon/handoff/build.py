@@ -13,7 +13,8 @@ What each section is built from (docs/handoffs.md says the same for readers):
 - original request: the first user request of the trace. The caller passes it in (see
   :func:`first_request`, run over the trace's first session); without one, the first user
   request of this session.
-- task: the latest user request, the agent's latest message, the session state.
+- task: the latest user request (a user message, or the prompt a UserPromptSubmit hook saw),
+  the agent's latest message, the session state.
 - decisions and rejected alternatives: ``note.decision`` and ``note.rejected`` events
   (payload ``{text, reason?}``); assumptions, constraints and dependencies likewise from
   ``note.assumption``, ``note.constraint`` and ``note.dependency``.
@@ -157,6 +158,7 @@ class HandoffBuilder:
         for kind in NOTE_KINDS:
             self._dispatch[kind] = self._note
         self._dispatch[Kind.NOTE_TODO] = self._noted_todo
+        self._dispatch[Kind.HOOK_USER_PROMPT_SUBMIT] = self._prompt
 
     def add(self, event: Event) -> None:
         """Take one event into account; events must come in log order."""
@@ -187,6 +189,15 @@ class HandoffBuilder:
     def _note(self, event: Event) -> None:
         if isinstance(event.payload.get("text"), str):
             self._notes[event.kind].append(event)
+
+    def _prompt(self, event: Event) -> None:
+        """A prompt as a UserPromptSubmit hook saw it: the request of a session recorded by its
+        hooks alone (with its transcript too, the same text as the user message beside it)."""
+        text = event.payload.get("prompt")
+        if isinstance(text, str) and text.strip() and not text.lstrip().startswith("/"):
+            if self._first is None:
+                self._first = event
+            self._request = event
 
     def _noted_todo(self, event: Event) -> None:
         text = event.payload.get("text")
@@ -291,7 +302,8 @@ class HandoffBuilder:
         def cite(event: Event | None, limit: int) -> Request | None:
             if event is None:
                 return None
-            return Request(clip(event.payload["text"], limit), event.id, event.ts)
+            text = event.payload["prompt" if event.kind == Kind.HOOK_USER_PROMPT_SUBMIT else "text"]
+            return Request(clip(text, limit), event.id, event.ts)
 
         def notes(kind: str) -> tuple[Note, ...]:
             return tuple(

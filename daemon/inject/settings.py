@@ -26,10 +26,16 @@ class InjectSettings:
         "what hooks give the agent: all (handoffs at session start and the WARNING/CRITICAL notice), handoffs"
         " (session start only) or off; TOKA_INJECT=0 in an agent's environment turns it off for that agent",
         choices_of(InjectMode),
+        env="TOKA_INJECT_MODE",
     )
     budget_tokens: int = setting(
-        3000, "the most tokens one injection may hold; a longer handoff is cut and says so", bounds=(200, 100_000)
+        3000,
+        "the most tokens one injection may hold; a longer handoff is cut and says so",
+        bounds=(200, 100_000),
+        env="TOKA_INJECT_BUDGET",
     )
     recall: bool = setting(
-        False, "at the start of a session that continues nothing, give the agent the latest notes of its folder"
+        False,
+        "at the start of a session that continues nothing, give the agent the latest notes of its folder",
+        env="TOKA_INJECT_RECALL",
     )

@@ -204,3 +204,17 @@ def test_recall_gives_a_new_session_the_folder_s_notes_when_turned_on(spawn: Spa
         assert given is not None and given.startswith("toka: notes recorded in this folder's earlier sessions")
         assert f"- decision: {DECISION}" in given and f"- todo: {TODO}" in given
         assert injected(client, "s-new")[0]["why"] == "recall"
+
+
+def test_a_session_recorded_by_its_hooks_alone_is_given_its_prompts_and_notes(daemon: Spawned) -> None:
+    with Client(autostart=False) as client:
+        hook("s-hooks", "SessionStart", source="startup")
+        hook("s-hooks", "UserPromptSubmit", env={"TOKA_INJECT": "0"}, prompt=REQUEST)
+        hook("s-hooks", "UserPromptSubmit", env={"TOKA_INJECT": "0"}, prompt="/compact")
+        client.note("s-hooks", "todo", TODO)
+        given = hook("s-hooks", "SessionStart", source="compact")
+        assert given is not None and REQUEST in given and TODO in given
+        [handoff] = handoffs(client, "s-hooks")
+        document = client.call("handoffs.get", id=handoff["id"])["document"]
+        assert document["task"]["request"]["text"] == REQUEST  # the slash command is no request
+        assert [t["text"] for t in document["todos"]["items"]] == [TODO]
