@@ -95,10 +95,11 @@ def test_codex_calls_tokas_tools_and_its_rollout_imports_exactly(
 
     [rollout] = (agent_home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl")
     thread = json.loads(rollout.read_text().splitlines()[0])["payload"]["id"]
+    turn = "hook.agent_turn_complete"  # Codex's hooks record the rest of the session (test_codex_hooks.py)
     notified = wait_for(
-        lambda: toka("events", thread, "--kind", "hook.*", "--json").stdout.splitlines(), "the notify program ran"
+        lambda: toka("events", thread, "--kind", turn, "--json").stdout.splitlines(), "the notify program ran"
     )
-    assert [json.loads(line)["kind"] for line in notified] == ["hook.agent_turn_complete"]
+    assert [json.loads(line)["kind"] for line in notified] == [turn]
 
     imported = toka_json("import", str(rollout))
     assert (imported["sessions"], imported["formats"], imported["bad_lines"]) == ([thread], {"codex": 1}, [])

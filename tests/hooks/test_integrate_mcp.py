@@ -114,13 +114,13 @@ def test_codex_config_keeps_comments_other_servers_and_layout(home: Path) -> Non
     path = home / ".codex" / "config.toml"
     path.parent.mkdir()
     path.write_text(CODEX_TOML)
-    assert report(integrate("codex", "--no-notify"))["mcp"]["state"] == "added"
+    assert report(integrate("codex", "--no-notify", "--no-hooks"))["mcp"]["state"] == "added"
     text = path.read_text()
     # Every line of the user's file as it was, comments too; toka's table beside the other server.
     docs_end = CODEX_TOML.index("[model_providers.fake]")
     block = f'[mcp_servers.toka]\ncommand = "{TOKA}"\nargs = ["mcp"]\n{_env_line()}\n'
     assert text == CODEX_TOML[:docs_end] + block + CODEX_TOML[docs_end:]
-    assert report(integrate("codex", "--no-notify"))["mcp"]["state"] == "installed"
+    assert report(integrate("codex", "--no-notify", "--no-hooks"))["mcp"]["state"] == "installed"
     assert path.read_text() == text
     assert report(integrate("codex", "--uninstall"))["mcp"]["state"] == "removed"
     assert path.read_text() == CODEX_TOML
@@ -130,7 +130,7 @@ def test_codex_home_is_honoured_and_a_fresh_file_made(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "ch"))
-    integrate("codex")
+    integrate("codex", "--no-hooks")  # the hooks' files: test_integrate_codex_hooks.py
     written = (tmp_path / "ch" / "config.toml").read_text()
     notify = f'notify = ["{TOKA}", "hook", "codex"]\n\n'
     assert written == notify + f'[mcp_servers.toka]\ncommand = "{TOKA}"\nargs = ["mcp"]\n{_env_line()}\n'

@@ -97,7 +97,7 @@ def test_another_endpoint_is_left_as_it_is(home: Path) -> None:
     config = home / "codex" / "config.toml"
     config.write_text(CODEX_TOML + '\n[otel]\nexporter = { otlp-http = { endpoint = "http://c:4318/v1/logs" } }\n')
     before = config.read_text()
-    assert report(integrate("codex", "--otel", "--no-mcp", "--no-notify"))["otel"]["state"] == "other"
+    assert report(integrate("codex", "--otel", "--no-mcp", "--no-notify", "--no-hooks"))["otel"]["state"] == "other"
     assert config.read_text() == before
 
 

@@ -18,7 +18,7 @@ import typer
 
 from store.errors import UsageError
 from toka_cli.hook import record_hook
-from toka_cli.integrate import claude_hooks, codex_config, mcp_servers
+from toka_cli.integrate import claude_hooks, codex_config, codex_hooks, mcp_servers
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit, note
 from toka_cli.statusline import show as show_statusline
@@ -93,6 +93,13 @@ def integrate(
             help="Codex: make `toka hook codex` its notify program (unless one is set).",
         ),
     ] = True,
+    hooks: Annotated[
+        bool,
+        typer.Option(
+            "--hooks/--no-hooks",
+            help="Codex: add `toka hook codex` to its hooks.json on every event, and record them as trusted.",
+        ),
+    ] = True,
     otel: Annotated[
         bool,
         typer.Option(
@@ -106,7 +113,7 @@ def integrate(
     ] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Install toka into an agent: Claude Code's hooks and MCP server, Codex's MCP server and notify.
+    """Install toka into an agent: Claude Code's hooks and MCP server; Codex's hooks (trusted), MCP server and notify.
 
     Every other setting is kept; installing twice changes nothing; --uninstall removes what toka
     added and only that. Every entry runs this toka by its absolute path.
@@ -117,7 +124,7 @@ def integrate(
     receiver, telemetry = _receiver(otel, uninstall, dry_run)
     if agent == "codex":
         server = codex_config.plan_codex(
-            codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify, otel=telemetry
+            codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify, hooks=hooks, otel=telemetry
         )
     elif mcp or uninstall:
         server = mcp_servers.plan_claude(mcp_servers.claude_path(project), uninstall=uninstall)
@@ -145,12 +152,22 @@ def integrate(
             receiver["state"] = change.otel
     else:
         assert isinstance(server, codex_config.CodexChange)
-        result |= {"action": "uninstall" if uninstall else "install", "notify": server.notify_json()}
+        hooks_change = server.hooks
+        result |= {
+            "action": "uninstall" if uninstall else "install",
+            "notify": server.notify_json(),
+            "hooks": None if hooks_change is None else hooks_change.to_json(server.path),
+        }
+        if hooks_change is not None:
+            diffs.insert(0, _text_diff(hooks_change.path, hooks_change.before, hooks_change.after))
+            changed = changed or hooks_change.changed
         if receiver is not None:
             receiver["state"] = server.otel
         _guard_token(server.path, server.otel, dry_run)
     if server is not None and server.changed and not dry_run:
-        mcp_servers.apply(server)
+        mcp_servers.apply(server)  # config.toml first: the trust of hooks.json's hooks, before them
+    if isinstance(server, codex_config.CodexChange) and server.hooks is not None and not dry_run:
+        codex_hooks.write_hooks(server.hooks)
     result |= {
         "otel": receiver,
         "mcp": None if server is None or not (mcp or uninstall) else server.to_json(),
@@ -196,8 +213,12 @@ def _guard_token(path: Path, state: str | None, dry_run: bool) -> None:
 def _settings_diff(change: claude_hooks.Change) -> str:
     before = change.path.read_text(encoding="utf-8") if change.path.exists() else ""
     after = json.dumps(change.settings, indent=2, ensure_ascii=False) + "\n" if change.changed else before
+    return _text_diff(change.path, before, after)
+
+
+def _text_diff(path: Path, before: str, after: str) -> str:
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), str(change.path), str(change.path)
+        before.splitlines(keepends=True), after.splitlines(keepends=True), str(path), str(path)
     )
     return "".join(lines)
 
@@ -214,6 +235,40 @@ def _notified(result: dict[str, Any], would: str) -> None:
         console().print(f"{would}{_VERBS[state]} notify: {notify['command']}")
     elif state == "other":
         console().print("notify: Codex runs another program after each turn; left as it is (Codex runs one only)")
+
+
+def _hooked(result: dict[str, Any], would: str) -> None:
+    """What became of toka's hooks in Codex's hooks.json, and of their trust."""
+    hooks = result["hooks"]
+    if hooks is None:
+        return
+    out = console()
+    events, trusted = ", ".join(hooks["events"]), ", ".join(hooks["trusted"])
+    if result["action"] == "uninstall":
+        if not hooks["events"]:
+            out.print(f"{hooks['file']}: toka's hooks absent")
+            return
+        out.print(f"{would}remove hooks from {hooks['file']}: {events}")
+        if trusted:
+            out.print(f"{would}remove their trust from {hooks['trust_file']}")
+        if hooks["moved"]:
+            out.print(f"{would}move the trust of {hooks['moved']} of your own hooks to their new places")
+        return
+    if hooks["events"]:
+        out.print(f"{would}add hooks to {hooks['file']}: {events}: {hooks['command']}")
+    if hooks["updated"]:
+        out.print(f"{would}update hooks in {hooks['file']} to {hooks['command']}: {', '.join(hooks['updated'])}")
+    if trusted:
+        out.print(
+            f"{would}trust toka's hooks in {hooks['trust_file']} ([hooks.state], as Codex's /hooks records it;"
+            f" running this is your approval): {trusted}"
+        )
+    if not (hooks["events"] or hooks["updated"] or trusted):
+        out.print(f"{hooks['file']}: toka's hooks in place, trusted")
+    for event in hooks["disabled"]:
+        out.print(f"{event}: toka's hook is turned off in Codex (/hooks); left so")
+    if hooks["inline"]:
+        out.print(f"{hooks['trust_file']} declares hooks too: Codex loads both, and warns that it does at start-up")
 
 
 def _received(result: dict[str, Any], would: str) -> None:
@@ -252,7 +307,10 @@ def _integrated(result: dict[str, Any]) -> None:
             out.print(f"{server['file']}: MCP server toka {'absent' if uninstall else 'in place'}")
     _received(result, would)
     if result["agent"] == "codex":
+        _hooked(result, would)
         _notified(result, would)
+        if result["dry_run"] and result["changed"]:
+            out.print("dry run, nothing written")
         return
     line = result["statusline"]
     if not result["changed"]:

@@ -1,6 +1,7 @@
 """Installing toka into Codex's ``$CODEX_HOME/config.toml`` (``~/.codex``), and taking it out again.
 
-Two entries, both running this toka by its absolute path:
+Two entries, both running this toka by its absolute path (and the trust of toka's hooks in
+``hooks.json``, ``[hooks.state]``: toka_cli/integrate/codex_hooks.py):
 
 - ``[mcp_servers.toka]`` with ``command = "/venv/bin/toka"`` and ``args = ["mcp"]``: toka's memory
   as MCP tools (docs/mcp.md);
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from store.errors import ConfigError
+from toka_cli.integrate.codex_hooks import HooksChange, apply_trust, hook_states, hooks_path, inline_hooks, plan_hooks
 from toka_cli.integrate.executable import is_toka, toka_executable
 from toka_cli.integrate.mcp_servers import SERVER_NAME, ServerChange, decide, read_text
 
@@ -59,6 +61,8 @@ class CodexChange(ServerChange):
     notify: str | None = None
     # The [otel] exporter (toka_cli/integrate/otel.py), the same states; None when not asked for.
     otel: str | None = None
+    # toka's hooks in hooks.json, whose trust this file records; None when not asked for.
+    hooks: HooksChange | None = None
 
     def notify_json(self) -> dict[str, Any] | None:
         if self.notify is None:
@@ -72,10 +76,12 @@ def plan_codex(
     uninstall: bool = False,
     mcp: bool = True,
     notify: bool = True,
+    hooks: bool = True,
     otel: Telemetry | None = None,
 ) -> CodexChange:
-    """What installing (or uninstalling) the MCP server, the notify program and (given the
-    receiver's base URL and token, ``otel``) the telemetry exporter changes in ``path``, written nowhere yet."""
+    """What installing (or uninstalling) the MCP server, the notify program, toka's hooks (in
+    hooks.json, their trust here) and (given the receiver's base URL and token, ``otel``) the
+    telemetry exporter changes in ``path``, written nowhere yet."""
     try:
         import tomlkit  # only `toka integrate codex` pays for it
         from tomlkit.exceptions import TOMLKitError
@@ -102,12 +108,22 @@ def plan_codex(
         from toka_cli.integrate.otel import plan_codex_otel
 
         otel_state = plan_codex_otel(document, otel, uninstall)
+    hooks_change = (
+        plan_hooks(hooks_path(), hook_states(document, path), uninstall=uninstall) if hooks or uninstall else None
+    )
+    if hooks_change is not None:
+        hooks_change.inline = inline_hooks(document)
+    trust_gone = hooks_change is not None and apply_trust(document, hooks_change.edits)
     changes = ("added", "updated", "removed")
     touched = state in changes or notify_state in changes or otel_state in changes
+    touched = touched or (hooks_change is not None and bool(hooks_change.edits))
     after = tomlkit.dumps(document) if touched else before
-    if otel_state == "removed":
-        after = after.rstrip("\n") + "\n"  # the blank line tomlkit wrote above the [otel] it added
-    return CodexChange(path, state, command, before, after, notify=notify_state, otel=otel_state)
+    if otel_state == "removed" or trust_gone:
+        # the blank line tomlkit wrote above the table it added
+        after = after.rstrip("\n") + "\n" if after.strip() else ""
+    change = CodexChange(path, state, command, before, after, notify=notify_state, otel=otel_state)
+    change.hooks = hooks_change
+    return change
 
 
 def _plan_server(document: Any, command: str, uninstall: bool) -> str:

@@ -112,12 +112,17 @@ def plan_claude(path: Path, *, uninstall: bool = False) -> ServerChange:
 
 def apply(change: ServerChange) -> None:
     """Write the changed file atomically, keeping its mode."""
-    path = change.path
+    write_atomically(change.path, change.after)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step (a reader sees the old file or the new one),
+    keeping its mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(change.after)
+            out.write(text)
         if path.exists():
             shutil.copymode(path, temp)
         os.replace(temp, path)
