@@ -43,7 +43,6 @@ from daemon.redact import redact
 from daemon.redact.settings import RedactionSettings
 from store.base import EventQuery
 from store.events import Event, parse_new_event
-from store.kinds import kind_matches
 
 log = logging.getLogger("toka.daemon")
 
@@ -70,8 +69,7 @@ _NOT_WORK = (
     "memory.*",
     "pool.*",
 )
-# The events read after a handoff to tell whether it is stale: one of the agent's own is enough.
-_STALE_SCAN = 200
+_WORK = tuple("!" + kind for kind in _NOT_WORK)
 # Why the handoffs toka builds for the agent itself are built: the session compacting, starting
 # again (compact, clear, resume) and reaching CRITICAL. Only the last, a lifecycle handoff and
 # one a person made (`toka handoff create`) hand a session on to the next session of its folder.
@@ -120,6 +118,7 @@ class Injector(Component):
         self.delivered: set[str] = set()  # handoffs given to an agent
         self.noticed: dict[str, str] = {}  # session -> the state change it was last told of
         self._builds: dict[str, asyncio.Task[Event | None]] = {}
+        self._tokens = estimator()
 
     # The projection.
 
@@ -179,8 +178,8 @@ class Injector(Component):
             self._build_soon(session, COMPACTING)
         if given is None:
             return answer
-        text, cut = self._within_budget(given.text, given.handoff)
-        await self._record(stored, given, text, cut)
+        text, cut, tokens = self._within_budget(given.text, given.handoff)
+        await self._record(stored, given, text, cut, tokens)
         answer["context"] = text
         return answer
 
@@ -241,11 +240,9 @@ class Injector(Component):
         return await self.core.store.get(handoff_id)
 
     async def _active_after(self, session: str, seq: int) -> bool:
-        query = EventQuery(session=session, after_seq=seq, limit=_STALE_SCAN)
-        async for event in self.core.store.scan(query):
-            if not kind_matches(event.kind, _NOT_WORK):
-                return True
-        return False
+        """Whether the agent did any work in ``session`` after ``seq`` (one indexed lookup)."""
+        query = EventQuery(session=session, kinds=_WORK, after_seq=seq, limit=1)
+        return bool(await self.core.store.query(query))
 
     def _build_soon(self, session: str, reason: str) -> None:
         if (running := self._builds.get(session)) is not None and not running.done():
@@ -312,13 +309,14 @@ class Injector(Component):
         )
         return Given(redact(text, self.core.settings[RedactionSettings].kinds).text, "recall")
 
-    def _within_budget(self, text: str, handoff: str | None) -> tuple[str, bool]:
+    def _within_budget(self, text: str, handoff: str | None) -> tuple[str, bool, int]:
+        """The text cut to the budget at a line, whether it was cut, and its tokens."""
         budget = self.core.settings[InjectSettings].budget_tokens
-        count = estimator().count
-        if count(text) <= budget:
-            return text, False
-        whole = f": the whole handoff is `toka handoff show {handoff[:12]}`" if handoff else ""
-        tail = f"\n\n[cut to {budget} tokens{whole}]"
+        count = self._tokens.count
+        if (tokens := count(text)) <= budget:
+            return text, False, tokens
+        rest = f": the whole handoff is `toka handoff show {handoff[:12]}`" if handoff else ""
+        tail = f"\n\n[cut to {budget} tokens{rest}]"
         kept: list[str] = []
         used = count(tail)
         for line in text.splitlines():
@@ -327,15 +325,15 @@ class Injector(Component):
                 break
             kept.append(line)
             used += cost
-        return "\n".join(kept) + tail, True
+        return "\n".join(kept) + tail, True, used
 
-    async def _record(self, hook: Event, given: Given, text: str, cut: bool) -> None:
+    async def _record(self, hook: Event, given: Given, text: str, cut: bool, tokens: int) -> None:
         payload = {
             "hook": hook.payload.get("hook_event_name") or hook.kind,
             "source": hook.payload.get("source"),
             "why": given.why,
             "text": text,
-            "tokens": estimator().count(text),
+            "tokens": tokens,
             "cut": cut,
             "handoff": given.handoff,
             "from_session": given.from_session,
