@@ -154,6 +154,18 @@ def _handoff(payload: Payload) -> str:
     return line + (f" ({payload['reason']})" if payload.get("reason") else "")
 
 
+def _injected(payload: Payload) -> str:
+    """``gave the agent handoff 3f9c21d07a4e at SessionStart compact (812 tokens, cut)``."""
+    what = {"handoff": "handoff", "notice": "a notice", "recall": "the folder's notes"}.get(str(payload.get("why")), "")
+    if payload.get("why") == "handoff" and isinstance(payload.get("handoff"), str):
+        what += f" {payload['handoff'][:12]}"
+    hook = " ".join(str(payload[k]) for k in ("hook", "source") if isinstance(payload.get(k), str))
+    line = f"gave the agent {what or 'context'}" + (f" at {hook}" if hook else "")
+    size = [f"{tokens(payload['tokens'])} tokens"] if isinstance(payload.get("tokens"), int) else []
+    size += ["cut"] if payload.get("cut") is True else []
+    return line + (f" ({', '.join(size)})" if size else "")
+
+
 def _spawn(payload: Payload) -> str:
     parts = [str(payload.get("type") or "agent")]
     if payload.get("version"):
@@ -223,6 +235,7 @@ GISTS: dict[str, Callable[[Payload], str]] = {
     Kind.COMPACTION: _compaction,
     Kind.COMPRESSION: _compression,
     Kind.HANDOFF: _handoff,
+    Kind.CONTEXT_INJECTED: _injected,
     Kind.AGENT_SPAWN: _spawn,
     Kind.SESSION_META: _meta,
     Kind.TURN_CONTEXT: _turn_context,

@@ -64,3 +64,13 @@ def test_no_event_of_a_real_transcript_reads_as_json(source: str, toka_home: obj
                 if event["kind"] in SHAPED:
                     assert not line.startswith("{"), (event["kind"], line)
     assert {"usage", "tool.call", "tool.result"} <= kinds_seen
+
+
+def test_what_a_hook_gave_the_agent_reads_as_what_and_when() -> None:
+    given = {"hook": "SessionStart", "source": "compact", "why": "handoff", "handoff": "3f9c21d07a4e9b", "tokens": 812}
+    assert gist("context.injected", given) == "gave the agent handoff 3f9c21d07a4e at SessionStart compact (812 tokens)"
+    notice = {"hook": "UserPromptSubmit", "why": "notice", "tokens": 61, "cut": False}
+    assert gist("context.injected", notice) == "gave the agent a notice at UserPromptSubmit (61 tokens)"
+    recall = {"hook": "SessionStart", "source": "startup", "why": "recall", "tokens": 3000, "cut": True}
+    expected = "gave the agent the folder's notes at SessionStart startup (3.0k tokens, cut)"
+    assert gist("context.injected", recall) == expected
