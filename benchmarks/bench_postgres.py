@@ -92,12 +92,12 @@ def raw_ingest(admin: str, events: int, rep: int) -> float:
                     conn.execute(
                         "INSERT INTO blobs SELECT * FROM unnest(%b::text[], %b::bigint[], %b::smallint[], %b::bytea[])"
                         " ON CONFLICT DO NOTHING",
-                        [list(column) for column in zip(*(b for b, _ in chunk), strict=True)],
+                        [list(column) for column in zip(*(row.blob for row in chunk), strict=True)],
                     )
                     conn.execute(
                         "INSERT INTO events SELECT * FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[],"
                         " %b::text[], %b::bigint[], %b::text[], %b::text[], %b::text[])",
-                        [list(column) for column in zip(*(e for _, e in chunk), strict=True)],
+                        [list(column) for column in zip(*(row.event for row in chunk), strict=True)],
                     )
             elapsed = time.perf_counter() - start
     return events / elapsed
