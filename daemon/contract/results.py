@@ -351,6 +351,16 @@ class Recall(TypedDict):
     items: list[RecallItem]
 
 
+class HookAnswer(TypedDict):
+    """``hooks.answer``: the hook's event as appended, and what the agent is to be given (null:
+    nothing; docs/injection.md)."""
+
+    seq: int
+    id: str
+    created: bool
+    context: str | None
+
+
 class Noted(TypedDict):
     """`toka note`: the note's event, of the agent whose next handoff lists it."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.contract import results
 from daemon.inject.service import Injector
 from daemon.rpc.registry import Call, Ops
 
@@ -18,7 +19,7 @@ class Answer:
 
 
 @OPS.op("hooks.answer", Answer)
-async def hooks_answer(injector: Injector, request: Answer, call: Call) -> dict[str, Any]:
+async def hooks_answer(injector: Injector, request: Answer, call: Call) -> results.HookAnswer:
     """Append the hook's event; ``context``: what the agent is to be given, or null."""
     answer = await injector.answer(request.event)
     await injector.lifecycle.evaluated(answer["seq"])

@@ -33,6 +33,7 @@ from typing import Any
 from daemon.agents.refs import Refs
 from daemon.component import Component, Projection
 from daemon.compress.tokens import estimator
+from daemon.contract import results
 from daemon.contract.kinds import NOTE_PREFIX, Kind
 from daemon.contract.states import AgentState
 from daemon.core import Core
@@ -158,14 +159,14 @@ class Injector(Component):
 
     # Answering a hook.
 
-    async def answer(self, raw: dict[str, Any]) -> dict[str, Any]:
+    async def answer(self, raw: dict[str, Any]) -> results.HookAnswer:
         """Append the hook's event and say what the agent is to be given (None: nothing)."""
         event = parse_new_event(raw)
         session = event.session
         given_before = self.given.get(session, 0)
         [result] = await self.core.append([event])
         stored = result.event
-        answer: dict[str, Any] = {"seq": stored.seq, "id": stored.id, "created": result.created, "context": None}
+        answer: results.HookAnswer = {"seq": stored.seq, "id": stored.id, "created": result.created, "context": None}
         mode = self.core.settings[InjectSettings].mode
         if not result.created or mode == InjectMode.OFF:
             return answer
