@@ -107,7 +107,8 @@ async def test_replay_memory_stays_flat_as_the_session_grows(db_path: Path) -> N
         # One payload for all (one blob) keeps the fill quick; every event read back still
         # carries its own decoded copy, which is what a replay that held on to them would keep.
         output = {"tool": "bash", "stdout": "ok\n", "exit": 0}
-        for name, count in (("small", 20_000), ("big", 200_000)):
+        # 10 and 100 chunks of a replay (store.base.CHUNK): ten times the events.
+        for name, count in (("small", 10_000), ("big", 100_000)):
             for _ in range(0, count, 5000):
                 await store.append([NewEvent(name, "tool.result", output) for _ in range(5000)])
 
@@ -117,9 +118,9 @@ async def test_replay_memory_stays_flat_as_the_session_grows(db_path: Path) -> N
     finally:
         await store.close()
 
-    assert (small_count, big_count) == (20_000, 200_000)
+    assert (small_count, big_count) == (10_000, 100_000)
     assert big_peak < 20 * MB
     # Ten times the events, about the same memory: one chunk at a time, not the session.
     assert big_peak < 2 * small_peak
-    # Replaying 200k events takes less than holding a tenth of them.
+    # Replaying 100k events takes less than holding a tenth of them.
     assert big_peak < holding_small / 2
