@@ -60,7 +60,8 @@ class Toka(LazyGroup):
         Lazy(
             "integrate",
             "hooks",
-            "Install toka into an agent: Claude Code's hooks and MCP server, Codex's MCP server and notify.",
+            "Install toka into an agent: Claude Code's hooks and MCP server;"
+            " Codex's hooks (trusted), MCP server and notify.",
         ),
         Lazy(
             "note",
