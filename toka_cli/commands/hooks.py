@@ -136,6 +136,7 @@ def integrate(
             "settings": str(change.path),
             "action": change.action,
             "command": change.command,
+            "commands": {} if uninstall else claude_hooks.event_commands(change.command),
             "events": change.events,
             "updated": change.updated,
             "statusline": {"command": claude_hooks.statusline_command(), "state": change.statusline},
@@ -257,10 +258,11 @@ def _integrated(result: dict[str, Any]) -> None:
     line = result["statusline"]
     if not result["changed"]:
         out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
+    commands = result["commands"]
     for event in result["events"]:
-        out.print(f"{would}{verb} {event}: {result['command']}")
+        out.print(f"{would}{verb} {event}: {commands.get(event, result['command'])}")
     for event in result["updated"]:
-        out.print(f"{would}update {event}: {result['command']}")
+        out.print(f"{would}update {event}: {commands.get(event, result['command'])}")
     if line["state"] in _VERBS:
         out.print(f"{would}{_VERBS[line['state']]} statusLine: {line['command']}")
     elif line["state"] == "absent" and not uninstall:
