@@ -15,6 +15,7 @@ from daemons import Spawned, wait_for
 from typer.testing import CliRunner, Result
 
 from store.errors import NotFound
+from toka_cli.hook import ANSWERED, event_kind
 from toka_cli.integrate.claude_hooks import ANSWERING, EVENTS, background, is_toka_hook
 from toka_cli.main import app
 
@@ -70,6 +71,10 @@ def test_the_answering_events_run_the_hook_and_the_others_run_it_in_the_backgrou
     handlers = _handlers(_settings(home))
     assert handlers == {event: [{"type": "command", "command": expected[event]}] for event in EVENTS}
     assert all(is_toka_hook(h) for hs in handlers.values() for h in hs)
+
+
+def test_the_events_waited_for_are_those_whose_hook_answers() -> None:
+    assert {event_kind(event) for event in ANSWERING} == set(ANSWERED)
 
 
 def test_the_table_output_names_each_events_command(home: Path) -> None:

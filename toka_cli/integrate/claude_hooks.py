@@ -46,7 +46,8 @@ from toka_cli.integrate.executable import is_toka, toka_command
 if TYPE_CHECKING:
     from toka_cli.integrate.otel import Telemetry
 
-# The events of docs/agent-formats.md's 2025 list, which every Claude Code version since sends.
+# The events of docs/agent-formats.md's 2025 list, which every Claude Code version since sends,
+# and PostCompact, which 2.1.332 sends after a compaction (an older version ignores the entry).
 EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
