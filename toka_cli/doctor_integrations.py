@@ -111,14 +111,12 @@ def _hooks(cwd: Path) -> Check:
         missing = [event for event in claude_hooks.EVENTS if event not in events]
         if events and missing:
             found.append(("warning", f"Claude Code hooks in {path} miss {', '.join(missing)}", fix))
-        waited = [
-            event
-            for event, ours in handlers.items()
-            if event not in claude_hooks.ANSWERING
-            and any(h.get("async") is True or not claude_hooks.in_background(h) for h in ours)
-        ]
-        if waited:
-            detail = f"toka's hooks of {', '.join(waited)} in {path} run in the form of an older toka (docs/hooks.md)"
+        killed = [event for event, ours in handlers.items() if any(h.get("async") is True for h in ours)]
+        if killed:
+            detail = (
+                f"toka's hooks of {', '.join(killed)} in {path} are async: Claude Code kills them when a run ends,"
+                " and their events are lost (docs/hooks.md)"
+            )
             found.append(("warning", detail, fix))
     if not installed:
         return Check("hooks", "ok", "Claude Code hooks not installed (optional)", "toka integrate claude-code")

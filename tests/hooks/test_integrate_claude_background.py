@@ -120,6 +120,19 @@ def test_an_async_entry_is_made_a_background_one_keeping_its_other_keys(home: Pa
     assert handlers["Stop"] == [{"type": "command", "command": with_option}]
 
 
+def test_no_background_makes_claude_code_wait_for_every_hook_and_background_converts_back(home: Path) -> None:
+    report = json.loads(integrate("--no-background", "--json").stdout)
+    assert report["commands"] == dict.fromkeys(EVENTS, PLAIN)
+    assert _handlers(_settings(home)) == {event: [{"type": "command", "command": PLAIN}] for event in EVENTS}
+    assert json.loads(integrate("--no-background", "--json").stdout)["changed"] is False
+    back = json.loads(integrate("--json").stdout)
+    assert back["updated"] == RECORDING and back["events"] == []
+    assert _handlers(_settings(home))["Stop"] == [{"type": "command", "command": BACKGROUND}]
+    again = json.loads(integrate("--no-background", "--json").stdout)
+    assert again["updated"] == RECORDING
+    assert _handlers(_settings(home))["Stop"] == [{"type": "command", "command": PLAIN}]
+
+
 def test_uninstall_removes_the_background_entries_and_keeps_the_users_own(home: Path) -> None:
     theirs = {"type": "command", "command": "exec 3<&0; { my-logger <&3 >/dev/null 2>&1 & }"}
     _write(home, {"hooks": {"Stop": [{"hooks": [theirs]}]}})

@@ -101,6 +101,15 @@ def integrate(
             " receiver on (otel.listen) if it is off; never over another exporter (docs/otel.md).",
         ),
     ] = False,
+    background: Annotated[
+        bool,
+        typer.Option(
+            "--background/--no-background",
+            help="Claude Code: run the hooks that only record in the background, so it waits only for those whose"
+            " answer it gives the model; --no-background: it waits for every hook (for a container or job that"
+            " ends when Claude Code exits; docs/hooks.md).",
+        ),
+    ] = True,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would change, as a diff; write nothing.")
     ] = False,
@@ -126,7 +135,11 @@ def integrate(
     changed = server is not None and server.changed
     if agent == "claude-code":
         change = claude_hooks.plan(
-            claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_, otel=telemetry
+            claude_hooks.settings_path(project),
+            uninstall=uninstall,
+            statusline=statusline_,
+            otel=telemetry,
+            in_back=background,
         )
         _guard_token(change.path, change.otel, dry_run)
         backup = claude_hooks.apply(change) if change.changed and not dry_run else None
@@ -136,7 +149,7 @@ def integrate(
             "settings": str(change.path),
             "action": change.action,
             "command": change.command,
-            "commands": {} if uninstall else claude_hooks.event_commands(change.command),
+            "commands": {} if uninstall else claude_hooks.event_commands(change.command, background),
             "events": change.events,
             "updated": change.updated,
             "statusline": {"command": claude_hooks.statusline_command(), "state": change.statusline},

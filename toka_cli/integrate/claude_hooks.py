@@ -24,7 +24,9 @@ Code neither waits for nor kills. Claude Code's own ``"async": true`` is not use
 every async hook still running when ``claude -p`` ends (the Stop hook's, often the last tool's),
 which loses their events and holds the exit up to 1.5 s (docs/hooks.md, "Hooks Claude Code waits
 for, and hooks in the background"). A toka entry of before (synchronous on every event, or
-``async``) is converted in place.
+``async``) is converted in place. ``--no-background`` installs every hook in the form Claude Code
+waits for, for where whatever outlives Claude Code is killed when it exits (a container whose
+main process it is).
 """
 
 from __future__ import annotations
@@ -92,25 +94,21 @@ def background(command: str) -> str:
     return f"exec 3<&0; {{ {command} <&3 >/dev/null 2>&1 & }}"
 
 
-def event_command(event: str, command: str) -> str:
-    """What toka's hook of ``event`` runs: ``command``, in the background unless the event answers."""
-    return command if event in ANSWERING else background(command)
+def event_command(event: str, command: str, in_back: bool = True) -> str:
+    """What toka's hook of ``event`` runs: ``command``, in the background unless the event answers
+    (or ``in_back`` is false: Claude Code then waits for every hook)."""
+    return command if event in ANSWERING or not in_back else background(command)
 
 
-def event_commands(command: str) -> dict[str, str]:
+def event_commands(command: str, in_back: bool = True) -> dict[str, str]:
     """What toka's hook of each event it installs runs."""
-    return {event: event_command(event, command) for event in EVENTS}
+    return {event: event_command(event, command, in_back) for event in EVENTS}
 
 
 def unwrapped(command: str) -> str:
     """The command a hook runs, out of the background form if it is in it."""
     found = _BACKGROUND.fullmatch(command.strip())
     return found["command"] if found else command
-
-
-def in_background(handler: dict[str, Any]) -> bool:
-    """Whether a hook entry runs its command in the background form."""
-    return isinstance(handler.get("command"), str) and _BACKGROUND.fullmatch(handler["command"].strip()) is not None
 
 
 def _command_words(handler: Any) -> list[str] | None:
@@ -144,13 +142,13 @@ def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
     return words is not None and len(words) >= 3 and is_toka(words[0]) and words[1:3] == ["hook", "claude-code"]
 
 
-def wanted_handler(event: str, handler: dict[str, Any], command: str) -> dict[str, Any]:
+def wanted_handler(event: str, handler: dict[str, Any], command: str, in_back: bool = True) -> dict[str, Any]:
     """Toka's ``handler`` of ``event`` as this toka installs it: ``command`` (with the options it
     gave toka's hook, ``--headroom`` say) in the event's form, never ``async``; its other keys (a
     ``timeout``) kept."""
     words = _command_words(handler) or []
     wanted = {key: value for key, value in handler.items() if key != "async"}
-    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *words[3:]]))
+    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *words[3:]]), in_back)
     return wanted
 
 
@@ -197,10 +195,18 @@ def load(path: Path) -> dict[str, Any]:
     return settings
 
 
-def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel: Telemetry | None = None) -> Change:
+def plan(
+    path: Path,
+    *,
+    uninstall: bool = False,
+    statusline: bool = False,
+    otel: Telemetry | None = None,
+    in_back: bool = True,
+) -> Change:
     """What installing (or uninstalling) would change, without writing anything; with
     ``statusline``, toka's status line too (it never replaces another command's); with ``otel``
-    (the receiver's base URL and token), the telemetry env block."""
+    (the receiver's base URL and token), the telemetry env block; with ``in_back`` false, every
+    hook in the form Claude Code waits for."""
     settings = load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
     if otel is not None:
@@ -251,14 +257,14 @@ def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel:
                 if not is_toka_hook(handler):
                     continue
                 found = True
-                wanted = wanted_handler(event, handler, change.command)
+                wanted = wanted_handler(event, handler, change.command, in_back)
                 if wanted != handler:  # another toka's path, a bare `toka`, or the form of before
                     inner[index] = wanted
                     change.updated.append(event)
         if found:
             continue
         added: dict[str, Any] = {"matcher": "*"} if event in TOOL_EVENTS else {}
-        added["hooks"] = [{"type": "command", "command": event_command(event, change.command)}]
+        added["hooks"] = [{"type": "command", "command": event_command(event, change.command, in_back)}]
         hooks[event] = [*groups, added]
         change.events.append(event)
     change.updated = list(dict.fromkeys(change.updated))
