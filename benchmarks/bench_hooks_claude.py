@@ -19,8 +19,11 @@ differ:
   synchronous in every variant;
 - ``installed``: what `toka integrate claude-code` installs: the recording events run the hook in
   the background form (claude_hooks.background: the shell starts it in the background and exits);
+- ``nice``: as ``installed``, with ``nice -n 10`` before the background hook;
 - ``floor``: the answering events as in ``sync``, every other hook ``/bin/true``: the least any
   install costs whose answering hooks are toka's synchronous command (records nothing more);
+- ``bgtrue``: as ``floor``, with ``/bin/true`` in the background form: what the form costs
+  without a Python start-up behind it;
 - ``http``: the recording events as ``{"type": "http"}`` entries POSTing to a bare loopback HTTP
   server that answers ``{}``: what an http hook costs Claude Code at best. They record nothing
   (the daemon has no such endpoint, and an http hook loses every event while the daemon is down),
