@@ -24,6 +24,10 @@ differ:
   install costs whose answering hooks are toka's synchronous command (records nothing more);
 - ``bgtrue``: as ``floor``, with ``/bin/true`` in the background form: what the form costs
   without a Python start-up behind it;
+- ``drop``: as ``floor``, with the recording hooks writing the payload to a file of its own
+  (``cat > "$(mktemp DIR/h.XXXXXXXX)"``), waited for: what a hook costs that keeps the payload
+  durably without starting Python. Nothing ingests those files yet, so this variant records
+  nothing in the log;
 - ``http``: the recording events as ``{"type": "http"}`` entries POSTing to a bare loopback HTTP
   server that answers ``{}``: what an http hook costs Claude Code at best. They record nothing
   (the daemon has no such endpoint, and an http hook loses every event while the daemon is down),
@@ -49,6 +53,7 @@ import argparse
 import collections
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -83,9 +88,9 @@ EXPECTED = {
     "hook.stop": 1,
     "hook.session_end": 1,
 }
-VARIANTS = ("true", "sync", "async", "installed", "nice", "floor", "bgtrue", "http")
+VARIANTS = ("true", "sync", "async", "installed", "nice", "floor", "bgtrue", "drop", "http")
 # Variants whose hooks record nothing.
-UNRECORDED = ("true", "floor", "bgtrue", "http")
+UNRECORDED = ("true", "floor", "bgtrue", "drop", "http")
 WAIT_S = 10.0
 
 
@@ -100,8 +105,8 @@ def claude_binary(given: str | None) -> Path | None:
     return path if path.exists() else None
 
 
-def hook_settings(variant: str, toka: Path, http_url: str) -> dict[str, Any]:
-    """The settings.json of a variant."""
+def hook_settings(variant: str, toka: Path, http_url: str, drops: Path) -> dict[str, Any]:
+    """The settings.json of a variant (``drops``: the folder of the ``drop`` variant's files)."""
     command = f"{toka} hook claude-code"
     if variant == "installed":
         # What `toka integrate claude-code` writes into an empty file, with this toka's path.
@@ -124,6 +129,9 @@ def hook_settings(variant: str, toka: Path, http_url: str) -> dict[str, Any]:
             entry["command"] = "/bin/true"
         elif variant == "bgtrue":
             entry["command"] = claude_hooks.background("/bin/true")
+        elif variant == "drop":
+            entry["command"] = f'cat > "$(mktemp {shlex.quote(str(drops))}/h.XXXXXXXX)"'
+
         elif variant == "http":
             entry = {"type": "http", "url": http_url, "timeout": 5}
         else:
@@ -167,6 +175,8 @@ class Bench:
     def __init__(self, work: Path, home: Home, toka: Path, claude: Path, model: FakeModel, http_url: str) -> None:
         self.home, self.toka, self.claude, self.model, self.http_url = home, toka, claude, model, http_url
         self.agent_home = work / "agent"
+        self.drops = work / "drops"
+        self.drops.mkdir()
         self.project = self.agent_home / "project"
         self.project.mkdir(parents=True)
         (self.agent_home / ".claude").mkdir()
@@ -188,7 +198,7 @@ class Bench:
         }
 
     def install(self, variant: str) -> None:
-        settings = hook_settings(variant, self.toka, self.http_url)
+        settings = hook_settings(variant, self.toka, self.http_url, self.drops)
         (self.agent_home / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
 
     def turn(self, variant: str) -> tuple[float, str]:
