@@ -106,7 +106,7 @@ def test_an_async_entry_is_made_a_background_one_keeping_its_other_keys(home: Pa
                     {"matcher": "*", "hooks": [{"type": "command", "command": PLAIN, "async": True, "timeout": 30}]}
                 ],
                 "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"{PLAIN} --headroom", "async": True}]}],
-                "Stop": [{"hooks": [{"type": "command", "command": "toka hook claude-code --headroom"}]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "toka hook claude-code --headroom 2>/dev/null"}]}],
             }
         },
     )

@@ -72,6 +72,8 @@ _BACKGROUND = re.compile(r"exec 3<&0; \{ (?P<command>.+) <&3 >/dev/null 2>&1 & \
 # Tool events match on the tool name; "*" is every tool. Other events match everything when the
 # matcher is left out.
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+# The options of `toka hook claude-code` an entry keeps when it is updated.
+HOOK_OPTIONS = ("--headroom",)
 # What toka's status line was before `toka statusline`: the hook's own flag.
 HOOK_STATUSLINE = ["hook", "claude-code", "--statusline"]
 
@@ -143,12 +145,13 @@ def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
 
 
 def wanted_handler(event: str, handler: dict[str, Any], command: str, in_back: bool = True) -> dict[str, Any]:
-    """Toka's ``handler`` of ``event`` as this toka installs it: ``command`` (with the options it
-    gave toka's hook, ``--headroom`` say) in the event's form, never ``async``; its other keys (a
-    ``timeout``) kept."""
+    """Toka's ``handler`` of ``event`` as this toka installs it: ``command`` (with ``--headroom``
+    if the handler gave it) in the event's form, never ``async``; its other keys (a ``timeout``)
+    kept. Anything else after ``hook claude-code`` goes: the hook would take it for an argument."""
     words = _command_words(handler) or []
+    options = [word for word in words[3:] if word in HOOK_OPTIONS]
     wanted = {key: value for key, value in handler.items() if key != "async"}
-    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *words[3:]]), in_back)
+    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *options]), in_back)
     return wanted
 
 
