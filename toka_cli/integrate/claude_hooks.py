@@ -21,7 +21,7 @@ record, and toka installs them as a command that hands the hook to the backgroun
 Claude Code then waits about as long as for ``/bin/true``; the hook reads the payload (kept open
 as fd 3) and sends it to the daemon or spools it, as a synchronous hook does, in a process Claude
 Code neither waits for nor kills. Claude Code's own ``"async": true`` is not used: 2.1.332 kills
-every async hook still running when ``claude -p`` ends (the Stop hook's, often the last tool's),
+every async hook still running when ``claude -p`` ends (the Stop hook's, at times the last tool's),
 which loses their events and holds the exit up to 1.5 s (docs/hooks.md, "Hooks Claude Code waits
 for, and hooks in the background"). A toka entry of before (synchronous on every event, or
 ``async``) is converted in place. ``--no-background`` installs every hook in the form Claude Code
