@@ -51,7 +51,7 @@ def integration_checks(cwd: Path) -> list[Check]:
 
 def _program(command: str) -> str:
     try:
-        words = shlex.split(command)
+        words = shlex.split(claude_hooks.unwrapped(command))
     except ValueError:
         return command
     return words[0] if words else command
@@ -111,6 +111,13 @@ def _hooks(cwd: Path) -> Check:
         missing = [event for event in claude_hooks.EVENTS if event not in events]
         if events and missing:
             found.append(("warning", f"Claude Code hooks in {path} miss {', '.join(missing)}", fix))
+        killed = [event for event, ours in handlers.items() if any(h.get("async") is True for h in ours)]
+        if killed:
+            detail = (
+                f"toka's hooks of {', '.join(killed)} in {path} are async: Claude Code kills them when a run ends,"
+                " and their events are lost (docs/hooks.md)"
+            )
+            found.append(("warning", detail, fix))
     if not installed:
         return Check("hooks", "ok", "Claude Code hooks not installed (optional)", "toka integrate claude-code")
     status, details = _worst((s, d) for s, d, _ in found)

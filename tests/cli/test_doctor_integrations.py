@@ -194,3 +194,26 @@ def test_either_spelling_of_the_status_line_is_recognised(home: Path, spelling: 
     gone = check("hooks")
     assert gone["status"] == "problem" and f"`/gone/bin/toka {spelling}`" in gone["detail"]
     assert gone["fix"] == "toka integrate claude-code"
+
+
+def test_async_hooks_of_toka_are_a_warning_that_integrate_fixes(home: Path) -> None:
+    assert invoke("integrate", "claude-code", "--no-mcp").exit_code == 0
+    path = home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["hooks"]["PostToolUse"][0]["hooks"][0]["async"] = True
+    settings["hooks"]["Stop"][0]["hooks"][0]["async"] = True
+    path.write_text(json.dumps(settings))
+    found = check("hooks")
+    assert found["status"] == "warning", found
+    assert found["detail"] == (
+        f"toka's hooks of PostToolUse, Stop in {path} are async: Claude Code kills them when a run ends,"
+        " and their events are lost (docs/hooks.md)"
+    )
+    assert found["fix"] == "toka integrate claude-code"
+    assert invoke("integrate", "claude-code", "--no-mcp").exit_code == 0
+    assert check("hooks")["status"] == "ok"
+
+
+def test_hooks_claude_code_waits_for_are_ok(home: Path) -> None:
+    assert invoke("integrate", "claude-code", "--no-mcp", "--no-background").exit_code == 0
+    assert check("hooks")["status"] == "ok"

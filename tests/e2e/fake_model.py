@@ -8,7 +8,8 @@ every figure toka later shows of the session is known to the token.
 
 A request offering tools is an agent turn and takes the next reply of its API's script; a
 request offering none is one of the client's side calls (a title, a summary) and gets a short
-text with zero usage, so it adds nothing to what the test counts. Every request is kept
+text with zero usage, so it adds nothing to what the test counts. ``latency_s`` makes each agent
+turn's reply wait that long first, as a real model's does (benchmarks/bench_hooks_claude.py). Every request is kept
 (``requests``), in order, for the test to read what was offered and what came back.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -98,7 +100,9 @@ class Request:
 class FakeModel:
     """The server; ``with FakeModel() as model:`` runs it in a thread on 127.0.0.1."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency_s: float = 0.0) -> None:
+        # How long an agent turn's reply waits before it starts, as a real model's would.
+        self.latency_s = latency_s
         # The replies still to give, per API.
         self.scripts: dict[str, list[Reply]] = {"anthropic": [], "openai": []}
         self.requests: list[Request] = []
@@ -143,9 +147,13 @@ class FakeModel:
                 return Reply((Text("Side note"),), Usage(0, 0))
             queue = self.scripts[api]
             if queue:
-                return queue.pop(0)
-            self.unscripted.append(request)
-            return Reply((Text(UNSCRIPTED),), Usage(0, 0))
+                reply = queue.pop(0)
+            else:
+                self.unscripted.append(request)
+                reply = Reply((Text(UNSCRIPTED),), Usage(0, 0))
+        if self.latency_s:
+            time.sleep(self.latency_s)
+        return reply
 
 
 def _handler_for(model: FakeModel) -> type[BaseHTTPRequestHandler]:

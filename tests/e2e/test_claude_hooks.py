@@ -1,4 +1,5 @@
-"""`toka integrate claude-code`, then the real Claude Code: its hooks land in toka's log."""
+"""`toka integrate claude-code`, then the real Claude Code: its hooks land in toka's log, those run
+in the background (every event that only records) as surely as those Claude Code waits for."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 from agent_clis import TOKA, AgentCli, agent_path, claude_env, logged, run, toka, toka_json
 from daemons import Spawned, wait_for
 from fake_model import FakeModel, Reply, Text, ToolCall, Usage
+
+from toka_cli.integrate.claude_hooks import background
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +41,7 @@ def test_hooks_record_a_claude_code_turn_with_its_session_id(
     assert installed["events"][:2] == ["SessionStart", "UserPromptSubmit"]
     settings = json.loads((agent_home / ".claude" / "settings.json").read_text())
     commands = {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]}
-    assert commands == {f"{TOKA} hook claude-code"}
+    assert commands == {f"{TOKA} hook claude-code", background(f"{TOKA} hook claude-code")}
     # The point of the absolute path: the agent's PATH does not lead to this toka.
     assert str(TOKA.parent) not in agent_path().split(os.pathsep)
     assert shutil.which("toka", path=agent_path()) != str(TOKA)
@@ -52,12 +55,47 @@ def test_hooks_record_a_claude_code_turn_with_its_session_id(
     env = claude_env(agent_home, model.url)
     run([str(claude.path), "-p", "Which port?", "--allowedTools", "Read", "--session-id", session], env, project)
 
-    wait_for(lambda: logged(daemon, session, "hook.session_end"), "the SessionEnd hook is recorded")
+    wait_for(lambda: len(logged(daemon, session, *HOOK_KINDS)) == len(HOOK_KINDS), "every hook is recorded")
     events = hook_events(session)
-    assert [e["kind"] for e in events] == HOOK_KINDS
+    # The hooks Claude Code waits for land in order; those in the background land as they finish.
+    assert [e["kind"] for e in events][:2] == HOOK_KINDS[:2]
+    assert sorted(e["kind"] for e in events) == sorted(HOOK_KINDS)
     assert {e["payload"]["session_id"] for e in events} == {session}
-    pre, post = events[2]["payload"], events[3]["payload"]
+    by_kind = {e["kind"]: e for e in events}
+    pre, post = by_kind["hook.pre_tool_use"]["payload"], by_kind["hook.post_tool_use"]["payload"]
     assert (pre["tool_name"], pre["tool_input"]) == ("Read", {"file_path": str(project / "notes.txt")})
     assert (post["tool_name"], post["tool_response"]["file"]["content"]) == ("Read", "the build runs on port 8421\n")
     assert events[1]["payload"]["prompt"] == "Which port?"
     assert events[0]["payload"]["cwd"] == str(project)
+
+
+def test_every_tool_call_of_a_turn_is_recorded_by_the_background_hooks(
+    claude: AgentCli, model: FakeModel, agent_home: Path, daemon: Spawned
+) -> None:
+    """Five tool calls at once, then the end of the turn and of `claude -p`: the background hooks
+    of all of them land, Stop and SessionEnd included, though Claude Code has exited by then."""
+    toka_json("integrate", "claude-code", env={"HOME": str(agent_home)})
+    project = agent_home / "project"
+    files = [project / f"part{i}.txt" for i in range(5)]
+    for i, path in enumerate(files):
+        path.write_text(f"part {i}\n")
+    calls = [ToolCall("Read", {"file_path": str(path)}) for path in files]
+    model.script(Reply((Text("Reading."), *calls), Usage(120, 25)), Reply((Text("Read."),), Usage(180, 9)))
+    session = str(uuid.uuid4())
+    env = claude_env(agent_home, model.url)
+    run([str(claude.path), "-p", "Read the parts.", "--allowedTools", "Read", "--session-id", session], env, project)
+
+    expected = ["hook.session_start", "hook.user_prompt_submit", *["hook.pre_tool_use"] * 5]
+    expected += ["hook.post_tool_use"] * 5 + ["hook.stop", "hook.session_end"]
+    wait_for(lambda: len(logged(daemon, session, *set(expected))) == len(expected), "every hook of the turn")
+    events = hook_events(session)
+    assert sorted(e["kind"] for e in events) == sorted(expected)
+    ids = {call.tool_use_id for call in calls}
+    for kind in ("hook.pre_tool_use", "hook.post_tool_use"):
+        assert sorted(e["payload"]["tool_use_id"] for e in events if e["kind"] == kind) == sorted(ids)
+    posted = {
+        e["payload"]["tool_use_id"]: e["payload"]["tool_response"]["file"]["content"]
+        for e in events
+        if e["kind"] == "hook.post_tool_use"
+    }
+    assert posted == {call.tool_use_id: f"part {i}\n" for i, call in enumerate(calls)}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from toka_cli.integrate.claude_hooks import EVENTS, is_toka_hook
+from toka_cli.integrate.claude_hooks import EVENTS, background, is_toka_hook
 from toka_cli.main import app
 
 TOKA = str((Path(sys.executable).parent / "toka").absolute())
@@ -63,6 +63,7 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
         "settings",
         "action",
         "command",
+        "commands",
         "events",
         "updated",
         "statusline",
@@ -81,8 +82,10 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
     assert _toka_events(settings) == list(EVENTS)
     assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
     assert "matcher" not in settings["hooks"]["Stop"][0]
-    # By its absolute path: Claude Code runs hooks without the venv on its PATH.
-    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] == f"{TOKA} hook claude-code"
+    # By its absolute path: Claude Code runs hooks without the venv on its PATH. An event that
+    # only records runs it in the background (test_integrate_claude_background.py).
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{TOKA} hook claude-code"
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] == background(f"{TOKA} hook claude-code")
     assert report["command"] == f"{TOKA} hook claude-code" and report["updated"] == []
 
 
@@ -210,7 +213,9 @@ def test_a_bare_toka_from_an_older_install_is_updated_to_the_absolute_path(home:
     assert report["updated"] == ["PreToolUse", "Stop"]
     assert report["statusline"]["state"] == "updated"
     settings = _settings(home)
-    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": f"{TOKA} hook claude-code"}]}]
+    assert settings["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": background(f"{TOKA} hook claude-code")}]}
+    ]
     assert settings["statusLine"] == {"type": "command", "command": f"{TOKA} statusline", "padding": 0}
     assert _toka_events(settings).count("Stop") == 1  # updated in place, not added twice
     again = json.loads(integrate("--json").stdout)

@@ -108,6 +108,15 @@ def integrate(
             " receiver on (otel.listen) if it is off; never over another exporter (docs/otel.md).",
         ),
     ] = False,
+    background: Annotated[
+        bool,
+        typer.Option(
+            "--background/--no-background",
+            help="Claude Code: run the hooks that only record in the background, so it waits only for those whose"
+            " answer it gives the model; --no-background: it waits for every hook (for a container or job that"
+            " ends when Claude Code exits; docs/hooks.md).",
+        ),
+    ] = True,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would change, as a diff; write nothing.")
     ] = False,
@@ -133,7 +142,11 @@ def integrate(
     changed = server is not None and server.changed
     if agent == "claude-code":
         change = claude_hooks.plan(
-            claude_hooks.settings_path(project), uninstall=uninstall, statusline=statusline_, otel=telemetry
+            claude_hooks.settings_path(project),
+            uninstall=uninstall,
+            statusline=statusline_,
+            otel=telemetry,
+            in_back=background,
         )
         _guard_token(change.path, change.otel, dry_run)
         backup = claude_hooks.apply(change) if change.changed and not dry_run else None
@@ -143,6 +156,7 @@ def integrate(
             "settings": str(change.path),
             "action": change.action,
             "command": change.command,
+            "commands": {} if uninstall else claude_hooks.event_commands(change.command, background),
             "events": change.events,
             "updated": change.updated,
             "statusline": {"command": claude_hooks.statusline_command(), "state": change.statusline},
@@ -315,10 +329,11 @@ def _integrated(result: dict[str, Any]) -> None:
     line = result["statusline"]
     if not result["changed"]:
         out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
+    commands = result["commands"]
     for event in result["events"]:
-        out.print(f"{would}{verb} {event}: {result['command']}")
+        out.print(f"{would}{verb} {event}: {commands.get(event, result['command'])}")
     for event in result["updated"]:
-        out.print(f"{would}update {event}: {result['command']}")
+        out.print(f"{would}update {event}: {commands.get(event, result['command'])}")
     if line["state"] in _VERBS:
         out.print(f"{would}{_VERBS[line['state']]} statusLine: {line['command']}")
     elif line["state"] == "absent" and not uninstall:

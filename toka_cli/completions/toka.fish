@@ -337,6 +337,7 @@ complete -c toka -n '__toka_at \'integrate\'' -l 'mcp' -l 'no-mcp' -d 'Install `
 complete -c toka -n '__toka_at \'integrate\'' -l 'notify' -l 'no-notify' -d 'Codex: make `toka hook codex` its notify program (unless one is set).'
 complete -c toka -n '__toka_at \'integrate\'' -l 'hooks' -l 'no-hooks' -d 'Codex: add `toka hook codex` to its hooks.json on every event, and record them as trusted.'
 complete -c toka -n '__toka_at \'integrate\'' -l 'otel' -d 'Also send the agent\'s own telemetry (per-request tokens, its cost) to toka\'s receiver, and turn the receiver on (otel.listen) if it is off; never over another exporter (docs/otel.md).'
+complete -c toka -n '__toka_at \'integrate\'' -l 'background' -l 'no-background' -d 'Claude Code: run the hooks that only record in the background, so it waits only for those whose answer it gives the model; --no-background: it waits for every hook (for a container or job that ends when Claude Code exits; docs/hooks.md).'
 complete -c toka -n '__toka_at \'integrate\'' -l 'dry-run' -d 'Print what would change, as a diff; write nothing.'
 complete -c toka -n '__toka_at \'integrate\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'integrate\'' -s 'h' -l 'help' -d 'Show this message and exit.'

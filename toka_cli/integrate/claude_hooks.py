@@ -12,12 +12,28 @@ nothing, installing from another toka (or over an older bare ``toka``) updates t
 place, and uninstalling removes exactly those. Toka's status line (``"statusLine": {"type":
 "command", "command": "/venv/bin/toka statusline"}``) is added when asked for and when no other
 status line is set, and removed by an uninstall.
+
+Claude Code waits for a command hook to exit before it goes on, so each of toka's hooks used to
+cost the agent a Python start-up (about 25 ms; a turn of five tool calls runs 14 hooks). Only the
+events whose answer is context for the model (:data:`ANSWERING`) need that wait. The others only
+record, and toka installs them as a command that hands the hook to the background and exits
+(:func:`background`): ``exec 3<&0; { /venv/bin/toka hook claude-code <&3 >/dev/null 2>&1 & }``.
+Claude Code then waits about as long as for ``/bin/true``; the hook reads the payload (kept open
+as fd 3) and sends it to the daemon or spools it, as a synchronous hook does, in a process Claude
+Code neither waits for nor kills. Claude Code's own ``"async": true`` is not used: 2.1.332 kills
+every async hook still running when ``claude -p`` ends (the Stop hook's, at times the last tool's),
+which loses their events and holds the exit up to 1.5 s (docs/hooks.md, "Hooks Claude Code waits
+for, and hooks in the background"). A toka entry of before (synchronous on every event, or
+``async``) is converted in place. ``--no-background`` installs every hook in the form Claude Code
+waits for, for where whatever outlives Claude Code is killed when it exits (a container whose
+main process it is).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -32,7 +48,8 @@ from toka_cli.integrate.executable import is_toka, toka_command
 if TYPE_CHECKING:
     from toka_cli.integrate.otel import Telemetry
 
-# The events of docs/agent-formats.md's 2025 list, which every Claude Code version since sends.
+# The events of docs/agent-formats.md's 2025 list, which every Claude Code version since sends,
+# and PostCompact, which 2.1.332 sends after a compaction (an older version ignores the entry).
 EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
@@ -42,11 +59,21 @@ EVENTS = (
     "Stop",
     "SubagentStop",
     "PreCompact",
+    "PostCompact",
     "SessionEnd",
 )
+# The events whose hook may answer with context for the model (toka_cli/hook.py, ANSWERED):
+# Claude Code must wait for them. Every other event's hook runs in the background.
+ANSWERING = ("SessionStart", "UserPromptSubmit", "PreCompact")
+# What the background form wraps a command in: the payload stays readable as fd 3 (an
+# asynchronous list's stdin is /dev/null), its output goes nowhere (Claude Code would read it
+# until the last holder closes it), and the shell exits at once.
+_BACKGROUND = re.compile(r"exec 3<&0; \{ (?P<command>.+) <&3 >/dev/null 2>&1 & \}")
 # Tool events match on the tool name; "*" is every tool. Other events match everything when the
 # matcher is left out.
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+# The options of `toka hook claude-code` an entry keeps when it is updated.
+HOOK_OPTIONS = ("--headroom",)
 # What toka's status line was before `toka statusline`: the hook's own flag.
 HOOK_STATUSLINE = ["hook", "claude-code", "--statusline"]
 
@@ -61,6 +88,39 @@ def settings_path(project: Path | None) -> Path:
 def hook_command() -> str:
     """``/venv/bin/toka hook claude-code``: this toka, by its absolute path."""
     return toka_command("hook", "claude-code")
+
+
+def background(command: str) -> str:
+    """``command`` as a hook Claude Code need not wait for: the shell starts it in the
+    background, reading the hook's stdin, and exits."""
+    return f"exec 3<&0; {{ {command} <&3 >/dev/null 2>&1 & }}"
+
+
+def event_command(event: str, command: str, in_back: bool = True) -> str:
+    """What toka's hook of ``event`` runs: ``command``, in the background unless the event answers
+    (or ``in_back`` is false: Claude Code then waits for every hook)."""
+    return command if event in ANSWERING or not in_back else background(command)
+
+
+def event_commands(command: str, in_back: bool = True) -> dict[str, str]:
+    """What toka's hook of each event it installs runs."""
+    return {event: event_command(event, command, in_back) for event in EVENTS}
+
+
+def unwrapped(command: str) -> str:
+    """The command a hook runs, out of the background form if it is in it."""
+    found = _BACKGROUND.fullmatch(command.strip())
+    return found["command"] if found else command
+
+
+def _command_words(handler: Any) -> list[str] | None:
+    """The words of a handler's command, out of the background form; None when it has none."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return None
+    try:
+        return shlex.split(unwrapped(handler["command"]))
+    except ValueError:
+        return None
 
 
 def statusline_command() -> str:
@@ -79,13 +139,20 @@ def is_toka_statusline(setting: Any) -> TypeGuard[dict[str, Any]]:
 
 
 def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return False
-    try:
-        words = shlex.split(handler["command"])
-    except ValueError:
-        return False
-    return len(words) >= 3 and is_toka(words[0]) and words[1:3] == ["hook", "claude-code"]
+    """``toka hook claude-code ...`` (bare, or by any path), as it is or in the background form."""
+    words = _command_words(handler)
+    return words is not None and len(words) >= 3 and is_toka(words[0]) and words[1:3] == ["hook", "claude-code"]
+
+
+def wanted_handler(event: str, handler: dict[str, Any], command: str, in_back: bool = True) -> dict[str, Any]:
+    """Toka's ``handler`` of ``event`` as this toka installs it: ``command`` (with ``--headroom``
+    if the handler gave it) in the event's form, never ``async``; its other keys (a ``timeout``)
+    kept. Anything else after ``hook claude-code`` goes: the hook would take it for an argument."""
+    words = _command_words(handler) or []
+    options = [word for word in words[3:] if word in HOOK_OPTIONS]
+    wanted = {key: value for key, value in handler.items() if key != "async"}
+    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *options]), in_back)
+    return wanted
 
 
 @dataclass
@@ -94,7 +161,9 @@ class Change:
     action: str  # "install" or "uninstall"
     command: str
     events: list[str] = field(default_factory=list)  # events whose toka hook was added / removed
-    updated: list[str] = field(default_factory=list)  # events whose toka hook now runs ``command``
+    # Events whose toka hook now runs this toka in the event's form (it ran another toka, a bare
+    # `toka`, or a recording event's hook synchronously or with "async" before).
+    updated: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # the settings after the change
     # Claude Code's statusLine: "added", "updated" (toka's, now by this toka's path) or "removed"
     # (by this change), "installed" (toka's, as it was), "other" (another command's, left as it
@@ -129,10 +198,18 @@ def load(path: Path) -> dict[str, Any]:
     return settings
 
 
-def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel: Telemetry | None = None) -> Change:
+def plan(
+    path: Path,
+    *,
+    uninstall: bool = False,
+    statusline: bool = False,
+    otel: Telemetry | None = None,
+    in_back: bool = True,
+) -> Change:
     """What installing (or uninstalling) would change, without writing anything; with
     ``statusline``, toka's status line too (it never replaces another command's); with ``otel``
-    (the receiver's base URL and token), the telemetry env block."""
+    (the receiver's base URL and token), the telemetry env block; with ``in_back`` false, every
+    hook in the form Claude Code waits for."""
     settings = load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
     if otel is not None:
@@ -174,15 +251,23 @@ def plan(path: Path, *, uninstall: bool = False, statusline: bool = False, otel:
         return change
     for event in EVENTS:
         groups = hooks.get(event, [])
-        ours = [h for g in groups if isinstance(g, dict) for h in g.get("hooks") or [] if is_toka_hook(h)]
-        for handler in ours:
-            if handler["command"] != change.command:  # a bare `toka`, or another toka's path
-                handler["command"] = change.command
-                change.updated.append(event)
-        if ours:
+        found = False
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                continue
+            for index, handler in enumerate(inner):
+                if not is_toka_hook(handler):
+                    continue
+                found = True
+                wanted = wanted_handler(event, handler, change.command, in_back)
+                if wanted != handler:  # another toka's path, a bare `toka`, or the form of before
+                    inner[index] = wanted
+                    change.updated.append(event)
+        if found:
             continue
         added: dict[str, Any] = {"matcher": "*"} if event in TOOL_EVENTS else {}
-        added["hooks"] = [{"type": "command", "command": change.command}]
+        added["hooks"] = [{"type": "command", "command": event_command(event, change.command, in_back)}]
         hooks[event] = [*groups, added]
         change.events.append(event)
     change.updated = list(dict.fromkeys(change.updated))
