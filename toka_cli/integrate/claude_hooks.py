@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from store.errors import ConfigError
-from toka_cli.integrate.executable import is_toka, toka_command
+from toka_cli.integrate.executable import command_words, is_toka, toka_command
 
 if TYPE_CHECKING:
     from toka_cli.integrate.otel import Telemetry
@@ -115,12 +115,7 @@ def unwrapped(command: str) -> str:
 
 def _command_words(handler: Any) -> list[str] | None:
     """The words of a handler's command, out of the background form; None when it has none."""
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return None
-    try:
-        return shlex.split(unwrapped(handler["command"]))
-    except ValueError:
-        return None
+    return command_words(handler, unwrapped)
 
 
 def statusline_command() -> str:
@@ -129,13 +124,8 @@ def statusline_command() -> str:
 
 def is_toka_statusline(setting: Any) -> TypeGuard[dict[str, Any]]:
     """``toka statusline``, or the older ``toka hook claude-code --statusline``."""
-    if not isinstance(setting, dict) or not isinstance(setting.get("command"), str):
-        return False
-    try:
-        words = shlex.split(setting["command"])
-    except ValueError:
-        return False
-    return bool(words) and is_toka(words[0]) and words[1:] in (["statusline"], HOOK_STATUSLINE)
+    words = command_words(setting)
+    return words is not None and bool(words) and is_toka(words[0]) and words[1:] in (["statusline"], HOOK_STATUSLINE)
 
 
 def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:

@@ -31,13 +31,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from store.errors import ConfigError
-from toka_cli.integrate.executable import is_toka, toka_command
+from toka_cli.integrate.executable import command_words, is_toka, toka_command
 from toka_cli.integrate.mcp_servers import write_atomically
 
 # Codex 0.171's hook events, each with the label its trust keys use; PermissionRequest (a hook
@@ -90,13 +89,8 @@ def hook_command() -> str:
 
 
 def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return False
-    try:
-        words = shlex.split(handler["command"])
-    except ValueError:
-        return False
-    return len(words) == 3 and is_toka(words[0]) and words[1:] == HOOK_ARGS
+    words = command_words(handler)
+    return words is not None and len(words) == 3 and is_toka(words[0]) and words[1:] == HOOK_ARGS
 
 
 def trust_key(source: str, event: str, group: int, index: int) -> str:

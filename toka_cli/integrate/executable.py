@@ -6,7 +6,9 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from store.errors import ConfigError
 
@@ -30,6 +32,17 @@ def toka_command(*args: str) -> str:
 def is_toka(program: str) -> bool:
     """Whether a command's program is a toka (bare, or by any path)."""
     return Path(program).name == "toka"
+
+
+def command_words(entry: Any, unwrap: Callable[[str], str] = str) -> list[str] | None:
+    """The words of a settings entry's ``command`` (after ``unwrap``), None when it has no
+    command or one that does not parse as a shell command line."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    try:
+        return shlex.split(unwrap(entry["command"]))
+    except ValueError:
+        return None
 
 
 def unresolved(program: str) -> str | None:
