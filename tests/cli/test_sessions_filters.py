@@ -59,8 +59,8 @@ def test_the_filters_choose_the_sessions(args: tuple[str, ...], expected: list[s
 
 
 def test_a_bad_time_is_a_usage_error() -> None:
-    result = invoke("sessions", "--since", "last tuesday")
-    assert result.exit_code == 2 and "cannot read 'last tuesday' as a time" in result.stderr
+    result = invoke("sessions", "--since", "next tuesday")
+    assert result.exit_code == 2 and "cannot read --since 'next tuesday' as a time" in result.stderr
 
 
 def _rendered(width: int, sessions: list[dict[str, Any]]) -> str:

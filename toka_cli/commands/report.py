@@ -26,7 +26,8 @@ ReportSinceOpt = Annotated[
     str | None,
     typer.Option(
         "--since",
-        help="First day counted: a date (2026-05-01), today, yesterday, or an age (7d, 2w); all when left out.",
+        help="First day counted: the day of a time given as a date (2026-05-01), today, yesterday, an age (2h, 7d,"
+        " 2w) or '3 days ago'; all when left out.",
     ),
 ]
 ReportUntilOpt = Annotated[str | None, typer.Option("--until", help="Last day counted, in the same forms.")]

@@ -8,7 +8,7 @@ import typer
 
 from toka_cli.call import call, call_and_show
 from toka_cli.completers import choices
-from toka_cli.options import SOURCES, JsonOpt, LimitOpt, SessionArg, project_arg
+from toka_cli.options import SOURCES, TIME_HELP, JsonOpt, LimitOpt, SessionArg, project_arg
 from toka_cli.output import console, emit, print_view
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top, when
 
@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 
 def sessions(
-    since: Annotated[
-        str | None, typer.Option(help="Only sessions active at or after this time: ISO-8601, or an age such as 2d.")
+    since: Annotated[str | None, typer.Option(help=f"Only sessions active at or after this time: {TIME_HELP}.")] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Only sessions that started before this time, in the same forms.")
     ] = None,
-    until: Annotated[str | None, typer.Option(help="Only sessions that started before this time.")] = None,
     source: Annotated[
         str | None,
         typer.Option(help="Only sessions of this agent: claude-code, codex, toka.", autocompletion=choices(*SOURCES)),
@@ -33,7 +33,12 @@ def sessions(
     limit: LimitOpt = None,
 ) -> None:
     """List sessions, most recently active first."""
-    chosen = {"since": when(since), "until": when(until), "source": source, "project": project_arg(project)}
+    chosen = {
+        "since": when(since, "--since"),
+        "until": when(until, "--until"),
+        "source": source,
+        "project": project_arg(project),
+    }
     found: SessionList = call("sessions.list", **{name: value for name, value in chosen.items() if value is not None})
     shown: SessionList = {"sessions": found["sessions"][:limit]}
     emit(shown, json_, _listed)
