@@ -85,6 +85,28 @@ def short_path(path: str | None, width: int = 32) -> str:
     return "…/" + tail if len(tail) + 2 <= width else "…" + tail[-(width - 1) :]
 
 
+def unique_prefixes(names: Sequence[str], shortest: int = 8) -> dict[str, str]:
+    """Each name as its shortest prefix of at least ``shortest`` characters that no other name
+    starts with, which every command still takes as that name (a UUID is told apart by its first
+    eight characters); a name that is another's prefix stays whole."""
+    ordered = sorted(set(names))
+    prefixes = {}
+    for i, name in enumerate(ordered):
+        neighbours = ordered[max(i - 1, 0) : i] + ordered[i + 1 : i + 2]
+        common = max((_common(name, other) for other in neighbours), default=0)
+        prefixes[name] = name[: max(shortest, common + 1)]
+    return prefixes
+
+
+def _common(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
 def percent(pct: float | None) -> str:
     return "-" if pct is None else f"{pct:.0f}%"
 
