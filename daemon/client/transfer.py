@@ -94,7 +94,9 @@ def import_files(
     for path, size in zip(files, sizes, strict=True):
         summary.files += 1
         chosen = fmt if fmt != "auto" else detect(path)
-        if chosen is None:
+        if _json_array(path):
+            summary.bad_lines.append(BadLine(str(path), 0, JSON_ARRAY))
+        elif chosen is None:
             if size:
                 summary.bad_lines.append(BadLine(str(path), 0, "not a format toka knows (name one with --format)"))
         else:
@@ -117,6 +119,23 @@ def import_files(
             progress(done, total, path.name)
     appends.settle()
     return summary
+
+
+# A JSON document holding an array (hook payloads logged by a hook script, Gemini CLI's logs.json):
+# toka imports JSON lines, one record a line, and a hook payload has no time of its own to keep.
+JSON_ARRAY = (
+    "a JSON array, not JSON lines: toka imports exports, Claude Code transcripts and Codex rollouts;"
+    " hook payloads are recorded as they happen by `toka hook claude-code` (toka integrate claude-code)"
+)
+
+
+def _json_array(path: Path) -> bool:
+    """Whether the file is one JSON document that is an array (its first character is ``[``)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    except OSError:
+        return False
 
 
 def _size(path: Path) -> int:
