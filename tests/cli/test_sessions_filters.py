@@ -167,3 +167,25 @@ def test_a_handoff_or_a_note_today_leaves_an_old_session_in_its_place() -> None:
     assert old["last_ts"] == "2026-02-10T11:00:00.000000Z"
     assert old["events"] > 2  # the note and the handoff are in it, they just are not its activity
     assert listed("--since", "2026-02-11T00:00:00Z") == ["c-lib", "x-app"]
+
+
+def test_sessions_and_show_carry_each_sessions_usage_and_cost() -> None:
+    opus = {"model": "claude-opus-4-6", "input_tokens": 1000, "output_tokens": 4000}  # $5 / $25 per million
+    with Client() as client:
+        client.append(
+            [
+                {"session": "paid", "kind": "usage", "agent": "main", "payload": opus, "ts": "2026-02-10T10:00:00Z"},
+                {"session": "paid", "kind": "usage", "agent": "sub", "payload": opus, "ts": "2026-02-11T10:00:00Z"},
+                {"session": "talk", "kind": "message", "payload": {"role": "user", "text": "hi"}},
+            ]
+        )
+    expected = {"calls": 2, "input_tokens": 2000, "output_tokens": 8000, "cache_creation_tokens": 0,
+                "cache_creation_1h_tokens": 0, "cache_read_tokens": 0, "total_tokens": 10_000,
+                "telemetry_calls": 0, "cost_usd": 0.21, "unpriced_calls": 0}  # fmt: skip
+    listed = {s["session"]: s["usage"] for s in json.loads(invoke("sessions", "--json").stdout)["sessions"]}
+    assert listed["paid"] == expected
+    assert listed["talk"]["calls"] == 0 and listed["talk"]["total_tokens"] == 0
+    assert json.loads(invoke("show", "paid", "--json").stdout)["usage"] == expected
+    report = json.loads(invoke("report", "session", "--json").stdout)
+    assert [(r["session"], r["cost_usd"]) for r in report["rows"]] == [("paid", expected["cost_usd"])]
+    assert "10,000 tokens in 2 calls, $0.21" in invoke("show", "paid").stdout

@@ -25,6 +25,7 @@ from toka_cli.render import (
 
 if TYPE_CHECKING:
     from daemon.contract.results import Session, SessionList
+    from daemon.contract.results_cost import Counts
 
 
 def sessions(
@@ -141,10 +142,20 @@ def _session(info: Session) -> None:
         ("project", info["project"] or "-"),
         ("model", info["model"] or "-"),
         ("context", fill_line(info)),
+        ("usage", _usage_line(info["usage"])),
         ("agents", top(info["agents"], 10) or "-"),
         ("kinds", top(info["kinds"], 10)),
     ]
     print_view(key_values(rows))
+
+
+def _usage_line(usage: Counts) -> str:
+    """``38,766 tokens in 3 calls, $0.08``; what cost it is unknown is said so."""
+    if not usage["calls"]:
+        return "none recorded"
+    cost = "no price known" if usage["cost_usd"] is None else f"${usage['cost_usd']:,.2f}"
+    unpriced = f" ({usage['unpriced_calls']} calls unpriced)" if usage["unpriced_calls"] else ""
+    return f"{usage['total_tokens']:,} tokens in {usage['calls']} calls, {cost}{unpriced}"
 
 
 def register(app: typer.Typer) -> None:
