@@ -11,6 +11,7 @@ truncated and reported the same way, as file:line naming its key.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -129,12 +130,20 @@ JSON_ARRAY = (
 )
 
 
+# The largest file read whole to tell a JSON array from JSON lines that start with one.
+_ARRAY_BYTES = 64 * 1024 * 1024
+
+
 def _json_array(path: Path) -> bool:
-    """Whether the file is one JSON document that is an array (its first character is ``[``)."""
+    """Whether the file is one JSON document, an array (not JSON lines whose first is a list)."""
     try:
         with path.open("rb") as handle:
-            return handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
-    except OSError:
+            if not handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+                return False
+        if path.stat().st_size > _ARRAY_BYTES:
+            return True
+        return isinstance(json.loads(path.read_bytes().decode("utf-8-sig")), list)
+    except (OSError, ValueError, RecursionError):
         return False
 
 
