@@ -172,7 +172,14 @@ def write_setting(sections: Sections, config_file: Path, key: str, value: str) -
 
 def _set_in_table(table: Any, name: str, value: Any) -> None:
     """``name = value`` in a tomlkit table: in its place when the key is there, else after the
-    table's last key, before the blank lines and comments that end it (they head what follows)."""
+    table's last key, before the blank lines and comments that end it (they head what follows).
+    A list is written an item a line, as tomli-w wrote it."""
+    import tomlkit
+
+    if isinstance(value, list):
+        items = tomlkit.array()
+        items.extend(value)
+        value = items.multiline(True)
     if name in table:
         table[name] = value
         return
