@@ -194,7 +194,7 @@ def test_tables_fit_80_columns_with_session_ids_whole() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--since", "next tuesday"), "cannot read since 'next tuesday' as a time"),
+        (("--since", "next tuesday"), "cannot read --since 'next tuesday' as a time"),
         (("--since", "2026-05-12", "--until", "2026-05-01"), "since (2026-05-12) is after until (2026-05-01)"),
         (("--timezone", "Mars/Olympus"), "unknown time zone 'Mars/Olympus'"),
         (("--format", "xls"), "unknown format 'xls'"),

@@ -99,6 +99,6 @@ def test_a_time_none_of_the_forms_is_one_line_with_the_forms_exit_2(args: tuple[
     result = invoke(*args)
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
-    assert len(lines) == 2 and "cannot read" in lines[0] and "'soonish' as a time" in lines[0]
+    assert len(lines) == 2 and lines[0].startswith("error: cannot read --") and "'soonish' as a time" in lines[0]
     assert lines[1].startswith("hint: give an age (30m, 2h, 7d, 2w)") and "yesterday" in lines[1]
     assert json.dumps(result.stdout) == '""'
