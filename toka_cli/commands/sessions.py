@@ -105,11 +105,7 @@ def fitted(sessions: list[Session], width: int) -> list[tuple[str, ...]]:
     cells = rows(whole, SECOND, 32, models)
     if over(cells) <= 0:
         return cells
-    room = max(len(name) for name in whole) - over(cells)
-    ids = {
-        name: name if len(name) <= room else name[: max(room, len(short))]
-        for name, short in unique_prefixes(list(whole)).items()
-    }
+    ids = unique_prefixes(list(whole))
     for stamp in (MINUTE, MINUTE_NO_YEAR):
         cells = rows(ids, stamp, 32, models)
         excess = over(cells)
