@@ -139,27 +139,57 @@ def write_setting(sections: Sections, config_file: Path, key: str, value: str) -
     """Set one key in ``config.toml``, keeping everything else in the file; the value as checked.
     It is checked as the daemon would read it, with the file's other settings (a warning threshold
     set above the file's critical one is refused), and the file is written 0600."""
-    import tomli_w
+    import tomlkit
 
     name = sections.lookup(key)
     checked = sections.coerce(name, value, "the command line")
-    data = read_toml(config_file)
+    read_toml(config_file)  # the file's own checks: the user's, valid TOML
+    # tomlkit keeps the user's comments, order and layout, which tomllib and tomli-w drop.
+    try:
+        document = tomlkit.parse(config_file.read_text(encoding="utf-8") if trusted_config(config_file) else "")
+    except FileNotFoundError:
+        document = tomlkit.document()
     section = sections.section_of[name]
-    table = data
+    table: Any = document
     for part in section.split("."):
-        table = table.setdefault(part, {})
+        if part not in table:
+            table[part] = tomlkit.table()
+        table = table[part]
         if not isinstance(table, dict):
             raise ConfigError(f"{config_file}: {section} must be a table", "fix it by hand first")
-    table[name] = list(checked) if isinstance(checked, tuple) else checked
+    _set_in_table(table, name, list(checked) if isinstance(checked, tuple) else checked)
+    data = document.unwrap()
     in_file = {n: sections.coerce(n, v, str(config_file)) for n, v in _settings_in(sections, data)[0].items()}
     sources = {n: str(config_file) if n in in_file else "default" for n in sections.by_name}
     check_order(sections, settings_of(sections, in_file), sources | {name: "the command line"}, only=name)
     private_dir(config_file.parent)
     tmp = config_file.with_suffix(".toml.tmp")
     with open(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
-        out.write(tomli_w.dumps(data))
+        out.write(tomlkit.dumps(document))
     os.replace(tmp, config_file)
     return checked
+
+
+def _set_in_table(table: Any, name: str, value: Any) -> None:
+    """``name = value`` in a tomlkit table: in its place when the key is there, else after the
+    table's last key, before the blank lines and comments that end it (they head what follows).
+    A list is written an item a line, as tomli-w wrote it."""
+    import tomlkit
+
+    if isinstance(value, list):
+        items = tomlkit.array()
+        items.extend(value)
+        value = items.multiline(True)
+    if name in table:
+        table[name] = value
+        return
+    body = table.value.body if hasattr(table, "value") else table.body
+    trailing: list[Any] = []
+    while body and body[-1][0] is None:
+        trailing.insert(0, body.pop()[1])
+    table[name] = value
+    for item in trailing:
+        table.add(item)
 
 
 def _from(source: str) -> str:

@@ -111,18 +111,28 @@ def _table(report: Report) -> None:
     grid.caption = caption(report)
     for column in grid.columns[1:]:
         column.justify = "right"
-    grid.columns[0].overflow = "fold"  # a long model name wraps; nothing is cut
-    grid.columns[0].max_width = SESSION_WIDTH if sessions else PERIOD_WIDTH
-    for row in cast(list[dict[str, Any]], report["rows"]):
+    rows = cast(list[dict[str, Any]], report["rows"])
+    # A model's name is one line, whole where the width allows it (cut with an ellipsis on a
+    # terminal too narrow): the label column is as wide as the longest, up to the session id's.
+    names = [len(_model(line)) for row in rows for line in row.get("breakdown", ())]
+    grid.columns[0].overflow = "fold"
+    grid.columns[0].max_width = max(
+        SESSION_WIDTH if sessions else PERIOD_WIDTH, min(max(names, default=0), SESSION_WIDTH)
+    )
+    for row in rows:
         label: Any = row["period"] if not sessions else Text(row["session"] + "\n") + Text(_origin(row), style="dim")
         grid.add_row(label, *(_CELLS[name](row) for name in cells))
         for line in row.get("breakdown", ()):
-            model = Text("  " + (line["model"] or "(no model)"), style="dim")
+            model = Text(_model(line), style="dim", no_wrap=True, overflow="ellipsis")
             grid.add_row(model, *(_CELLS[name](line) for name in cells), style="dim")
     grid.add_section()
     totals = cast(dict[str, Any], report["totals"])
     grid.add_row(Text("total", style="bold"), *(_CELLS[name](totals) for name in cells), style="bold")
     console().print(grid)
+
+
+def _model(line: Mapping[str, Any]) -> str:
+    return "  " + (line["model"] or "(no model)")
 
 
 def _origin(row: Mapping[str, Any]) -> str:

@@ -24,11 +24,12 @@ from toka_cli.base import TokaGroup
 class Lazy:
     """A command of the root group: ``module`` (under ``toka_cli.commands``) registers it, by its
     ``register(app)`` or, for a group of its own, as its ``app``; ``help`` is its help's first
-    paragraph, what `toka --help` shows of it."""
+    paragraph, what `toka --help` shows of it, under the heading ``panel``."""
 
     name: str
     module: str
     help: str
+    panel: str = "Commands"
 
 
 def load(module_name: str) -> dict[str, Any]:
@@ -108,5 +109,11 @@ class LazyGroup(TokaGroup):
         if not shown:
             return
         limit = formatter.width - 6 - max(len(name) for name, _ in shown)
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in shown])
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name, command in shown:
+            entry = commands.entries.get(name)
+            panel = "Commands" if entry is None else entry.panel
+            panels.setdefault(panel, []).append((name, command.get_short_help_str(limit)))
+        for panel, rows in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows)

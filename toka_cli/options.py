@@ -33,11 +33,10 @@ OptionalSessionArg = Annotated[
     typer.Argument(help="Session name or unique prefix; all sessions when left out.", autocompletion=complete_sessions),
 ]
 LimitOpt = Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Show at most this many.")]
-SinceOpt = Annotated[
-    str | None,
-    typer.Option(help="Only events at or after this time: ISO-8601, or an age such as 30m, 2h, 7d."),
-]
-UntilOpt = Annotated[str | None, typer.Option(help="Only events before this time: ISO-8601, or an age such as 1h.")]
+# Every --since and --until reads the one grammar of daemon/contract/times.py.
+TIME_HELP = "an age (30m, 2h, 7d, 2w), a date or time (2026-12-01, '2026-12-01 14:00'), today, yesterday, '3 days ago'"
+SinceOpt = Annotated[str | None, typer.Option(help=f"Only events at or after this time: {TIME_HELP}.")]
+UntilOpt = Annotated[str | None, typer.Option(help="Only events before this time, in the same forms as --since.")]
 KindOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -48,7 +48,41 @@ def _color_system() -> Literal["auto"] | None:
 
 @cache
 def console() -> Console:
-    return _console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+    if sys.stdout.isatty():
+        return _console(soft_wrap=False)
+    return _console(soft_wrap=False, width=PIPE_WIDTH, file=_Unpadded())
+
+
+class _Unpadded:
+    """Standard output in a pipe, without the spaces that pad the end of each line: Rich pads every
+    cell to its column and a table to its widest line, a terminal does not show them, but a file
+    or a diff keeps them. Resolves ``sys.stdout`` at each write, as Rich's own default does."""
+
+    def __init__(self) -> None:
+        self._held = ""  # spaces at the end of a write, kept until what follows them is known
+
+    def write(self, text: str) -> int:
+        whole = self._held + text
+        body, newline, tail = whole.rpartition("\n")
+        kept = tail.rstrip(" ")
+        self._held = tail[len(kept) :]
+        sys.stdout.write(unpadded(body + newline) + kept)
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return getattr(sys.stdout, "encoding", None) or "utf-8"
+
+
+def unpadded(text: str) -> str:
+    """``text`` without spaces at the ends of its lines."""
+    return "\n".join(line.rstrip(" ") for line in text.split("\n")) if " \n" in text else text
 
 
 def print_view(view: Any, **options: Any) -> None:
@@ -57,15 +91,19 @@ def print_view(view: Any, **options: Any) -> None:
     plain_lines = getattr(view, "plain_lines", None)
     if console.cache_info().currsize:  # Rich is in use already: its console's file and width hold
         plain_lines = None
-    lines = None if plain_lines is None else plain_lines(_width(), lambda text: styled(text, "bold"))
+    lines = None if plain_lines is None else plain_lines(view_width(), lambda text: styled(text, "bold"))
     if lines is None:
         console().print(view, **options)
         return
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    text = "".join(line + "\n" for line in lines)
+    sys.stdout.write(text if sys.stdout.isatty() else unpadded(text))
 
 
-def _width() -> int:
-    """The width Rich gives :func:`console`: COLUMNS or the terminal's on a terminal, else PIPE_WIDTH."""
+def view_width() -> int:
+    """The width a view is laid out in: Rich's console's once it is in use, else the width Rich
+    would give it: COLUMNS or the terminal's on a terminal, else PIPE_WIDTH."""
+    if console.cache_info().currsize:
+        return int(console().width)
     if not sys.stdout.isatty():
         return PIPE_WIDTH
     columns = os.environ.get("COLUMNS", "")

@@ -3,35 +3,25 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
-
-from store.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
-
-def when(value: str | None) -> str | None:
-    """An ISO-8601 time, or an age (30m, 2h, 7d) counted back from now, as ISO-8601 UTC."""
+def when(value: str | None, argument: str = "time") -> str | None:
+    """A time in any form of daemon/contract/times.py (an age, a date, ``yesterday``, ``3 days ago``)
+    as ISO-8601 UTC, the form requests carry; a date or time without an offset is local (UTC under
+    ``toka --utc``)."""
     if value is None:
         return None
-    match = _AGE.match(value.strip())
-    if match:
-        delta = timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
-        return (datetime.now(UTC) - delta).isoformat().replace("+00:00", "Z")
-    try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"cannot read {value!r} as a time", "use ISO-8601 (2026-01-31T12:00:00Z) or an age like 2h"
-        ) from None
-    return value
+    import time
+
+    from daemon.contract.times import iso_utc, moment
+
+    return iso_utc(moment(value, time.time(), UTC if _UTC["on"] else None, argument))
 
 
 # Times are shown in the local time zone (the tables name it in their time columns' headers),
@@ -93,6 +83,28 @@ def short_path(path: str | None, width: int = 32) -> str:
             break
         tail = f"{part}/{tail}"
     return "…/" + tail if len(tail) + 2 <= width else "…" + tail[-(width - 1) :]
+
+
+def unique_prefixes(names: Sequence[str], shortest: int = 8) -> dict[str, str]:
+    """Each name as its shortest prefix of at least ``shortest`` characters that no other name
+    starts with, which every command still takes as that name (a UUID is told apart by its first
+    eight characters); a name that is another's prefix stays whole."""
+    ordered = sorted(set(names))
+    prefixes = {}
+    for i, name in enumerate(ordered):
+        neighbours = ordered[max(i - 1, 0) : i] + ordered[i + 1 : i + 2]
+        common = max((_common(name, other) for other in neighbours), default=0)
+        prefixes[name] = name[: max(shortest, common + 1)]
+    return prefixes
+
+
+def _common(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
 
 
 def percent(pct: float | None) -> str:

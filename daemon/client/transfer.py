@@ -11,6 +11,7 @@ truncated and reported the same way, as file:line naming its key.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -94,7 +95,9 @@ def import_files(
     for path, size in zip(files, sizes, strict=True):
         summary.files += 1
         chosen = fmt if fmt != "auto" else detect(path)
-        if chosen is None:
+        if _json_array(path):
+            summary.bad_lines.append(BadLine(str(path), 0, JSON_ARRAY))
+        elif chosen is None:
             if size:
                 summary.bad_lines.append(BadLine(str(path), 0, "not a format toka knows (name one with --format)"))
         else:
@@ -117,6 +120,31 @@ def import_files(
             progress(done, total, path.name)
     appends.settle()
     return summary
+
+
+# A JSON document holding an array (hook payloads logged by a hook script, Gemini CLI's logs.json):
+# toka imports JSON lines, one record a line, and a hook payload has no time of its own to keep.
+JSON_ARRAY = (
+    "a JSON array, not JSON lines: toka imports exports, Claude Code transcripts and Codex rollouts;"
+    " hook payloads are recorded as they happen by `toka hook claude-code` (toka integrate claude-code)"
+)
+
+
+# The largest file read whole to tell a JSON array from JSON lines that start with one.
+_ARRAY_BYTES = 64 * 1024 * 1024
+
+
+def _json_array(path: Path) -> bool:
+    """Whether the file is one JSON document, an array (not JSON lines whose first is a list)."""
+    try:
+        with path.open("rb") as handle:
+            if not handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+                return False
+        if path.stat().st_size > _ARRAY_BYTES:
+            return True
+        return isinstance(json.loads(path.read_bytes().decode("utf-8-sig")), list)
+    except (OSError, ValueError, RecursionError):
+        return False
 
 
 def _size(path: Path) -> int:

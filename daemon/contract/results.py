@@ -12,6 +12,7 @@ evaluated annotations.
 from typing import Any, NotRequired, TypedDict
 
 # What `toka export otel` sends and the forwarder's status, `toka status` and its parts, likewise.
+from daemon.contract.results_cost import Counts
 from daemon.contract.results_otel import ExportStatus as ExportStatus
 from daemon.contract.results_otel import OtelExport as OtelExport
 from daemon.contract.results_status import AgentAtRisk as AgentAtRisk
@@ -84,6 +85,7 @@ class Session(TypedDict):
     context_tokens: int | None
     context_window: int | None
     fill_pct: float | None
+    usage: Counts  # its tokens and cost, as `toka report session` counts them
 
 
 class SessionList(TypedDict):

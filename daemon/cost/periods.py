@@ -2,8 +2,9 @@
 or month a quarter of an hour of usage falls in.
 
 A report's range is whole days of its time zone: ``since`` is the first day counted, ``until``
-the last. Each is a date (``2026-05-01`` or ``20260501``), ``today``, ``yesterday``, or an age
-in days or weeks (``7d``: the day seven days before today; ``2w``: fourteen days before). A time
+the last. Each is any time of daemon/contract/times.py, read as the day it falls in: a date
+(``2026-05-01`` or ``20260501``), ``today``, ``yesterday``, or an age (``7d``: the day seven days
+before today; ``2h``: the day two hours ago). A time
 zone is an IANA name (``Europe/Paris``), ``UTC``, or an offset from UTC in whole quarters of an
 hour (``+05:30``); every one of them starts its days on the edge of a usage bucket
 (store/usage.py), so days read from buckets are exact.
@@ -16,14 +17,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from daemon.contract.times import day_of
 from store.errors import UsageError
 from store.usage import BUCKET_US
 
 PERIODS = ("daily", "weekly", "monthly")
 ZONE_HINT = "an IANA name such as Europe/Paris, UTC, or an offset such as +02:00"
-DAY_HINT = "a date (2026-05-01), today, yesterday, or an age in days or weeks (7d, 2w)"
 _OFFSET = re.compile(r"^(?:utc|gmt)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
-_AGE = re.compile(r"^(\d{1,5})\s*([dw])$")
 MICROSECONDS = 1_000_000
 # How far apart a zone's offset is looked at for changes (no zone changes its offset twice in a
 # week), and where to look when a report's range is open: from 1970 to a year from now.
@@ -50,22 +50,6 @@ def time_zone(name: str | None) -> tuple[tzinfo, str]:
         raise UsageError(f"unknown time zone {name!r}", ZONE_HINT) from None
 
 
-def day(value: str, today: date, argument: str) -> date:
-    """The day ``value`` names, counted from ``today``; UsageError naming ``argument`` otherwise."""
-    text = value.strip().lower()
-    if text == "today":
-        return today
-    if text == "yesterday":
-        return today - timedelta(days=1)
-    age = _AGE.match(text)
-    if age:
-        return today - timedelta(days=int(age.group(1)) * (7 if age.group(2) == "w" else 1))
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"cannot read {argument} {value!r} as a day", DAY_HINT) from None
-
-
 @dataclass(frozen=True, slots=True)
 class Range:
     """The days a report covers (either end open when None) and the same as UTC microseconds:
@@ -85,9 +69,8 @@ class Range:
 
 def day_range(since: str | None, until: str | None, zone: tzinfo, now: float) -> Range:
     """The range from ``since`` to ``until`` (inclusive days of ``zone``), read at ``now``."""
-    today = datetime.fromtimestamp(now, zone).date()
-    first = None if since is None else day(since, today, "since")
-    last = None if until is None else day(until, today, "until")
+    first = None if since is None else day_of(since, now, zone, "since")
+    last = None if until is None else day_of(until, now, zone, "until")
     if first is not None and last is not None and first > last:
         raise UsageError(
             f"since ({first.isoformat()}) is after until ({last.isoformat()})", "give the earlier day as since"

@@ -34,14 +34,18 @@ def detect(path: Path, *, empty: str | None = "toka") -> str | None:
     scratch = ParseStats()
     count = -1
     for count, (_, _, record) in enumerate(read_records(path, scratch)):
+        if "projectHash" in record:
+            return None  # Gemini CLI's session (its sessionId is no Claude Code record's)
         if "session" in record and "kind" in record:
             return "toka"
         if record.get("type") in _CODEX_TYPES and "payload" in record:
             return "codex"
         if "id" in record and "instructions" in record:
             return "codex"  # the rollout format before the envelope
-        if "sessionId" in record or "uuid" in record or record.get("type") == "summary":
+        if "uuid" in record or record.get("type") == "summary":
             return "claude-code"
+        if "sessionId" in record and isinstance(record.get("type"), str):
+            return "claude-code"  # a record without uuid: queue-operation, a hook's progress
         if count + 1 >= _DETECT_RECORDS:
             break
     return empty if count < 0 else None

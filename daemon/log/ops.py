@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from daemon.agents.usage import latest_context
 from daemon.contract import results
 from daemon.contract.kinds import HOOK_PREFIX, Kind
+from daemon.contract.results_cost import Counts
+from daemon.cost.prices import PriceTable
+from daemon.cost.sessions import session_usage, usage_json
 from daemon.cost.settings import ModelSettings
+from daemon.cost.tally import Tally
 from daemon.heads.check import check_heads, merged
 from daemon.log.service import EventLog
 from daemon.projects import in_project
@@ -209,9 +213,12 @@ async def events_subscribe(log: EventLog, request: Subscribe, call: Call) -> Non
         log.hub.unsubscribe(subscription)
 
 
-async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str, int]) -> results.Session:
+async def _session_json(
+    store: EventStore, info: SessionInfo, windows: dict[str, int], usage: dict[str, Tally]
+) -> results.Session:
     """A session with its source, project and context fill: at most two small queries, and
-    none for a session whose kinds show no ``session.meta`` or ``usage`` event."""
+    none for a session whose kinds show no ``session.meta`` or ``usage`` event; its usage from
+    ``usage`` (of :func:`session_usage`, one read for every session listed)."""
     meta = None
     if Kind.SESSION_META in info.kinds:
         first = await store.query(EventQuery(session=info.session, kinds=(Kind.SESSION_META,), limit=1))
@@ -227,7 +234,7 @@ async def _session_json(store: EventStore, info: SessionInfo, windows: dict[str,
         context = await latest_context(store, info.session, kinds=info.kinds)
         if context.context_tokens is not None:
             fill = context.context_fill(*context.window(overrides=windows))
-    return session_json(info, meta, fill)
+    return session_json(info, meta, fill, cast(Counts, usage_json(usage.get(info.session))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,8 +258,11 @@ class SessionFilter:
 
 @OPS.op("sessions.list", SessionFilter)
 async def sessions_list(log: EventLog, request: SessionFilter, call: Call) -> results.SessionList:
-    store, windows = log.core.store, log.core.settings[ModelSettings].windows
-    listed = [await _session_json(store, s, windows) for s in await store.sessions() if request.in_time(s)]
+    store, settings = log.core.store, log.core.settings[ModelSettings]
+    usage = await session_usage(store, PriceTable(settings.prices))
+    listed = [
+        await _session_json(store, s, settings.windows, usage) for s in await store.sessions() if request.in_time(s)
+    ]
     return {"sessions": [s for s in listed if request.chooses(s)]}
 
 
@@ -264,7 +274,9 @@ class Session:
 @OPS.op("sessions.get", Session)
 async def sessions_get(log: EventLog, request: Session, call: Call) -> results.Session:
     info = await log.core.store.session(await log.session_name(request.session))
-    return await _session_json(log.core.store, info, log.core.settings[ModelSettings].windows)
+    settings = log.core.settings[ModelSettings]
+    usage = await session_usage(log.core.store, PriceTable(settings.prices), info.session)
+    return await _session_json(log.core.store, info, settings.windows, usage)
 
 
 @dataclass(frozen=True, slots=True)

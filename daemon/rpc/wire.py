@@ -7,6 +7,7 @@ from typing import Any
 
 from daemon.contract import results
 from daemon.contract.fill import ContextFill
+from daemon.contract.results_cost import Counts
 from store.base import DatabaseCheck, SessionInfo, Stats, VerifyReport
 from store.events import format_ts
 
@@ -19,11 +20,11 @@ class RawJson:
 
 
 def session_json(
-    info: SessionInfo, meta: dict[str, Any] | None = None, fill: ContextFill | None = None
+    info: SessionInfo, meta: dict[str, Any] | None, fill: ContextFill | None, usage: Counts
 ) -> results.Session:
-    """A session's counts, with where it came from (its first ``session.meta`` payload) and how
-    full its context is (of ``daemon.agents.usage.latest_context``); those fields are null when
-    unknown."""
+    """A session's counts, with where it came from (its first ``session.meta`` payload), how
+    full its context is (of ``daemon.agents.usage.latest_context``; those fields are null when
+    unknown), and its usage and cost."""
     return {
         "session": info.session,
         "events": info.events,
@@ -40,6 +41,7 @@ def session_json(
         "context_tokens": None if fill is None else fill["context_tokens"],
         "context_window": None if fill is None else fill["context_window"],
         "fill_pct": None if fill is None else fill["fill_pct"],
+        "usage": usage,
     }
 
 

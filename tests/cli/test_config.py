@@ -125,3 +125,22 @@ def test_invalid_toml_stops_the_daemon_from_starting(toka_home: Path) -> None:
     result = toka("status")
     assert result.returncode == 2
     assert_error(result.stderr, contains=str(toka_home / "config.toml"))
+
+
+def test_set_keeps_the_comments_and_order_of_the_file(toka_home: Path) -> None:
+    original = (
+        "# toka's settings, by hand\n"
+        "[store]\n"
+        'backend = "sqlite"  # the default, said out loud\n'
+        "\n"
+        "# the daemon\n"
+        "[daemon]\n"
+        "shutdown_deadline = 3.0\n"
+    )
+    (toka_home / "config.toml").write_text(original)
+    assert invoke("config", "set", "durability", "full").exit_code == 0
+    assert invoke("config", "set", "shutdown_deadline", "2.5").exit_code == 0
+    assert (toka_home / "config.toml").read_text() == original.replace(
+        'backend = "sqlite"  # the default, said out loud\n',
+        'backend = "sqlite"  # the default, said out loud\ndurability = "full"\n',
+    ).replace("shutdown_deadline = 3.0", "shutdown_deadline = 2.5")

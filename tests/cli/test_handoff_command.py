@@ -59,6 +59,17 @@ def test_list_chain_and_stats(handoff: dict[str, Any]) -> None:
     stats = invoke_json("handoff", "stats")
     assert (stats["handoffs"], stats["traces"], stats["by_reason"]) == (1, 1, {"manual": 1})
     assert stats["average_fill_pct"] == row["fill_pct"]
+    shown = invoke("handoff", "stats")
+    assert shown.exit_code == 0 and "{" not in shown.stdout
+    assert [line.split() for line in shown.stdout.splitlines()] == [
+        ["handoffs", "1"],
+        ["traces", "1"],
+        ["average", "fill", f"{row['fill_pct']:.1f}%"],
+        ["average", "completion", "-"],
+        [],
+        ["reason", "handoffs"],
+        ["manual", "1"],
+    ]
 
 
 def test_verify_passes_for_an_intact_handoff_while_the_log_moves_on(handoff: dict[str, Any]) -> None:

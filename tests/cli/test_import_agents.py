@@ -102,3 +102,60 @@ def test_a_second_import_keeps_nothing_new_and_says_nothing_of_unknown_types() -
     assert report["created"] == 0 and report["unknown_types_created"] == {}
     # the session and its two subagent files
     assert report["unknown_types"] == {"progress": 1196, "file-history-snapshot": 13, "queue-operation": 1}
+
+
+def _gemini_session(path: Path) -> Path:
+    """A Gemini CLI chat recording: its metadata line (sessionId, projectHash), messages, updates."""
+    records = [
+        {"sessionId": "7d1c0f52-5b8e-4c1e-9a0e-0f2d3c4b5a69", "projectHash": "ab12" * 16,
+         "startTime": "2026-03-14T09:30:00.000Z", "lastUpdated": "2026-03-14T09:31:00.000Z", "kind": "main"},
+        {"id": "m1", "timestamp": "2026-03-14T09:30:01.000Z", "type": "user", "content": [{"text": "hi"}]},
+        {"id": "m2", "timestamp": "2026-03-14T09:30:05.000Z", "type": "gemini", "content": [{"text": "hello"}],
+         "model": "gemini-2.5-pro", "tokens": {"input": 100, "output": 5}},
+        {"$set": {"lastUpdated": "2026-03-14T09:31:00.000Z"}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def test_a_gemini_cli_session_is_refused_whole_and_the_other_files_imported(tmp_path: Path) -> None:
+    gemini = _gemini_session(tmp_path / "session-2026-03-14T09-30-7d1c0f52.jsonl")
+    report = import_json(str(gemini), str(EXAMPLE), exit_code=1)
+    assert report["formats"] == {"toka": 1} and report["sessions"] == ["fix-login-timeout"]
+    assert report["unknown_types_created"] == {}
+    assert [(b["path"], b["line"], b["reason"]) for b in report["bad_lines"]] == [
+        (str(gemini), 0, "not a format toka knows (name one with --format)")
+    ]
+    result = invoke("import", str(gemini))
+    assert result.exit_code == 1
+    assert f"skipped {gemini}:0: not a format toka knows" in result.stderr
+
+
+def test_a_json_array_of_hook_payloads_is_refused_saying_why(tmp_path: Path) -> None:
+    payloads = [
+        {"session_id": "s1", "hook_event_name": "Stop", "cwd": "/w", "stop_hook_active": False},
+        {"session_id": "s1", "hook_event_name": "SessionEnd", "cwd": "/w", "reason": "exit"},
+    ]
+    for name, text in (("stop.json", json.dumps(payloads, indent=2)), ("one-line.json", json.dumps(payloads))):
+        logged = tmp_path / name
+        logged.write_text(text + "\n")
+        result = invoke("import", str(logged), str(EXAMPLE))
+        assert result.exit_code == 1
+        lines = result.stderr.splitlines()
+        assert lines == [f"skipped {logged}:0: a JSON array, not JSON lines: {lines[0].split('JSON lines: ')[1]}"]
+        assert "toka hook claude-code" in lines[0]
+        assert "imported" in result.stdout
+
+
+def test_the_summary_says_how_many_more_unknown_types_it_left_out(tmp_path: Path) -> None:
+    odd = tmp_path / "odd.jsonl"
+    records = [{"session": "s", "kind": "message", "payload": {"role": "user", "text": "x"}}]
+    odd.write_text("".join(json.dumps(r) + "\n" for r in records))
+    claude = tmp_path / "claude.jsonl"
+    lines = [{"type": f"mystery-{i}", "sessionId": "c1", "uuid": f"u{i}", "timestamp": "2026-03-14T09:30:00Z"}
+             for i in range(8)]  # fmt: skip
+    claude.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = invoke("import", str(claude))
+    assert result.exit_code == 0, result.stderr
+    assert "records of types toka does not know as raw events" in result.stderr
+    assert ", +3 more (see --json))" in result.stderr

@@ -46,6 +46,20 @@ EXAMPLE_SESSION_JSON = {
     "context_tokens": 2980 + 620 + 10570,  # the last main-chain usage event of the example
     "context_window": 200_000,
     "fill_pct": 7.1,
+    # The example's three usage events, priced as claude-sonnet-4-5 ($3 / $15 per million, $3.75
+    # cache writes, $0.30 reads): 7130 * 3 + 756 * 15 + 11190 * 3.75 + 19690 * 0.3 = $0.0806.
+    "usage": {
+        "calls": 3,
+        "input_tokens": 7130,
+        "output_tokens": 756,
+        "cache_creation_tokens": 11190,
+        "cache_creation_1h_tokens": 0,
+        "cache_read_tokens": 19690,
+        "total_tokens": 38766,
+        "telemetry_calls": 0,
+        "cost_usd": 0.0806,
+        "unpriced_calls": 0,
+    },  # fmt: skip
 }
 
 

@@ -71,6 +71,7 @@ CLIENT_MAY_IMPORT = {
 # imports nothing of the daemon but itself, and of the store only its pure bottom modules.
 CONTRACT_MAY_IMPORT = {
     "daemon.contract": "its own modules",
+    "store.errors": "the UsageError a time that is none of the forms of times.py raises",
     "store.events": "the events the kinds name",
     "store.kinds": "what a kind filter takes",
 }

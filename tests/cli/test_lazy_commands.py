@@ -68,3 +68,21 @@ def test_a_mistyped_command_is_named_with_the_nearest() -> None:
     result = invoke("sesions")
     assert result.exit_code == 2
     assert "error: no such command 'sesions'. Did you mean 'sessions'?" in result.stderr
+
+
+def test_help_groups_the_commands_everyday_first_plumbing_last() -> None:
+    listed = invoke("--help").stdout
+    headings = [line[:-1] for line in listed.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert headings[headings.index("Options") + 1 :] == [
+        "Everyday commands",
+        "Agents, handoffs and memory",
+        "Getting history in and out",
+        "Tamper evidence",
+        "Setup and upkeep",
+        "Plumbing (run by the agents' hooks and status line)",
+    ]
+    sections = listed.split("\n\n")
+    everyday = next(s for s in sections if s.startswith("Everyday commands:"))
+    plumbing = sections[-1]
+    assert [line.split()[0] for line in everyday.splitlines()[1:4]] == ["status", "sessions", "show"]
+    assert [line.split()[0] for line in plumbing.strip().splitlines()[1:]] == ["hook", "statusline"]

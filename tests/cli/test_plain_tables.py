@@ -100,7 +100,7 @@ def test_print_view_writes_a_fitting_table_without_loading_rich() -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[:2] == ["session            events", "fix-login-timeout  3     "]
+    assert lines[:2] == ["session            events", "fix-login-timeout  3"]  # not padded to the header
     assert json.loads(lines[2].replace("'", '"')) == []
 
 

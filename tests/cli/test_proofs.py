@@ -158,3 +158,19 @@ def test_since_head_names_what_it_does_not_understand() -> None:
 
     assert result.exit_code == 2 and "hint:" in result.stderr
     assert missing.exit_code == 3 and "no signed head matches" in missing.stderr
+
+
+def test_a_number_is_a_seq_and_an_id_prefix_of_digits_takes_id() -> None:
+    with Client() as client:
+        for n in range(200):  # until an event's id starts with four digits (about one in seven)
+            client.record("digits", "note.decision", {"n": n})
+            ids = [str(e["id"]) for e in client.iter_events(session="digits")]
+            numeric = [i for i in ids if i[:4].isdigit() and sum(o.startswith(i[:4]) for o in ids) == 1]
+            if numeric:
+                break
+    assert numeric
+    for seq in (1, 2):
+        assert invoke_json("proof", str(seq))["event"]["seq"] == seq
+    assert invoke_json("proof", numeric[0][:4], "--id")["event"]["id"] == numeric[0]
+    missing = invoke("proof", "99999")
+    assert missing.exit_code == 3 and "99999" in missing.stderr

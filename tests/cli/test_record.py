@@ -105,9 +105,9 @@ def test_bad_kind() -> None:
 
 
 def test_bad_ts() -> None:
-    result = invoke("record", "s", "message", "{}", "--ts", "yesterday")
+    result = invoke("record", "s", "message", "{}", "--ts", "next tuesday")
     assert result.exit_code == 2
-    assert_error(result.stderr, contains="cannot read 'yesterday' as a time")
+    assert_error(result.stderr, contains="cannot read --ts 'next tuesday' as a time")
 
 
 def test_key_twice_records_once() -> None:

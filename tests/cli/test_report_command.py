@@ -194,7 +194,7 @@ def test_tables_fit_80_columns_with_session_ids_whole() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--since", "last tuesday"), "cannot read since 'last tuesday' as a day"),
+        (("--since", "next tuesday"), "cannot read --since 'next tuesday' as a time"),
         (("--since", "2026-05-12", "--until", "2026-05-01"), "since (2026-05-12) is after until (2026-05-01)"),
         (("--timezone", "Mars/Olympus"), "unknown time zone 'Mars/Olympus'"),
         (("--format", "xls"), "unknown format 'xls'"),
@@ -277,3 +277,30 @@ def test_an_empty_log_reports_nothing_and_costs_nothing() -> None:
     assert document["rows"] == []
     assert (document["totals"]["calls"], document["totals"]["cost_usd"]) == (0, 0.0)
     assert json.loads(json.dumps(document)) == document
+
+
+def test_breakdown_keeps_model_names_whole_on_one_line() -> None:
+    with Client() as client:
+        client.append(
+            [
+                {
+                    "session": "s",
+                    "kind": "usage",
+                    "payload": {**OPUS, "model": "claude-sonnet-4-5-20250929"},
+                    "ts": "2026-05-10T08:00:00Z",
+                }
+            ]  # fmt: skip
+        )
+    for kind in ("daily", "session"):
+        shown = toka("report", kind, "--breakdown", "--timezone", "UTC", env={"NO_COLOR": "1"})
+        assert shown.returncode == 0, shown.stderr
+        models = [line.split()[0] for line in shown.stdout.splitlines() if "claude-sonnet" in line]
+        assert models == ["claude-sonnet-4-5-20250929"], shown.stdout
+
+
+def test_piped_tables_are_not_padded() -> None:
+    seed()
+    for args in (("report", "session", "--breakdown"), ("report", "daily"), ("sessions",), ("status",)):
+        shown = toka(*args, env={"NO_COLOR": "1"})
+        assert shown.returncode == 0, shown.stderr
+        assert [line for line in shown.stdout.splitlines() if line.endswith(" ")] == [], args

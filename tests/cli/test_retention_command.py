@@ -109,7 +109,7 @@ def test_gc_keeps_payloads_a_compression_summary_cites() -> None:
     [
         ((), "give one of --before DATE or --keep-days N"),
         (("--before", CUT, "--keep-days", "3"), "give one of --before DATE or --keep-days N"),
-        (("--before", "last tuesday"), "cannot read 'last tuesday' as a time"),
+        (("--before", "next tuesday"), "cannot read --before 'next tuesday' as a time"),
         (("--keep-days", "-1"), "invalid value"),
     ],
 )

@@ -13,6 +13,7 @@ from cli_support import invoke, toka
 from daemon.client.sync import Client
 from toka_cli.commands.sessions import _listed
 from toka_cli.output import console
+from toka_cli.render import short_ts, zone
 
 LONG = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
 
@@ -59,8 +60,8 @@ def test_the_filters_choose_the_sessions(args: tuple[str, ...], expected: list[s
 
 
 def test_a_bad_time_is_a_usage_error() -> None:
-    result = invoke("sessions", "--since", "last tuesday")
-    assert result.exit_code == 2 and "cannot read 'last tuesday' as a time" in result.stderr
+    result = invoke("sessions", "--since", "next tuesday")
+    assert result.exit_code == 2 and "cannot read --since 'next tuesday' as a time" in result.stderr
 
 
 def _rendered(width: int, sessions: list[dict[str, Any]]) -> str:
@@ -87,6 +88,42 @@ def test_a_session_id_is_never_cut_or_wrapped(width: int) -> None:
     text = _rendered(width, [session, {**session, "session": LONG[:-1] + "7"}])
     rows = [line for line in text.splitlines() if line.startswith(LONG[:8])]
     assert [row.split()[0] for row in rows] == [LONG, LONG[:-1] + "7"]
+
+
+def test_at_80_columns_ids_are_shortened_before_any_other_column_gives_way() -> None:
+    session = {
+        "session": LONG,
+        "source": "claude-code",
+        "project": "/home/someone/projects/spotter",
+        "model": "claude-opus-4-6",
+        "fill_pct": 38.2,
+        "events": 2292,
+        "last_ts": "2026-02-12T16:17:55.000000Z",
+    }
+    other = {**session, "session": "019a2b3c-4d5e-6f70-8192-a3b4c5d6e7f8", "model": "gpt-5.3-codex"}
+    lines = _rendered(80, [session, other]).splitlines()
+    assert max(len(line) for line in lines) <= 80 and len(lines) == 3  # a line a row: nothing wrapped
+    assert lines[0].split() == ["session", "source", "project", "model", "fill", "events", "last", f"({zone()})"]
+    assert lines[1].split()[:6] == ["fa812bfe", "claude-code", "…/spotter", "claude-opus-4-6", "38%", "2292"]
+    assert lines[2].split()[:4] == ["019a2b3c", "claude-code", "…/spotter", "gpt-5.3-codex"]
+    assert lines[1].endswith(short_ts(session["last_ts"])[5:16])  # to the minute, the year left out
+    wide = _rendered(200, [session, other]).splitlines()
+    assert [line.split()[0] for line in wide[1:]] == [LONG, other["session"]]
+
+
+def test_a_shortened_id_names_its_session() -> None:
+    with Client() as client:
+        for name in (LONG, "019a2b3c-4d5e-6f70-8192-a3b4c5d6e7f8"):
+            client.record(name, "message", {"role": "user", "text": "hi"})
+    shown = toka("sessions", env={"COLUMNS": "80"}).stdout  # a pipe: ids whole
+    assert LONG in shown
+    assert invoke_json_ok("show", LONG[:8])["session"] == LONG
+
+
+def invoke_json_ok(*args: str) -> Any:
+    result = invoke(*args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
 
 
 def test_times_are_local_with_the_zone_named_or_utc(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,3 +167,25 @@ def test_a_handoff_or_a_note_today_leaves_an_old_session_in_its_place() -> None:
     assert old["last_ts"] == "2026-02-10T11:00:00.000000Z"
     assert old["events"] > 2  # the note and the handoff are in it, they just are not its activity
     assert listed("--since", "2026-02-11T00:00:00Z") == ["c-lib", "x-app"]
+
+
+def test_sessions_and_show_carry_each_sessions_usage_and_cost() -> None:
+    opus = {"model": "claude-opus-4-6", "input_tokens": 1000, "output_tokens": 4000}  # $5 / $25 per million
+    with Client() as client:
+        client.append(
+            [
+                {"session": "paid", "kind": "usage", "agent": "main", "payload": opus, "ts": "2026-02-10T10:00:00Z"},
+                {"session": "paid", "kind": "usage", "agent": "sub", "payload": opus, "ts": "2026-02-11T10:00:00Z"},
+                {"session": "talk", "kind": "message", "payload": {"role": "user", "text": "hi"}},
+            ]
+        )
+    expected = {"calls": 2, "input_tokens": 2000, "output_tokens": 8000, "cache_creation_tokens": 0,
+                "cache_creation_1h_tokens": 0, "cache_read_tokens": 0, "total_tokens": 10_000,
+                "telemetry_calls": 0, "cost_usd": 0.21, "unpriced_calls": 0}  # fmt: skip
+    listed = {s["session"]: s["usage"] for s in json.loads(invoke("sessions", "--json").stdout)["sessions"]}
+    assert listed["paid"] == expected
+    assert listed["talk"]["calls"] == 0 and listed["talk"]["total_tokens"] == 0
+    assert json.loads(invoke("show", "paid", "--json").stdout)["usage"] == expected
+    report = json.loads(invoke("report", "session", "--json").stdout)
+    assert [(r["session"], r["cost_usd"]) for r in report["rows"]] == [("paid", expected["cost_usd"])]
+    assert "10,000 tokens in 2 calls, $0.21" in invoke("show", "paid").stdout

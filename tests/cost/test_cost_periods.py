@@ -7,7 +7,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from daemon.cost.periods import Periods, day, day_range, offsets, time_zone
+from daemon.contract.times import day_of
+from daemon.cost.periods import Periods, day_range, offsets, time_zone
 from store.errors import UsageError
 
 HOUR = 3_600_000_000
@@ -28,15 +29,20 @@ def test_zones_by_name_and_by_offset() -> None:
 
 def test_days_by_date_word_and_age() -> None:
     today = date(2026, 5, 11)
-    assert day("2026-05-01", today, "since") == date(2026, 5, 1)
-    assert day("20260501", today, "since") == date(2026, 5, 1)
-    assert day("today", today, "since") == today
-    assert day("Yesterday", today, "since") == date(2026, 5, 10)
-    assert day("7d", today, "since") == date(2026, 5, 4)
-    assert day("2w", today, "since") == date(2026, 4, 27)
+    noon = datetime(2026, 5, 11, 12, tzinfo=UTC).timestamp()
+    assert day_of("2026-05-01", noon, UTC, "since") == date(2026, 5, 1)
+    assert day_of("20260501", noon, UTC, "since") == date(2026, 5, 1)
+    assert day_of("today", noon, UTC, "since") == today
+    assert day_of("Yesterday", noon, UTC, "since") == date(2026, 5, 10)
+    assert day_of("7d", noon, UTC, "since") == date(2026, 5, 4)
+    assert day_of("2w", noon, UTC, "since") == date(2026, 4, 27)
+    assert day_of("last week", noon, UTC, "since") == date(2026, 5, 4)
+    assert day_of("13h", noon, UTC, "since") == date(2026, 5, 10)
     with pytest.raises(UsageError) as caught:
-        day("last week", today, "until")
-    assert caught.value.message == "cannot read until 'last week' as a day" and caught.value.hint
+        day_of("some day", noon, UTC, "until")
+    assert caught.value.message == "cannot read until 'some day' as a time" and "3 days ago" in (
+        caught.value.hint or ""
+    )
 
 
 def test_a_range_is_whole_days_of_the_zone() -> None:

@@ -169,6 +169,11 @@ def test_every_tool_takes_a_session_prefix_and_an_agent(daemon: Spawned) -> None
         ("note", {"kind": "gossip", "text": "x"}, "kind"),  # not one of the kinds
         ("note", {"kind": "todo", "text": "   "}, "argument 'text' is empty"),
         ("search", {"query": '"unclosed', "fts": True}, "error: "),  # the daemon's own error, with its hint
+        (
+            "search",
+            {"query": "x", "since": "soonish"},
+            "error: cannot read since 'soonish' as a time\nhint: give an age",
+        ),
         ("usage", {"session": "no-such-session"}, "error: "),
         ("memory_get", {"scope": "global", "key": "absent"}, "hint: "),
         ("memory_set", {"scope": "global", "key": "k", "value": 1, "ttl": 1e308}, "less than or equal to 315360000"),
@@ -189,6 +194,20 @@ def test_a_bad_argument_is_an_error_result_and_the_server_carries_on(
     bad, after = anyio.run(scenario)
     assert bad.is_error and message in text_of(bad)
     assert not after.is_error
+
+
+def test_search_takes_the_times_of_the_cli(daemon: Spawned) -> None:
+    seed(daemon)
+
+    async def scenario() -> list[int]:
+        async with mcp_session() as session:
+            counts = []
+            for window in ({"since": "yesterday"}, {"since": "1h"}, {"until": "3 days ago"}, {"since": "2099-01-01"}):
+                found = structured(await session.call_tool("search", {"query": "timeout", **window}))
+                counts.append(len(found["hits"]))
+            return counts
+
+    assert anyio.run(scenario) == [2, 2, 0, 0]
 
 
 def test_a_daemon_that_dies_gives_an_error_then_the_next_call_recovers(daemon: Spawned) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.binding import Binding
 from textual.pilot import Pilot
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 from tui_driver import EXAMPLE_SESSION, drive, import_example, rows, screen_text, wait_until
 
 from daemon.client.sync import Client
@@ -154,3 +154,27 @@ def test_lists_show_gists_and_the_date_of_events_not_of_today(daemon: Any) -> No
         assert "2026-03-14 " in session
 
     drive(scenario, clock=lambda: later)
+
+
+def test_in_the_search_box_digits_and_q_are_typed_and_escape_leaves_the_box(daemon: Any) -> None:
+    with daemon.client() as client:
+        client.record("s-2026", "message", {"role": "user", "text": "the 2026 release"})
+
+    async def scenario(pilot: Pilot[None]) -> None:
+        await pilot.press("3")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, SearchScreen), "the search screen")
+        await pilot.click("#query")
+        await pilot.press(*"q 2026 1", "backspace", "backspace")
+        box = pilot.app.screen.query_one("#query", Input)
+        assert isinstance(pilot.app.screen, SearchScreen) and box.value == "q 2026"
+        await pilot.press("escape")
+        assert isinstance(pilot.app.screen, SearchScreen) and not box.has_focus
+        await pilot.press("1")  # out of the box, the digits switch screens again
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, OverviewScreen), "the overview")
+        await pilot.press("3", "slash")
+        await wait_until(pilot, lambda: box.has_focus, "the search box focused again")
+        await pilot.press("ctrl+a", "ctrl+k", *"2026", "enter")
+        hits = await wait_until(pilot, lambda: rows(pilot, "#hits"), "search hits")
+        assert len(hits) == 1 and "s-2026" in hits[0]
+
+    drive(scenario)

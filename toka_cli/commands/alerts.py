@@ -47,10 +47,10 @@ def alerts(
         emit(call("alerts.test"), json_, _line)
         return
     if not follow:
-        emit(call("alerts.list", since=when(since), limit=limit), json_, _listed)
+        emit(call("alerts.list", since=when(since, "--since"), limit=limit), json_, _listed)
         return
     with connection() as client:
-        asked: dict[str, Any] = {k: v for k, v in {"since": when(since), "limit": limit}.items() if v}
+        asked: dict[str, Any] = {k: v for k, v in {"since": when(since, "--since"), "limit": limit}.items() if v}
         found = client.call("alerts.list", **asked)
         emit_lines(found["alerts"], json_, _line)
         last = max((a["seq"] for a in found["alerts"]), default=None)

@@ -52,7 +52,12 @@ def events(
 ) -> None:
     """List a session's events, oldest first; with --json, one JSON object per line."""
     kinds = kind_patterns(kind, exclude_kind)
-    query: dict[str, Any] = {"session": session, "kinds": kinds, "since": when(since), "until": when(until)}
+    query: dict[str, Any] = {
+        "session": session,
+        "kinds": kinds,
+        "since": when(since, "--since"),
+        "until": when(until, "--until"),
+    }
     query = {k: v for k, v in query.items() if v not in (None, [])}
     with connection() as client:
         head = None
@@ -156,7 +161,12 @@ def record(
     ] = None,
     agent: Annotated[str | None, typer.Option(help="The agent this event belongs to.")] = None,
     key: Annotated[str | None, typer.Option(help="Idempotency key: appending it again changes nothing.")] = None,
-    ts: Annotated[str | None, typer.Option(help="When it happened (ISO-8601); now by default.")] = None,
+    ts: Annotated[
+        str | None,
+        typer.Option(
+            help="When it happened, in the forms of --since (ISO-8601, '2026-12-01 14:00', 5m); now by default."
+        ),
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Append an event (or a batch, one JSON payload per line on stdin) to a session.
@@ -169,7 +179,7 @@ def record(
     items = _read_payloads(payload)
     if key is not None and len(items) > 1:
         raise UsageError("--key names one event, but stdin holds several", "put a key in each event instead")
-    fields = {k: v for k, v in {"agent": agent, "key": key, "ts": when(ts)}.items() if v is not None}
+    fields = {k: v for k, v in {"agent": agent, "key": key, "ts": when(ts, "--ts")}.items() if v is not None}
     events = [{"session": session, "kind": kind, "payload": p, **fields} for _, p in items]
     with connection() as client:
         # Each request is atomic; a batch larger than one request commits request by request.

@@ -96,8 +96,8 @@ def otel(
         progress_label="exporting",
         endpoint=endpoint,
         sessions=sessions or [],
-        since=when(since),
-        until=when(until),
+        since=when(since, "--since"),
+        until=when(until, "--until"),
         headers=headers_of(header),
         include_content=include_content,
     )

@@ -15,7 +15,7 @@ from toka_cli.call import call, call_and_show
 from toka_cli.completers import choices
 from toka_cli.options import JsonOpt, TargetArg
 from toka_cli.output import console, emit, note, print_json, print_view
-from toka_cli.render import percent, short_ts, table
+from toka_cli.render import key_values, percent, short_ts, table
 
 if TYPE_CHECKING:
     from daemon.contract.results import Handoff, HandoffChain, HandoffCheck, HandoffList, HandoffSummary
@@ -117,8 +117,27 @@ def stats(json_: JsonOpt = False) -> None:
 
 
 def _stats(figures: dict[str, Any]) -> None:
-    for key, value in figures.items():
-        console().print(f"{key}: {value}", highlight=False, markup=False)
+    """The counts, the averages, then a row per reason, most frequent first."""
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}%"
+
+    print_view(
+        key_values(
+            [
+                ("handoffs", figures["handoffs"]),
+                ("traces", figures["traces"]),
+                ("average fill", pct(figures["average_fill_pct"])),
+                ("average completion", pct(figures["average_completion_pct"])),
+            ]
+        )
+    )
+    if figures["by_reason"]:
+        typer.echo("")
+        grid = table("reason", "handoffs")
+        for reason, count in sorted(figures["by_reason"].items(), key=lambda item: (-item[1], item[0])):
+            grid.add_row(reason, str(count))
+        print_view(grid)
 
 
 @app.command()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from store.errors import UsageError
-from toka_cli.call import call_and_show
+from toka_cli.call import call_and_show, connection
 from toka_cli.options import JsonOpt, LimitOpt
 from toka_cli.output import console, print_view
 from toka_cli.render import key_values, table
@@ -30,15 +30,24 @@ SinceHeadOpt = Annotated[
 
 
 def proof(
-    event: Annotated[str, typer.Argument(help="Event id, or a unique prefix of one.")],
+    event: Annotated[
+        str, typer.Argument(help="The event: its seq (a number such as 4518), or its id or a unique prefix of one.")
+    ],
+    by_id: Annotated[
+        bool, typer.Option("--id", help="Read EVENT as an id or its prefix, even when it is all digits.")
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Print an inclusion proof of an event in the log's latest signed head.
 
-    Anyone holding the head and its public key can check it with a few lines of Python
+    A number is the event's seq; an id prefix made of digits only needs --id. Anyone holding
+    the head and its public key can check the proof with a few lines of Python
     (docs/tamper-evidence.md); a head is signed first when the event is newer than the last.
     Exit code 5 when the stored tree does not hash to the signed root.
     """
+    if event.isdigit() and not by_id:
+        with connection() as client:
+            event = client.call("events.get", seq=int(event))["id"]
     call_and_show("heads.proof", json_, _proved, event=event)
 
 

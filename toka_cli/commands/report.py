@@ -26,7 +26,8 @@ ReportSinceOpt = Annotated[
     str | None,
     typer.Option(
         "--since",
-        help="First day counted: a date (2026-05-01), today, yesterday, or an age (7d, 2w); all when left out.",
+        help="First day counted: the day of a time given as a date (2026-05-01), today, yesterday, an age (2h, 7d,"
+        " 2w) or '3 days ago'; all when left out.",
     ),
 ]
 ReportUntilOpt = Annotated[str | None, typer.Option("--until", help="Last day counted, in the same forms.")]
@@ -53,12 +54,24 @@ FormatOpt = Annotated[
 def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:
     if as_json and fmt != "table":
         raise UsageError("--json and --format are two outputs", "give one of them")
+    for name in ("since", "until"):
+        if args.get(name) is not None:
+            check_time(args[name], f"--{name}")  # the daemon reads it into a day of the report's zone
     render = report_view(fmt)
     if kind == "blocks" and fmt == "table":
         from toka_cli.block_views import blocks_table
 
         render = blocks_table
     call_and_show("report", as_json, render, kind=kind, timezone=args.pop("timezone") or local_timezone(), **args)
+
+
+def check_time(value: str, option: str) -> None:
+    """A UsageError naming ``option`` when ``value`` is none of the forms of a time."""
+    import time
+
+    from daemon.contract.times import moment
+
+    moment(value, time.time(), None, option)
 
 
 def _period_command(kind: str, help: str) -> None:
@@ -110,6 +123,9 @@ def session(
         if format_ != "table" or breakdown:
             raise UsageError("--compare shows a table or --json", "leave out --format and --breakdown")
         zone = timezone or local_timezone()
+        for value, option in ((since, "--since"), (until, "--until")):
+            if value is not None:
+                check_time(value, option)
         call_and_show("report.compare", json_, compare_table, against=compare, since=since, until=until,
                       timezone=zone, source=source, project=project_arg(project))  # fmt: skip
         return

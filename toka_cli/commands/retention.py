@@ -36,7 +36,7 @@ def prune(
     """
     if (before is None) == (keep_days is None):
         raise UsageError("give one of --before DATE or --keep-days N", "e.g. toka prune --keep-days 30 --dry-run")
-    cutoff = when(before if before is not None else f"{keep_days}d")
+    cutoff = when(before if before is not None else f"{keep_days}d", "--before")
     call_and_show(
         "log.prune", json_, _pruned, progress_label="pruning sessions", before=cutoff, session=session, dry_run=dry_run
     )

@@ -90,8 +90,8 @@ def search(
         session=session,
         agent=agent,
         kinds=kind_patterns(kind, exclude_kind) or None,
-        since=when(since),
-        until=when(until),
+        since=when(since, "--since"),
+        until=when(until, "--until"),
         limit=limit,
         fts=fts or None,
     )

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 # Bad lines listed on stderr after an import; the JSON summary lists them all.
 SHOW_BAD_LINES = 20
+# Types of records kept raw named in the summary, the most frequent first; --json has them all.
+SHOW_UNKNOWN_TYPES = 5
 
 
 def _count(n: int, noun: str) -> str:
@@ -37,8 +39,9 @@ def import_(
 
     Every event keeps a key from its source (or its id, for toka's own exports), so importing a
     file twice, or a file that has grown, adds only what is new. Records of types toka does not
-    know are kept as `raw` events and counted. Bad lines are skipped and reported as file:line;
-    the exit code is then 1.
+    know are kept as `raw` events and counted. A file of no format toka reads (a Gemini CLI
+    session, a JSON array) is refused whole, the others still imported. Bad lines are skipped
+    and reported as file:line; the exit code is then 1.
     """
     from daemon.client.transfer import import_files  # the importers load for import only
 
@@ -63,7 +66,9 @@ def _imported(report: ImportReport) -> None:
     # Said of what this import kept: a second import of the same files keeps nothing new.
     unknown = sorted(report["unknown_types_created"].items(), key=lambda item: -item[1])
     if unknown:
-        shown = ", ".join(f"{name} {count}" for name, count in unknown[:5])
+        shown = ", ".join(f"{name} {count}" for name, count in unknown[:SHOW_UNKNOWN_TYPES])
+        if len(unknown) > SHOW_UNKNOWN_TYPES:
+            shown += f", +{len(unknown) - SHOW_UNKNOWN_TYPES} more (see --json)"
         note(f"kept {sum(n for _, n in unknown)} records of types toka does not know as raw events ({shown})")
     bad_lines = report["bad_lines"]
     for bad in bad_lines[:SHOW_BAD_LINES]:

@@ -89,7 +89,7 @@ _toka_options() {
         'pool put') echo '--ttl --json -h --help' ;;
         'pool rm') echo '--json -h --help' ;;
         'pool stats') echo '--json -h --help' ;;
-        'proof') echo '--json -h --help' ;;
+        'proof') echo '--id --json -h --help' ;;
         'prune') echo '--before --keep-days -s --session --dry-run --json -h --help' ;;
         'recall') echo '-s --session -n --limit --json -h --help' ;;
         'record') echo '--agent --key --ts --json -h --help' ;;

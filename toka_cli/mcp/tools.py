@@ -8,6 +8,7 @@ Results are the daemon's JSON documents (docs/json.md), returned as structured o
 from __future__ import annotations
 
 import json
+import time
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -15,7 +16,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from daemon.contract.policies import NoteKind, choices_of
-from toka_cli.mcp.link import Link, require
+from daemon.contract.times import TIME_FORMS, iso_utc, moment
+from store.errors import UsageError
+from toka_cli.mcp.link import Link, require, tool_error
 
 SessionParam = Annotated[
     str | None,
@@ -24,6 +27,11 @@ SessionParam = Annotated[
         " default: the current session (see toka's docs/mcp.md)."
     ),
 ]
+# Time arguments take every form of the CLI's --since (daemon/contract/times.py).
+SinceParam = Annotated[
+    str | None, Field(description=f"Only events at or after this time: {TIME_FORMS}; local unless an offset is given.")
+]
+UntilParam = Annotated[str | None, Field(description="Only events before this time, in the same forms as since.")]
 # Roughly four characters a token: the estimate the daemon's budgets use for text of unknown model.
 CHARS_PER_TOKEN = 4
 # The longest a memory value may be kept, in seconds: the daemon's bound
@@ -31,6 +39,17 @@ CHARS_PER_TOKEN = 4
 MAX_TTL_S = 315_360_000
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+def request_time(value: str | None, argument: str) -> str | None:
+    """A time argument as the daemon's requests carry it (ISO-8601 UTC); a tool error when it is
+    none of the forms."""
+    if value is None:
+        return None
+    try:
+        return iso_utc(moment(value, time.time(), None, argument))
+    except UsageError as exc:
+        raise tool_error(exc) from None
 
 
 def estimate_tokens(item: Any) -> int:
@@ -52,8 +71,8 @@ def register(server: MCPServer, link: Link) -> None:
         kinds: Annotated[
             list[str] | None, Field(description='Only these event kinds, e.g. ["message", "tool.*", "note.*"].')
         ] = None,
-        since: Annotated[str | None, Field(description="Only events at or after this ISO-8601 time.")] = None,
-        until: Annotated[str | None, Field(description="Only events before this ISO-8601 time.")] = None,
+        since: SinceParam = None,
+        until: UntilParam = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many hits.")] = 20,
         fts: Annotated[
             bool, Field(description='Read the query as SQLite FTS5 syntax ("phrases", pre*, OR, NOT) instead.')
@@ -61,7 +80,14 @@ def register(server: MCPServer, link: Link) -> None:
     ) -> dict[str, Any]:
         """Search everything toka recorded: event refs (seq, id, session, kind, ts) with snippets, best first."""
         found = await link.call(
-            "search", query=query, session=session, kinds=kinds, since=since, until=until, limit=limit, fts=fts or None
+            "search",
+            query=query,
+            session=session,
+            kinds=kinds,
+            since=request_time(since, "since"),
+            until=request_time(until, "until"),
+            limit=limit,
+            fts=fts or None,
         )
         return dict(found)
 

@@ -25,6 +25,18 @@ HEADERS = ("seq", "time", "session", "kind", "snippet")
 MIN_SNIPPET = 30
 
 
+class QueryBox(Input):
+    """The query: while it has the cursor, printable keys (digits and q too) are typed into it (an
+    Input consumes them before any binding); escape leaves it for the hits, where they are keys again."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Leave the query", id="search.leave_query", show=False),
+    ]
+
+    def action_leave(self) -> None:
+        self.screen.query_one("#hits", DataTable).focus()
+
+
 class SearchScreen(TokaScreen):
     TAB = "search"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -38,7 +50,7 @@ class SearchScreen(TokaScreen):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_top()
-        yield Input(placeholder="search the log: words, paths, names, as written (every one of them)", id="query")
+        yield QueryBox(placeholder="search the log: words, paths, names, as written (every one of them)", id="query")
         table: DataTable[Any] = Table(id="hits", cursor_type="row", zebra_stripes=True)
         table.add_columns(*HEADERS)
         yield table
