@@ -6,7 +6,9 @@ import json
 import tomllib
 from pathlib import Path
 
-from cli_support import assert_error, invoke, toka
+from cli_support import assert_error, invoke, invoke_json, toka
+
+from daemon.paths import resolve_paths
 
 
 def _source(key: str) -> tuple[object, str]:
@@ -144,3 +146,17 @@ def test_set_keeps_the_comments_and_order_of_the_file(toka_home: Path) -> None:
         'backend = "sqlite"  # the default, said out loud\n',
         'backend = "sqlite"  # the default, said out loud\ndurability = "full"\n',
     ).replace("shutdown_deadline = 3.0", "shutdown_deadline = 2.5")
+
+
+def test_config_show_toml_is_a_config_file_that_resolves_to_the_same_settings(toka_home: Path) -> None:
+    config = resolve_paths().config_file
+    config.write_text('[inject]\nmode = "handoffs"\n\n[watch]\npaths = ["/tmp/a", "/tmp/b"]\n')
+    before = invoke_json("config", "show")["settings"]
+    shown = invoke("config", "show", "--toml")
+    assert shown.exit_code == 0, shown.output
+    document = tomllib.loads(shown.output)
+    assert document["inject"]["mode"] == "handoffs" and document["watch"]["paths"] == ["/tmp/a", "/tmp/b"]
+    config.write_text(shown.output)
+    after = invoke_json("config", "show")["settings"]
+    assert [(r["key"], r["value"]) for r in after] == [(r["key"], r["value"]) for r in before]
+    assert {r["source"] for r in after} == {str(config)}

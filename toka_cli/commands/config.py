@@ -31,12 +31,30 @@ def _setting_keys() -> list[str]:
 
 
 @app.command()
-def show(json_: JsonOpt = False) -> None:
+def show(
+    json_: JsonOpt = False,
+    toml: Annotated[
+        bool, typer.Option("--toml", help="Print the resolved settings as a config.toml document (secrets hidden).")
+    ] = False,
+) -> None:
     """Every setting with its resolved value and where it came from."""
     from daemon.config_file import load_settings
     from daemon.sections import SECTIONS  # loaded by the commands that read config.toml only
 
     resolved = load_settings(SECTIONS, resolve_paths().config_file)
+    if toml:
+        import tomli_w
+
+        document: dict[str, Any] = {}
+        for name in SECTIONS.by_name:
+            *tables, key = SECTIONS.key_of(name).split(".")
+            value = SECTIONS.shown(name, resolved.settings.value(name))
+            table = document
+            for part in tables:
+                table = table.setdefault(part, {})
+            table[key] = list(value) if isinstance(value, tuple) else value
+        typer.echo(tomli_w.dumps(document), nl=False)
+        return
     rows = [
         {
             "key": SECTIONS.key_of(name),

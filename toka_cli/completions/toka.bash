@@ -42,7 +42,7 @@ _toka_options() {
         'config get') echo '--json -h --help' ;;
         'config path') echo '-h --help' ;;
         'config set') echo '-h --help' ;;
-        'config show') echo '--json -h --help' ;;
+        'config show') echo '--json --toml -h --help' ;;
         'context') echo '--budget --policy --format --raw --json -h --help' ;;
         'daemon') echo '-h --help' ;;
         'daemon logs') echo '-n --lines -f --follow -h --help' ;;

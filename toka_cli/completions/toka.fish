@@ -217,6 +217,7 @@ complete -c toka -n '__toka_at \'config path\'' -s 'h' -l 'help' -d 'Show this m
 complete -c toka -n '__toka_at \'config set\'' -f -k -a '(__toka_ask)'
 complete -c toka -n '__toka_at \'config set\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'config show\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
+complete -c toka -n '__toka_at \'config show\'' -l 'toml' -d 'Print the resolved settings as a config.toml document (secrets hidden).'
 complete -c toka -n '__toka_at \'config show\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'context\'' -f -k -a '(__toka_ask)'
 complete -c toka -n '__toka_at \'context\'' -l 'budget' -r -f -d 'Tokens the context may take in all.'
