@@ -8,6 +8,7 @@ import typer
 
 from toka_cli.call import call, call_and_show
 from toka_cli.completers import choices
+from toka_cli.history import wait_for_history
 from toka_cli.options import SOURCES, JsonOpt, LimitOpt, SessionArg, project_arg
 from toka_cli.output import console, emit, print_view
 from toka_cli.render import fill_line, key_values, percent, short_path, short_ts, table, top, when
@@ -33,6 +34,7 @@ def sessions(
     limit: LimitOpt = None,
 ) -> None:
     """List sessions, most recently active first."""
+    wait_for_history()
     chosen = {"since": when(since), "until": when(until), "source": source, "project": project_arg(project)}
     found: SessionList = call("sessions.list", **{name: value for name, value in chosen.items() if value is not None})
     shown: SessionList = {"sessions": found["sessions"][:limit]}
