@@ -19,8 +19,8 @@ class WatchSettings:
     )
     agents: bool = setting(
         True,
-        "whether the daemon also follows the agents' own transcript folders (Claude Code's projects/ under"
-        " $CLAUDE_CONFIG_DIR or ~/.claude, Codex's $CODEX_HOME/sessions or ~/.codex/sessions), their history"
-        " imported at its first start",
+        "whether the daemon also follows the agents' own transcript folders (Claude Code's projects/ in each dir"
+        " of $CLAUDE_CONFIG_DIR, or in ~/.config/claude and ~/.claude; Codex's $CODEX_HOME/sessions or"
+        " ~/.codex/sessions), their whole history imported at its first start",
         env="TOKA_WATCH_AGENTS",
     )
