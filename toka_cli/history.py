@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 from store.errors import UsageError
 from toka_cli.call import connection
 from toka_cli.output import note, progress
+from toka_cli.watch_views import read_at_start
 
 if TYPE_CHECKING:
     from daemon.contract.results import WatchHistory
@@ -31,7 +32,7 @@ def wait_for_history() -> None:
             return
         if read is None or read["state"] == "done":
             return
-        what = "importing the agents' history" if read["first"] else "reading what the agents wrote meanwhile"
+        what = read_at_start(read["first"])
         if sys.stderr.isatty():
             with progress(f"{what}: files") as update:
                 update(read["files_read"], read["files"])

@@ -16,7 +16,8 @@ def watch_rows(watch: WatchStatus) -> list[tuple[str, object]]:
     if agents is not None:
         rows.append(("agents", agents_line(agents)))
     history = watch.get("history")
-    if history is not None:
+    # With watch.agents off there is no history of theirs to speak of once the read is done.
+    if history is not None and (agents is not None or history["state"] != "done"):
         rows.append(("history", history_line(history)))
     return rows
 
@@ -32,8 +33,15 @@ def agents_line(agents: list[WatchFolder]) -> str:
 def history_line(history: WatchHistory) -> str:
     """The read at start: under way (how far), or done, and when the agents' history was imported."""
     if history["state"] != "done":
-        what = "importing the agents' history" if history["first"] else "reading what the agents wrote meanwhile"
+        what = read_at_start(history["first"])
         return f"{what}: {history['files_read']} of {history['files']} files read, {history['events']} events"
     if history["imported_at"] is None:
         return "no agent's history imported yet"
     return f"the agents' history imported {history['imported_at']}; followed since"
+
+
+def read_at_start(first: bool) -> str:
+    """What the daemon's read at start is doing, for people."""
+    if first:
+        return "importing the agents' history"
+    return "reading what the followed files gained while the daemon was down"

@@ -5,12 +5,17 @@ import with one line on stderr in a pipe, and prints what a `toka import` of the
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
+import termios
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,6 +78,38 @@ def test_a_command_waiting_for_the_import_says_so_in_one_line_on_stderr(
     assert len(stderr) == 1 and WAITING.match(stderr[0]), stderr
     assert _by_content(sessions) == _by_content(imported["sessions"])
     assert len(sessions["sessions"]) == 23
+
+
+def test_on_a_terminal_a_bar_shows_the_files_imported(agents_home: AgentsHome, imported: dict[str, Any]) -> None:
+    """stderr on a terminal: Rich's bar, the files read of those found; stdout still the JSON alone."""
+    fill_from_fixtures(agents_home, None, None)
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    process = subprocess.Popen([str(TOKA), *REPORT], stdout=subprocess.PIPE, stderr=terminal, env=dict(os.environ))
+    os.close(terminal)
+    shown = bytearray()
+    reader = threading.Thread(target=_drain, args=(controller, shown), daemon=True)
+    reader.start()
+    stdout, _ = process.communicate(timeout=120)
+    reader.join(30)
+    os.close(controller)
+    assert process.returncode == 0
+    assert json.loads(stdout) == imported["report"]
+    text = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", bytes(shown)).decode(errors="replace")
+    assert "importing the agents' history: files" in text, text
+    assert re.search(r"\b\d+/29\b", text), text
+
+
+def _drain(controller: int, into: bytearray) -> None:
+    """Everything written to the terminal, until its last writer closes it."""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: no process holds the terminal any more
+            return
+        if not chunk:
+            return
+        into += chunk
 
 
 def test_status_and_doctor_show_the_followed_folders(agents_home: AgentsHome) -> None:
