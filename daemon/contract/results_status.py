@@ -13,7 +13,7 @@ class WatchFolder(TypedDict):
 
     agent: str  # claude-code or codex
     path: str
-    found: bool  # it existed when the daemon started: followed
+    found: bool  # it exists, and is followed (a folder made later is found at a rescan)
     files: int  # its files read since the daemon started
 
 

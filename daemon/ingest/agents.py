@@ -4,7 +4,7 @@ history is in the log without naming a path.
 
 Claude Code keeps its transcripts in ``projects/`` of its config dir: ``$CLAUDE_CONFIG_DIR``,
 which may name several dirs separated by commas, or else ``~/.claude`` (and ``~/.config/claude``,
-where some versions kept it; ccusage reads both too). Codex keeps its rollouts in
+where some versions kept it). Codex keeps its rollouts in
 ``$CODEX_HOME/sessions``, ``~/.codex/sessions`` by default (docs/agent-formats.md, section 1).
 The folders are read from the daemon's environment, that of whoever started it.
 """

@@ -93,12 +93,18 @@ class StartRead:
     def finish(self, agent_folders: list[str], complete: bool) -> None:
         """The read ended: ``complete`` when every file was read (not cut short by a stop or a
         failure), which records the agents' history as imported when their folders were read."""
-        if complete and agent_folders and self.imported_at is None:
-            try:
-                self.imported_at = self.record.write(agent_folders, self.files_read, self.events)
-            except (OSError, UnsafePath) as exc:
-                log.error("watch: could not record the agents' history as imported: %s", exc)
+        if complete and agent_folders:
+            self.imported(agent_folders, self.files_read, self.events)
         self.done.set()
+
+    def imported(self, agent_folders: list[str], files: int, events: int) -> None:
+        """The agents' folders were read whole: the home's first import, unless one was recorded."""
+        if self.imported_at is not None:
+            return
+        try:
+            self.imported_at = self.record.write(agent_folders, files, events)
+        except (OSError, UnsafePath) as exc:
+            log.error("watch: could not record the agents' history as imported: %s", exc)
 
     async def wait(self, listener: Listener | None, closed: asyncio.Event) -> None:
         """Until the read is done or the client hangs up; ``listener`` hears how far it is."""

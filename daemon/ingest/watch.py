@@ -12,11 +12,14 @@ Each reads every ``*.jsonl`` file under its paths once at start (from the file's
 restart reads only what is new), then each file that watchfiles reports as changed, and every
 ``RESCAN_S`` all of them again, which catches what a file-system notification may miss (a folder
 made just before it was watched, an overflowing inotify queue) at the cost of a stat per file.
+At each rescan the daemon's watcher also looks for an agent's folder made since it started (the
+agent's first run on the machine), and follows it from then on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import Counter
@@ -165,7 +168,7 @@ class DaemonWatcher(Component):
 
     async def start(self) -> None:
         self.roots += [folder.path for folder in self._found_agents() if folder.path not in self.roots]
-        if self.roots:
+        if self.roots or self.agents is not None:  # the agents' folders are looked for until they appear
             self._task = asyncio.create_task(self.run(self._stop), name="watch")
         else:
             self.start_read.finish([], complete=False)
@@ -223,13 +226,38 @@ class DaemonWatcher(Component):
         for root in self.paths:
             if root not in roots:
                 log.warning("watch: no file or folder at %s; not watched until the daemon restarts", root)
-        if not roots:
-            return
         watching = Watching(roots, self._exclude)
-        log.info("watching %s", ", ".join(map(str, roots)))
+        if roots:
+            log.info("watching %s", ", ".join(map(str, roots)))
         await self._read_at_start(watching.all_files())
-        async for changes in awatch(*roots, stop_event=stop, **NOTIFY):
-            await self._ingest_all(watching.targets(changes))
+        while not stop.is_set():
+            if not watching.roots:  # nothing to watch yet: an agent's folder may appear
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), RESCAN_S)
+                await self._follow_new_agent_folders(watching)
+                continue
+            async for changes in awatch(*watching.roots, stop_event=stop, **NOTIFY):
+                if not changes and await self._follow_new_agent_folders(watching):
+                    break  # watched again, the new folder with the others
+                await self._ingest_all(watching.targets(changes))
+
+    async def _follow_new_agent_folders(self, watching: Watching) -> bool:
+        """At a rescan: an agent's folder made since the daemon started (the agent's first run)
+        is followed from now on, what it holds read first. Whether there was one."""
+        new = [folder.path for folder in self._found_agents() if folder.path not in watching.roots]
+        if not new:
+            return False
+        log.info("watch: following %s, made since the daemon started", ", ".join(map(str, new)))
+        watching.roots += new
+        self.roots += [path for path in new if path not in self.roots]
+        files = [path for path in watching.all_files() if any(path.is_relative_to(root) for root in new)]
+        complete, events = True, 0
+        for path in files:
+            created = await self._ingest(path)
+            complete, events = complete and created is not None, events + (created or 0)
+        if complete and not self.stopping.is_set():
+            self.start_read.imported([str(path) for path in new], len(files), events)
+        return True
 
     async def _read_at_start(self, files: list[Path]) -> None:
         """Read what every file holds from its cursor: counted for those who wait on it."""

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from agent_homes import SMALL_CLAUDE, SMALL_CODEX, AgentsHome, fill_from_fixtures, fill_with_example
-from daemon_support import Spawned, Spawner
+from agent_homes import EXAMPLE, SMALL_CLAUDE, SMALL_CODEX, AgentsHome, fill_from_fixtures, fill_with_example
+from daemon_support import Spawned, Spawner, wait_for
 
 from daemon.ingest.formats import PARSERS, detect
 from daemon.ingest.lines import ParseStats
@@ -119,3 +120,26 @@ def test_history_imported_before_is_not_counted_twice(agents_home: AgentsHome, s
     read = _ready(daemon)
     assert read["files_read"] == 8 and read["events"] == 0
     assert daemon.status()["events"] == events
+
+
+def test_a_folder_made_after_the_start_is_followed_once_it_appears(agents_home: AgentsHome, spawn: Spawner) -> None:
+    """An agent run for the first time after the daemon started makes its folder then: the daemon
+    finds it at a rescan, reads what it holds and records the history imported."""
+    shutil.rmtree(agents_home.home / ".claude")
+    shutil.rmtree(agents_home.home / ".codex")
+    daemon = spawn()
+    assert _ready(daemon)["imported_at"] is None
+    rollouts = agents_home.codex / "2026" / "03" / "14"
+    rollouts.mkdir(parents=True)
+    shutil.copy2(EXAMPLE, rollouts / "rollout.jsonl")
+
+    def codex_folder() -> dict[str, Any] | None:
+        folder: dict[str, Any] = daemon.status()["watch"]["agents"][-1]
+        return folder if folder["files"] == 1 else None
+
+    codex = wait_for(codex_folder, "the new folder is followed and its file read")
+    assert codex == {"agent": "codex", "path": str(agents_home.codex), "found": True, "files": 1}
+    status = daemon.status()
+    assert status["watch"]["events"] == 23
+    assert status["watch"]["history"]["imported_at"] is not None
+    assert json.loads(resolve_paths().agents_imported.read_text())["folders"] == [str(agents_home.codex)]
