@@ -159,6 +159,7 @@ class DaemonWatcher(Component):
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.files: set[Path] = set()
+        self._agent_files: Counter[Path] = Counter()  # of self.files, those in each agent's folder
         self.created = 0
         self.bad_lines = 0
         self.last_error: str | None = None
@@ -193,7 +194,7 @@ class DaemonWatcher(Component):
                     "agent": folder.agent,
                     "path": str(folder.path),
                     "found": folder.path in self.roots,
-                    "files": sum(1 for path in self.files if path.is_relative_to(folder.path)),
+                    "files": self._agent_files[folder.path],
                 }
                 for folder in self.agents
             ]
@@ -301,7 +302,9 @@ class DaemonWatcher(Component):
             self.last_error = f"{path}: {exc}"
             log.error("watch: %s not ingested, read again on its next change: %s", path, exc)
             return None
-        self.files.add(path)
+        if path not in self.files:
+            self.files.add(path)
+            self._agent_files.update(folder.path for folder in self.agents or [] if path.is_relative_to(folder.path))
         self.created += done.created
         self.bad_lines += len(done.bad_lines)
         for bad in done.bad_lines:
