@@ -276,6 +276,9 @@ def raw_insert(db: sqlite3.Connection, rows: list[RawRow], per_commit: int, full
     raw_write(db, raw_plan(rows, per_commit, full))
 
 
+WATCH_NO_AGENTS = "[watch]\nagents = false\n"
+
+
 class Home:
     """A TOKA_HOME (short path under /tmp: socket paths are limited to 107 bytes)."""
 
@@ -283,6 +286,8 @@ class Home:
         self.root = root / name
         self.root.mkdir(parents=True, exist_ok=True)
         self.paths = Paths(self.root, self.root, self.root / "run")
+        # Its daemons follow no agent's folders: the machine's own history would weigh on what is measured.
+        self.paths.config_file.write_text(WATCH_NO_AGENTS)
 
     @property
     def database(self) -> Path:

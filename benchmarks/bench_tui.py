@@ -177,6 +177,7 @@ def main() -> None:
 
     home = tempfile.mkdtemp(prefix="tkbt", dir="/tmp")
     os.environ["TOKA_HOME"] = home
+    os.environ["TOKA_WATCH_AGENTS"] = "false"  # the machine's own history would weigh on the frames measured
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     from daemon.client.sync import Client
 

@@ -55,7 +55,7 @@ def main() -> None:
         home = Home(Path(tmp), "h")
         folder = Path(tmp) / "projects"
         folder.mkdir()
-        home.paths.config_file.write_text(f'[watch]\npaths = ["{folder}"]\n')
+        home.paths.config_file.write_text(f'[watch]\nagents = false\npaths = ["{folder}"]\n')
         target = folder / "session.jsonl"
         # What each prefix of the file should give: its events' keys, and the usage reported.
         probe = Path(tmp) / "probe.jsonl"

@@ -60,6 +60,11 @@ class Paths(_Dirs):
         return self.data_dir / "watch" / watcher
 
     @property
+    def agents_imported(self) -> Path:
+        """When the daemon first imported the agents' own folders (daemon/ingest/history.py)."""
+        return self.data_dir / "watch" / "agents.json"
+
+    @property
     def handoffs(self) -> Path:
         """Handoff documents as markdown, when ``handoff.save_markdown`` asks for them."""
         return self.data_dir / "handoffs"

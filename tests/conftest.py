@@ -13,6 +13,7 @@ from pathlib import Path
 
 import postgres_server
 import pytest
+from agent_homes import AgentsHome, make_agents_home
 from daemons import Spawned, Spawner, shared_daemon, spawn_daemon, stop_spawned
 
 from daemon.paths import Paths, resolve_paths
@@ -68,9 +69,26 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name in list(os.environ):
         if name.startswith("TOKA_") and name not in ("TOKA_HOME",):
             monkeypatch.delenv(name)
+    # The daemons of tests follow no agent's folders: the machine's own ~/.claude and ~/.codex
+    # stay out of them. The tests of that following turn it on, with a HOME of their own.
+    monkeypatch.setenv("TOKA_WATCH_AGENTS", "false")
     yield home
     stop_daemon_in(resolve_paths())
     shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def agents_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[AgentsHome]:
+    """A HOME of the test's own with the agents' folders, empty (tests/agent_homes.py fills them),
+    and the daemons of the test following them (watch.agents on); the agents' own variables
+    unset, so that their defaults under this HOME apply. A short path: `toka status` shows it."""
+    agents = make_agents_home(Path(tempfile.mkdtemp(prefix="tkh", dir="/tmp")))
+    monkeypatch.setenv("HOME", str(agents.home))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TOKA_WATCH_AGENTS", "true")
+    yield agents
+    shutil.rmtree(agents.home, ignore_errors=True)
 
 
 @pytest.fixture

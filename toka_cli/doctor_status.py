@@ -12,27 +12,46 @@ from daemon.client.sync import Client
 from daemon.paths import Paths
 from store.errors import TokaError
 from toka_cli.doctor_check import Check
+from toka_cli.watch_views import agents_line, history_line
 
 if TYPE_CHECKING:
     from daemon.contract.results import Status
 
 
 def status_checks(paths: Paths, listen: str) -> list[Check]:
-    """The heads, tables and otel checks, from one `status` call. ``listen``: the config's
+    """The heads, tables, otel and agents checks, from one `status` call. ``listen``: the config's
     otel.listen ("" when unset)."""
     if not paths.socket.exists():
         return [
             Check("heads", "ok", "the daemon is not running; it checks its heads when it starts"),
             Check("tables", "ok", "the daemon is not running; it applies the log to its tables when it starts"),
             _otel_unasked(listen, "the daemon is not running; it serves it when it starts"),
+            Check("agents", "ok", "the daemon is not running; it follows the agents' folders when it starts"),
         ]
     try:
         with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
             status = cast("Status", client.call("status"))
     except TokaError as exc:
         unasked = f"not asked: {exc.message}"
-        return [Check("heads", "ok", unasked), Check("tables", "ok", unasked), _otel_unasked(listen, unasked)]
-    return [_heads(status), _tables(status), _otel(status, listen)]
+        return [
+            Check("heads", "ok", unasked),
+            Check("tables", "ok", unasked),
+            _otel_unasked(listen, unasked),
+            Check("agents", "ok", unasked),
+        ]
+    return [_heads(status), _tables(status), _otel(status, listen), _agents(status)]
+
+
+def _agents(status: Status) -> Check:
+    """Which of the agents' folders the daemon follows, and whether their history is imported."""
+    watch = status.get("watch")
+    agents = None if watch is None else watch.get("agents")
+    if watch is None or agents is None:
+        return Check("agents", "ok", "the agents' folders are not followed (watch.agents is off)")
+    line = agents_line(agents)
+    if not any(folder["found"] for folder in agents):
+        return Check("agents", "ok", line)
+    return Check("agents", "ok", f"{line}; {history_line(watch['history'])}")
 
 
 def _otel_unasked(listen: str, why: str) -> Check:

@@ -20,6 +20,8 @@ from daemon.contract.results_status import ConnectionState as ConnectionState
 from daemon.contract.results_status import HeadsStatus as HeadsStatus
 from daemon.contract.results_status import OtelStatus as OtelStatus
 from daemon.contract.results_status import Status as Status
+from daemon.contract.results_status import WatchFolder as WatchFolder
+from daemon.contract.results_status import WatchHistory as WatchHistory
 from daemon.contract.results_status import WatchStatus as WatchStatus
 
 # The results of the log's upkeep (verify, import, copy, doctor's facts) live in a module of their

@@ -8,13 +8,36 @@ from daemon.contract.results_otel import ExportStatus
 from daemon.contract.results_upkeep import Damage
 
 
+class WatchFolder(TypedDict):
+    """An agent's own transcript folder, followed while watch.agents is on (docs/json.md)."""
+
+    agent: str  # claude-code or codex
+    path: str
+    found: bool  # it exists, and is followed (a folder made later is found at a rescan)
+    files: int  # its files read since the daemon started
+
+
+class WatchHistory(TypedDict):
+    """The daemon's read at start of what its followed files held (op watch.ready): in a new
+    home the agents' whole history, afterwards what the files gained while it was down."""
+
+    state: str  # reading, or done
+    first: bool  # this read is the home's first import of the agents' folders
+    files: int  # found when the read began
+    files_read: int
+    events: int  # added to the log by this read
+    imported_at: str | None  # when the agents' history was first imported; null until then
+
+
 class WatchStatus(TypedDict):
-    paths: list[str]
+    paths: list[str]  # watch.paths
     missing: list[str]
+    agents: list[WatchFolder] | None  # null when watch.agents is off
     files: int
     events: int
     bad_lines: int
     last_error: str | None
+    history: WatchHistory
 
 
 class AgentAtRisk(TypedDict):

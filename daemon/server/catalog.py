@@ -46,6 +46,7 @@ REGISTRY = Registry(
         alerts.OPS,
         heads.OPS,
         ingest.OPS,
+        ingest.WATCH,
         export.OPS,
     ]
 )

@@ -38,6 +38,7 @@ NAMES = [
     "heads",
     "tables",
     "otel",
+    "agents",
 ]
 
 

@@ -345,7 +345,9 @@ def test_daemon_stop_json() -> None:
     assert invoke_json("daemon", "stop") == {"stopped": False, "pid": None}
 
 
-def test_config_show_json(toka_home: Path) -> None:
+def test_config_show_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tests' daemons follow no agent's folders (tests/conftest.py); shown here is the default.
+    monkeypatch.delenv("TOKA_WATCH_AGENTS")
     raw = invoke_json("config", "show")
     for row in raw["settings"]:
         assert isinstance(row["help"], str) and row["help"]
@@ -389,6 +391,7 @@ def test_config_show_json(toka_home: Path) -> None:
             {"key": "pool.capacity_bytes", "value": 64 * 1024 * 1024, "source": "default", "help": "<help>"},
             {"key": "pool.sweep_s", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
+            {"key": "watch.agents", "value": True, "source": "default", "help": "<help>"},
             {"key": "alerts.command", "value": "", "source": "default", "help": "<help>"},
             {"key": "alerts.command_interval_s", "value": 60.0, "source": "default", "help": "<help>"},
             {"key": "alerts.command_timeout_s", "value": 10.0, "source": "default", "help": "<help>"},

@@ -14,6 +14,7 @@ from toka_cli.commands.heads import SinceHeadOpt
 from toka_cli.options import JsonOpt, OptionalSessionArg
 from toka_cli.output import console, print_view
 from toka_cli.render import key_values, size, table
+from toka_cli.watch_views import watch_rows
 
 if TYPE_CHECKING:
     from daemon.contract.results import (
@@ -64,6 +65,7 @@ def _status(info: Status) -> None:
     if watch is not None:
         missing = f", missing: {', '.join(watch['missing'])}" if watch["missing"] else ""
         rows.append(("watch", f"{watch['files']} files, {watch['events']} events ingested{missing}"))
+        rows += watch_rows(watch)
         if watch["last_error"]:
             rows.append(("watch error", watch["last_error"]))
     heads = info.get("heads")

@@ -13,6 +13,7 @@ from toka_cli.base import make_app
 from toka_cli.call import call_and_show, connection
 from toka_cli.completers import choices
 from toka_cli.cost_views import FORMATS, report_view
+from toka_cli.history import wait_for_history
 from toka_cli.options import SOURCES, JsonOpt, project_arg
 from toka_cli.output import console, emit_lines
 
@@ -62,6 +63,7 @@ def show_report(kind: str, fmt: str, as_json: bool, **args: Any) -> None:
         from toka_cli.block_views import blocks_table
 
         render = blocks_table
+    wait_for_history()
     call_and_show("report", as_json, render, kind=kind, timezone=args.pop("timezone") or local_timezone(), **args)
 
 

@@ -8,6 +8,7 @@ import typer
 
 from toka_cli.call import call, call_and_show
 from toka_cli.completers import choices
+from toka_cli.history import wait_for_history
 from toka_cli.options import SOURCES, TIME_HELP, JsonOpt, LimitOpt, SessionArg, project_arg
 from toka_cli.output import console, emit, print_view, view_width
 from toka_cli.render import (
@@ -45,6 +46,7 @@ def sessions(
     limit: LimitOpt = None,
 ) -> None:
     """List sessions, most recently active first."""
+    wait_for_history()
     chosen = {
         "since": when(since, "--since"),
         "until": when(until, "--until"),

@@ -7,8 +7,10 @@ import typer
 
 def tui() -> None:
     """A live dashboard of agents, sessions, handoffs, search and memory (docs/tui.md)."""
+    from toka_cli.history import wait_for_history
     from toka_cli.tui.app import TokaApp
 
+    wait_for_history()  # before the screen is taken: its bar shows on the terminal
     TokaApp().run()
 
 
