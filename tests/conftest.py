@@ -68,6 +68,9 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name in list(os.environ):
         if name.startswith("TOKA_") and name not in ("TOKA_HOME",):
             monkeypatch.delenv(name)
+    # The shared transcripts are months old: with `lifecycle.end_after_s` at its default their
+    # agents would be ENDED as they are imported. The tests of that set it themselves.
+    monkeypatch.setenv("TOKA_END_AFTER_S", "0")
     yield home
     stop_daemon_in(resolve_paths())
     shutil.rmtree(home, ignore_errors=True)

@@ -87,8 +87,22 @@ def test_the_agents_state_follows_its_compressed_size() -> None:
     assert result["stored"] is True
     with Client() as client:
         shown = client.call("agents.get", agent=agent)
-    assert shown["state"] in ("ACTIVE", "WARNING") and shown["context_tokens"] == result["tokens_after"]
+    assert shown["state"] in ("ACTIVE", "WARNING") and shown["compressed_tokens"] == result["tokens_after"]
     assert shown["history"][-1]["from"] == "CRITICAL"
+    assert shown["history"][-1]["compressed_tokens"] == result["tokens_after"]
+    assert shown["history"][-1]["detail"].startswith("toka's compressed context")
+    # Its fill stays what its last request held: one figure for the agent, wherever it is read.
+    assert shown["context_tokens"] == 18_600 and shown["fill_pct"] == 93.0
+    usage = invoke_json("usage", agent)
+    assert (usage["context_tokens"], usage["fill_pct"]) == (18_600, 93.0)
+    assert usage["compressed_tokens"] == result["tokens_after"]
+    listed = {a["id"]: a for a in invoke_json("agent", "list")["agents"]}[agent]
+    assert (listed["context_tokens"], listed["fill_pct"], listed["compressed_tokens"]) == (
+        18_600,
+        93.0,
+        result["tokens_after"],
+    )
+    assert "toka's compressed context" in invoke("usage", agent).stdout
 
 
 def test_an_agent_compresses_by_itself_at_the_trigger() -> None:
