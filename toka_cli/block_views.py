@@ -170,6 +170,8 @@ def summary_view(summary: Mapping[str, Any]) -> Any:
         lines.append(Text("no active 5-hour block"))
     else:
         lines.append(key_values(active_lines(block, where, block["limits"])))
+    if summary.get("codex"):
+        lines.append(key_values(plan_lines(summary["codex"], where, now)))
     if summary["agents"]:
         grid = rich_table("agent", "source", "calls", "total", "cost", title="today, per agent")
         for column in grid.columns[2:]:
