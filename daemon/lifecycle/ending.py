@@ -1,10 +1,12 @@
 """When agents end and come back: the lifecycle's ENDED state (daemon/contract/states.py).
 
 An agent ends when its session does: a SessionEnd hook (Claude Code's, or Codex's through `toka
-hook codex`) moves its session's running agents to ENDED with reason SESSION_ENDED; an agent
-with no activity of its own for ``lifecycle.end_after_s`` goes ENDED with reason TIMEOUT (Codex's
-rollouts mark the end of a turn, ``task_complete``, never of a session, so an imported Codex
-session ends this way). Its next activity after the time it ended at brings it back to the state
+hook codex`) moves its session's running agents to ENDED with reason SESSION_ENDED; the end of
+the one task of a `codex exec` session (its rollout's ``task_complete``, in a session whose
+``session.meta`` says ``codex_source: "exec"``) with reason TASK_COMPLETED; an agent with no
+activity of its own for ``lifecycle.end_after_s`` goes ENDED with reason TIMEOUT (an interactive
+Codex rollout marks the end of a turn, ``task_complete``, never of its session, so an imported
+one ends this way). Its next activity after the time it ended at brings it back to the state
 its fill calls for. Activity is what the agent records, not what toka appends to its session
 (store/kinds.py, ``TOKA_KINDS``). Each change is a ``lifecycle`` event, with the last activity it
 took into account (``last_active``), so a restart rebuilds the same states.
@@ -21,6 +23,7 @@ from daemon.agents.usage import latest_context
 from daemon.contract.kinds import Kind
 from daemon.contract.states import AT_RISK, FILL_STATES, AgentState, Reason, risk_rank
 from daemon.core import Core
+from store.base import EventQuery
 from store.events import Event, format_ts
 from store.kinds import is_activity
 
@@ -38,6 +41,11 @@ def quiet_span(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:g} h"
     return f"{seconds:g} s"
+
+
+def is_task_complete(event: Event) -> bool:
+    """Whether ``event`` is a Codex rollout's end of a task (daemon/ingest/codex.py: ``event``)."""
+    return event.kind == Kind.EVENT and event.payload.get("type") == "task_complete"
 
 
 class Ending:
@@ -58,13 +66,30 @@ class Ending:
         self._fill_state = fill_state
 
     async def session_ended(self, event: Event) -> None:
-        """A SessionEnd hook: its session's running agents are ENDED (SESSION_ENDED)."""
+        """A SessionEnd hook: its session's running agents are ENDED (SESSION_ENDED); Codex's end
+        of a task: see :meth:`task_completed`."""
+        if is_task_complete(event):
+            await self.task_completed(event)
+            return
         why = event.payload.get("reason")
         detail = "session ended" + (f" ({why})" if isinstance(why, str) and why else "")
         for agent in await self.directory.of_session(event.session):
             if agent.state in FILL_STATES:
                 extra = {"last_active": format_ts(event.ts)}
                 await self._transition(agent, AgentState.ENDED, Reason.SESSION_ENDED, detail, event, extra)
+
+    async def task_completed(self, event: Event) -> None:
+        """A Codex task completed: the end of a `codex exec` session (one task), ENDED
+        (TASK_COMPLETED); of an interactive one's turn only, which changes nothing."""
+        query = EventQuery(session=event.session, kinds=(Kind.SESSION_META,), order="desc", limit=1)
+        meta = await self.core.store.query(query)
+        if not meta or meta[0].payload.get("codex_source") != "exec":
+            return
+        for agent in await self.directory.of_session(event.session):
+            if agent.state in FILL_STATES and agent.owns(event):
+                extra = {"last_active": format_ts(event.ts)}
+                detail = "codex exec: its task completed"
+                await self._transition(agent, AgentState.ENDED, Reason.TASK_COMPLETED, detail, event, extra)
 
     async def come_back(self, agent: Agent, event: Event) -> None:
         """An ENDED agent active again (``event`` is its own, after it ended): back to the state

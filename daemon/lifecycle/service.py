@@ -48,7 +48,7 @@ from daemon.contract.states import FILL_STATES, AgentState, Reason
 from daemon.core import Core
 from daemon.cost.settings import ModelSettings
 from daemon.handoff.service import Handoffs
-from daemon.lifecycle.ending import Ending
+from daemon.lifecycle.ending import Ending, is_task_complete
 from daemon.lifecycle.settings import LifecycleSettings
 from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
@@ -104,6 +104,7 @@ class Lifecycle(Component):
             if (
                 event.kind in FIGURE_KINDS
                 or event.kind in (COMPRESSION, SESSION_END)
+                or is_task_complete(event)
                 or (event.session in self.agents.ended_sessions and is_activity(event.kind))
             ):
                 self._queue.append(event)
@@ -171,8 +172,8 @@ class Lifecycle(Component):
             await self._evaluated.wait_for(lambda: self._settled(seq))
 
     async def _evaluate(self, event: Event) -> None:
-        if event.kind == SESSION_END:
-            await self.ending.session_ended(event)
+        if event.kind == SESSION_END or is_task_complete(event):
+            await self.ending.session_ended(event)  # a SessionEnd hook, or Codex's end of a task
             return
         agent = self.agents.implicit(event.session, event.agent)
         if event.kind not in FIGURE_KINDS and event.kind != COMPRESSION:

@@ -111,3 +111,19 @@ def test_an_agent_quiet_while_the_daemon_runs_ends_and_comes_back_with_its_next_
         back = _changes(client, "quiet")[-1]
         assert (back["from"], back["to"], back["detail"]) == ("ENDED", "ACTIVE", "active again (usage)")
         assert back["fill_pct"] == 25.0  # the call that brought it back counted first
+
+
+def test_a_codex_exec_session_ends_with_its_task_and_an_interactive_one_does_not(daemon: Any) -> None:
+    gpt = {"model": "gpt-5.3-codex", "input_tokens": 5000, "cached_input_tokens": 4000, "output_tokens": 300}
+    done = {"type": "task_complete", "turn_id": "t1", "last_agent_message": "done"}
+    with daemon.client() as client:
+        for session, codex_source in (("exec", "exec"), ("tui", "cli")):
+            meta = {"source": "codex", "codex_source": codex_source}
+            client.append([{"session": session, "kind": "session.meta", "agent": "main", "payload": meta}])
+            client.append([{"session": session, "kind": "usage", "agent": "main", "payload": gpt}])
+            client.append([{"session": session, "kind": "event", "agent": "main", "payload": done}])
+        agents = _agents(client)
+        assert (agents["exec/main"]["state"], agents["exec/main"]["reason"]) == ("ENDED", "TASK_COMPLETED")
+        assert agents["exec/main"]["detail"] == "codex exec: its task completed"
+        # An interactive session's task is a turn: the session waits for the next prompt.
+        assert agents["tui/main"]["state"] == "ACTIVE"
