@@ -31,15 +31,16 @@ def compressed_json(lifecycle: Lifecycle, agent: Agent) -> dict[str, Any]:
     return {"compressed_tokens": tokens, "compressed_ts": None if ts is None else format_ts(ts)}
 
 
-async def agent_json(lifecycle: Lifecycle, agent: Agent) -> dict[str, Any]:
+async def agent_json(lifecycle: Lifecycle, agent: Agent, listed: bool = False) -> dict[str, Any]:
     """The agent with its context fill (what its latest request held): from the usage seen since
-    the daemon started, else read back from its latest usage event; when it was last active."""
+    the daemon started, else read back from its latest usage event; when it was last active
+    (``listed``: its session's last activity was just read)."""
     figures = agent.figures
     if figures is None or figures.context_tokens is None:
         figures = await latest_context(lifecycle.core.store, agent.session, agent.name)
         figures.model = figures.model or agent.model
     window, source = lifecycle.directory.window_of(figures, agent)
-    await lifecycle.directory.session_active(agent.session)
+    await lifecycle.directory.session_active(agent.session, fresh=not listed)
     last = lifecycle.directory.last_active(agent, figures)
     return (
         agent.to_json()
@@ -82,7 +83,7 @@ async def agents_list(lifecycle: Lifecycle, request: ListAgents, call: Call) -> 
         and (request.state is None or a.state == request.state.upper())
         and (not request.live or is_live(a.state))
     ]
-    return {"agents": at_risk_first([await agent_json(lifecycle, a) for a in chosen])}
+    return {"agents": at_risk_first([await agent_json(lifecycle, a, listed=True) for a in chosen])}
 
 
 @dataclass(frozen=True, slots=True)
