@@ -72,6 +72,9 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # The daemons of tests follow no agent's folders: the machine's own ~/.claude and ~/.codex
     # stay out of them. The tests of that following turn it on, with a HOME of their own.
     monkeypatch.setenv("TOKA_WATCH_AGENTS", "false")
+    # The shared transcripts are months old: with `lifecycle.end_after_s` at its default their
+    # agents would be ENDED as they are imported. The tests of that set it themselves.
+    monkeypatch.setenv("TOKA_END_AFTER_S", "0")
     yield home
     stop_daemon_in(resolve_paths())
     shutil.rmtree(home, ignore_errors=True)

@@ -132,6 +132,7 @@ def shared_daemon(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str] 
                 variables.delenv(name)
         variables.setenv("TOKA_HOME", str(home))
         variables.setenv("TOKA_WATCH_AGENTS", "false")  # the machine's agents' folders stay out (conftest.py)
+        variables.setenv("TOKA_END_AFTER_S", "0")  # months-old fixtures' agents stay as they were (conftest.py)
         variables.setenv("TZ", "UTC")
         paths = resolve_paths()
         running = spawn_daemon(paths, tmp_path_factory.mktemp("shared-daemon") / "daemon.log", env=env)

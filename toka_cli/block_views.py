@@ -1,5 +1,6 @@
-"""How `toka report blocks` looks for people: a table of the 5-hour blocks in the report's time
-zone, and the active block's use, burn rate and projection beneath it."""
+"""How `toka report blocks` looks for people: a table of Claude's 5-hour blocks in the report's
+time zone, the active block's use, burn rate and projection beneath it, and Codex's own limit
+windows as bars."""
 
 from __future__ import annotations
 
@@ -63,6 +64,62 @@ def blocks_table(report: Report) -> None:
     print_view(grid)
     if active is not None:
         print_view(key_values(active_lines(active, where, limits)))
+    codex = cast(Mapping[str, Any] | None, cast(Any, report).get("codex"))
+    if codex:
+        now = local(cast(Any, report)["now"], where)
+        print_view(key_values(plan_lines(codex, where, now)))
+
+
+# Characters of a plan window's bar.
+BAR_WIDTH = 20
+WINDOW_NAMES = {300: "5-hour", 10080: "weekly"}
+
+
+def bar(pct: float, width: int = BAR_WIDTH) -> str:
+    """``█████░░░░░░░░░░░░░░░``: ``pct`` of ``width``."""
+    filled = max(0, min(width, round(pct / 100 * width)))
+    return "█" * filled + "░" * (width - filled)
+
+
+def window_name(window: Mapping[str, Any]) -> str:
+    minutes = window["window_minutes"]
+    return WINDOW_NAMES.get(minutes) or (f"{minutes // 60}-hour" if minutes % 60 == 0 else f"{minutes}-minute")
+
+
+def window_words(window: Mapping[str, Any], where: tzinfo, now: datetime) -> tuple[str, str]:
+    """What a bar does not say, in two parts that fit 80 columns beside it: when the window starts
+    over, and when it runs out at the burn rate."""
+    if window["resets_at"] is None:
+        return "reset time unknown", ""
+    resets = local(window["resets_at"], where)
+    if window["reset"]:
+        return f"started over at {_at(resets, now)}", "use since then unknown"
+    left = (resets - now).total_seconds() / 60
+    burn = window["burn_pct_per_hour"]
+    if burn is None:
+        return f"resets {_at(resets, now)}", _left(max(left, 0))
+    runs_out = window["runs_out_at"]
+    end = f"runs out {_at(local(runs_out, where), now)}" if runs_out else "lasts until it resets"
+    return f"resets {_at(resets, now)}", f"{_left(max(left, 0))}; at {burn:g}%/h {end}"
+
+
+def _at(moment: datetime, now: datetime) -> str:
+    """The time alone on ``now``'s day, else the day too."""
+    return f"{moment:%H:%M}" if moment.date() == now.date() else f"{moment:%Y-%m-%d %H:%M}"
+
+
+def plan_lines(codex: Mapping[str, Any], where: tzinfo, now: datetime) -> list[tuple[str, Any]]:
+    """Codex's limit windows, each a bar of its use and when it resets and runs out."""
+    read = local(codex["as_of"], where)
+    lines: list[tuple[str, Any]] = [("codex limits", f"as of {read:%Y-%m-%d %H:%M} (session {codex['session'][:8]})")]
+    for window in codex["windows"]:
+        resets, runs_out = window_words(window, where, now)
+        lines.append(
+            (f"codex {window_name(window)}", f"{bar(window['used_pct'])} {window['used_pct']:5.1f}%  {resets}")
+        )
+        if runs_out:
+            lines.append(("", runs_out))
+    return lines
 
 
 def active_lines(block: Mapping[str, Any], where: tzinfo, limits: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -113,6 +170,8 @@ def summary_view(summary: Mapping[str, Any]) -> Any:
         lines.append(Text("no active 5-hour block"))
     else:
         lines.append(key_values(active_lines(block, where, block["limits"])))
+    if summary.get("codex"):
+        lines.append(key_values(plan_lines(summary["codex"], where, now)))
     if summary["agents"]:
         grid = rich_table("agent", "source", "calls", "total", "cost", title="today, per agent")
         for column in grid.columns[2:]:

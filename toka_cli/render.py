@@ -121,12 +121,32 @@ def fill_line(figures: Mapping[str, Any]) -> str:
     return line
 
 
+def compressed_line(figures: Mapping[str, Any]) -> str:
+    """toka's compressed context, apart from the fill: ``52,310 tokens (26.2%), 2026-01-31 12:00:00``."""
+    tokens = figures.get("compressed_tokens")
+    if tokens is None:
+        return "-"
+    share = f" ({100 * tokens / figures['context_window']:.1f}%)" if figures.get("context_window") else ""
+    when = f", {short_ts(figures['compressed_ts'])}" if figures.get("compressed_ts") else ""
+    return f"{tokens:,} tokens{share}{when}"
+
+
 def agents_table(agents: Sequence[Mapping[str, Any]]) -> Grid:
-    grid = table("agent", "state", "fill", "context", "window", "model")
+    """Agents with their fill (what their latest request held) and when each was last active;
+    toka's compressed context in a column of its own when one was compressed."""
+    compressed = any(agent.get("compressed_tokens") is not None for agent in agents)
+    columns = ["agent", "state", "fill", "context", "window", "model", "last"]
+    grid = table(*columns, *(["compressed"] if compressed else []))
+    today = local_day(datetime.now(UTC))
     for agent in agents:
         context = "-" if agent["context_tokens"] is None else f"{agent['context_tokens']:,}"
         window = f"{agent['context_window']:,}"
-        grid.add_row(agent["id"], agent["state"], percent(agent["fill_pct"]), context, window, agent["model"] or "-")
+        last = day_ts(agent["last_active"], today) if agent.get("last_active") else "-"
+        cells = [agent["id"], agent["state"], percent(agent["fill_pct"]), context, window, agent["model"] or "-", last]
+        if compressed:
+            tokens = agent.get("compressed_tokens")
+            cells.append("-" if tokens is None else f"{tokens:,}")
+        grid.add_row(*cells)
     return grid
 
 

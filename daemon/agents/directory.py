@@ -15,6 +15,7 @@ from daemon.agents.refs import Refs
 from daemon.agents.usage import MAIN_AGENT, UsageFigures
 from daemon.contract.kinds import Kind
 from store.base import EventStore
+from store.errors import TokaError
 
 
 class Directory:
@@ -23,14 +24,48 @@ class Directory:
         self.agents = agents
         self.refs = Refs(store, agents)
         self._windows = windows  # [models] windows of config.toml
+        # session -> the time of its latest activity (store/kinds.py), as the latest read gave it
+        self._last_active: dict[str, int] = {}
 
     async def known(self) -> list[Agent]:
         """Every agent: spawned ones, and each agent of every session that recorded usage."""
         for info in await self.store.sessions():
+            self._last_active[info.session] = info.last_ts
             if Kind.USAGE in info.kinds:
                 for name in info.agents or [MAIN_AGENT]:
                     self.agents.implicit(info.session, name)
         return list(self.agents)
+
+    async def of_session(self, session: str) -> list[Agent]:
+        """The agents of one session: those the projection holds, and those of its usage."""
+        try:
+            info = await self.store.session(session)
+        except TokaError:  # gone, or a name other sessions begin with and it is not
+            return []
+        if info.session == session:
+            self._last_active[session] = info.last_ts
+            if Kind.USAGE in info.kinds:
+                for name in info.agents or [MAIN_AGENT]:
+                    self.agents.implicit(session, name)
+        return [agent for agent in self.agents if agent.session == session]
+
+    async def session_active(self, session: str, fresh: bool = False) -> int | None:
+        """When ``session`` was last active (its latest event of an agent's own activity), from
+        the latest listing unless ``fresh``."""
+        if fresh or session not in self._last_active:
+            await self.of_session(session)
+        return self._last_active.get(session)
+
+    def last_active(self, agent: Agent, figures: UsageFigures | None = None) -> int | None:
+        """When ``agent`` was last active, as far as the latest reads know: a session's main agent
+        when its session was (it runs the others), any other agent at its own latest call, or,
+        with none, when its session was. toka's own appends (store/kinds.py, ``TOKA_KINDS``) are
+        not activity."""
+        session = self._last_active.get(agent.session)
+        own = (figures or agent.figures or UsageFigures(agent.session)).last_ts
+        if agent.is_main:
+            return max(session or 0, own or 0) or None
+        return own or session
 
     def figures(self, agent: Agent) -> UsageFigures:
         """The agent's figures since the daemon started; its own model until usage names one."""

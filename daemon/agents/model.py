@@ -7,10 +7,11 @@ imported or hooked session that reports usage (Claude Code's ``main`` and its su
 agents have readable names that are unique on their own (``frontend-v2-3f9a``), implicit ones
 are written ``<session>/<name>``.
 
-States and reasons are those of DESIGN.md. Every change of state is a ``lifecycle`` event
+States and reasons are those of DESIGN.md, and ENDED: the agent's session ended (its SessionEnd
+hook) or went quiet, until its next activity. Every change of state is a ``lifecycle`` event
 (``{agent, from, to, reason, detail, ...}``); :class:`Agents` applies ``agent.spawn``,
-``lifecycle`` and ``handoff`` events (and the SessionEnd hook's) in log order, so replaying the
-log rebuilds every state.
+``lifecycle``, ``handoff`` and ``compression`` events (and the SessionEnd hook's) in log order, so
+replaying the log rebuilds every state.
 :func:`check_transition` is the one place that checks a change, against the transitions of
 daemon/contract/transitions.py (``AGENT_LIFECYCLE``).
 """
@@ -25,22 +26,27 @@ from daemon.contract.kinds import Kind
 from daemon.contract.policies import OnCritical
 from daemon.contract.states import AgentState, Reason
 from daemon.contract.transitions import AGENT_LIFECYCLE
-from store.errors import Conflict, UsageError
-from store.events import Event
+from store.errors import Conflict, InvalidEvent, UsageError
+from store.events import Event, parse_ts
 
 STATES = AGENT_LIFECYCLE.states
 REASONS = tuple(Reason)
 SPAWN = Kind.AGENT_SPAWN
 HANDOFF = Kind.HANDOFF
-# Claude Code's SessionEnd hook (`toka hook claude-code`): the session's agents stopped there.
+# Claude Code's and Codex's SessionEnd hook (`toka hook claude-code|codex`): the session's agents
+# stopped there.
 SESSION_END = Kind.HOOK_SESSION_END
+# toka's own compression of an agent's events: the size of the context it left.
+COMPRESSION = Kind.COMPRESSION
+# Largest token count one call may report: far above any model's window.
+MAX_TOKENS = 100_000_000
 
 
 def check_transition(agent: Agent, to: str, reason: str | None = None) -> None:
     """Raise Conflict unless ``agent`` may go to state ``to`` (with ``reason``)."""
     if to not in STATES:
         raise UsageError(f"unknown state {to!r}", f"states: {', '.join(STATES)}")
-    if reason is not None and to == AgentState.TERMINATED and reason not in REASONS:
+    if reason is not None and to in (AgentState.TERMINATED, AgentState.ENDED) and reason not in REASONS:
         raise UsageError(f"unknown termination reason {reason!r}", f"reasons: {', '.join(REASONS)}")
     if to not in AGENT_LIFECYCLE.allowed(agent.state):
         allowed = ", ".join(sorted(AGENT_LIFECYCLE.allowed(agent.state))) or "none: it is final"
@@ -115,6 +121,9 @@ class Agent:
     reason: str | None = None
     detail: str | None = None
     changed_ts: int | None = None
+    # ENDED: the time of its last activity the change took into account (its SessionEnd, or its
+    # last activity before the quiet spell); only activity after it brings the agent back.
+    ended_since: int | None = None
     figures: UsageFigures | None = None  # from the usage seen since the daemon started
 
     @property
@@ -162,6 +171,10 @@ class Agents:
         self.handoffs: dict[str, int] = {}  # trace -> handoffs made
         self.ended: dict[str, int] = {}  # session -> when its latest SessionEnd was recorded
         self._spawned: dict[str, Agent] = {}  # spawned agents by name (their id)
+        # (session, agent) -> (tokens, ts) of toka's latest compression of the agent's events: the
+        # size of the context toka would give it now, apart from what its last request held.
+        self.compressions: dict[tuple[str, str], tuple[int, int]] = {}
+        self.ended_sessions: set[str] = set()  # sessions with an agent ENDED
 
     def __iter__(self) -> Any:
         return iter(list(self._agents.values()))
@@ -190,6 +203,15 @@ class Agents:
             agent.reason = payload.get("reason")
             agent.detail = payload.get("detail")
             agent.changed_ts = event.ts
+            if agent.state == AgentState.ENDED:
+                agent.ended_since = _ts(payload.get("last_active")) or event.ts
+                self.ended_sessions.add(agent.session)
+            elif agent.session in self.ended_sessions:
+                agent.ended_since = None
+                if not any(a.session == agent.session and a.state == AgentState.ENDED for a in self):
+                    self.ended_sessions.discard(agent.session)
+        elif event.kind == COMPRESSION and isinstance(payload.get("tokens_after"), int):
+            self.compressions[(event.session, event.agent or MAIN_AGENT)] = (payload["tokens_after"], event.ts)
         elif event.kind == SESSION_END:
             self.ended[event.session] = max(event.ts, self.ended.get(event.session, event.ts))
         elif event.kind == HANDOFF and isinstance(payload.get("trace"), str):
@@ -210,6 +232,13 @@ class Agents:
     def next_version(self, trace: str, agent_type: str) -> int:
         versions = [a.version or 0 for a in self._agents.values() if a.trace == trace and a.type == agent_type]
         return max(versions, default=0) + 1
+
+
+def _ts(value: Any) -> int | None:
+    try:
+        return parse_ts(value) if isinstance(value, str) else None
+    except InvalidEvent:
+        return None
 
 
 def is_main(session: str, name: str) -> bool:
@@ -253,3 +282,37 @@ def spawned_agent(event: Event, defaults: Thresholds) -> Agent:
         state=AgentState.INITIALIZING,
         changed_ts=event.ts,
     )
+
+
+def spawn_thresholds(spec: Spawn, defaults: Thresholds) -> Thresholds:
+    values = {"warning_pct": spec.warning_pct, "critical_pct": spec.critical_pct, "compress_pct": spec.compress_pct}
+    for name, value in values.items():
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if value is not None and not (is_number and 0 < value <= 100):
+            raise UsageError(f"{name} must be a percentage above 0 and at most 100, got {value!r}")
+    thresholds = Thresholds(
+        warning_pct=float(values["warning_pct"] or defaults.warning_pct),
+        critical_pct=float(values["critical_pct"] or defaults.critical_pct),
+        compress_pct=float(values["compress_pct"] or defaults.compress_pct),
+    )
+    if thresholds.warning_pct >= thresholds.critical_pct:
+        raise UsageError(
+            f"the warning threshold ({thresholds.warning_pct}%) must be below the critical one"
+            f" ({thresholds.critical_pct}%)"
+        )
+    return thresholds
+
+
+def usage_payload(report: UsageReport) -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    for name, value in report.counts().items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+            raise UsageError(f"{name} must be a whole number from 0 to {MAX_TOKENS:,}, got {value!r}")
+        payload[name] = value
+    prompt = ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
+    payload["context_tokens"] = sum(payload[name] for name in prompt)
+    model = report.model
+    if model is not None and not isinstance(model, str):
+        raise UsageError(f"model must be a string, got {model!r}")
+    payload["model"] = model
+    return payload

@@ -138,6 +138,8 @@ AgentChange = TypedDict(
         "context_tokens": NotRequired[int],
         "context_window": NotRequired[int],
         "fill_pct": NotRequired[float | None],
+        "compressed_tokens": NotRequired[int],
+        "last_active": NotRequired[str],
     },
 )
 
@@ -149,6 +151,10 @@ class Agent(AgentRecord):
     context_window: int
     window_source: str
     fill_pct: float | None
+    compressed_tokens: int | None  # toka's compressed context (its latest compression), not the fill
+    compressed_ts: str | None
+    live: bool  # still runs: not ENDED, TERMINATED or HANDOFF_COMPLETE
+    last_active: str | None  # its latest activity of its own (toka's appends are not)
     thresholds: Thresholds
     handoffs_in_trace: int
     history: NotRequired[list[AgentChange]]
@@ -184,6 +190,8 @@ class Usage(TypedDict):
     calls: int
     per_call: dict[str, dict[str, float]]
     last_usage_ts: str | None
+    compressed_tokens: int | None
+    compressed_ts: str | None
     state: str | None
 
 

@@ -101,6 +101,29 @@ class PriceSource(TypedDict):
     config: list[str]  # the models [models] prices prices
 
 
+class PlanWindow(TypedDict):
+    """One of Codex's limit windows, as its latest reading gave it (daemon/cost/plan_limits.py)."""
+
+    name: str  # primary (5 hours), secondary (a week)
+    window_minutes: int
+    used_pct: float
+    resets_at: str | None
+    reset: bool  # it started over since the reading: what is used now is not known
+    burn_pct_per_hour: float | None
+    runs_out_at: str | None  # at that rate, when it is used up, if before it starts over
+
+
+class PlanLimits(TypedDict):
+    """Codex's plan limits: its latest ``rate_limits`` reading."""
+
+    source: str  # codex
+    session: str
+    as_of: str
+    limit_id: str | None
+    plan_type: str | None
+    windows: list[PlanWindow]
+
+
 class Report(TypedDict):
     report: str  # daily, weekly, monthly, session, blocks
     timezone: str
@@ -113,6 +136,8 @@ class Report(TypedDict):
     totals: Totals
     now: NotRequired[str]  # blocks: when the active block was judged
     limits: NotRequired[Limits]  # blocks
+    plan: NotRequired[str]  # blocks: whose blocks they are: claude
+    codex: NotRequired[PlanLimits | None]  # blocks: Codex's own limit windows
 
 
 class AgentToday(Counts):
@@ -136,4 +161,5 @@ class LiveSummary(TypedDict):
     prices: PriceSource
     today: Today
     block: BlockRow | None
+    codex: PlanLimits | None
     agents: list[AgentToday]

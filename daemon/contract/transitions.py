@@ -35,19 +35,21 @@ class StateModel:
 
 
 # A spawned agent starts INITIALIZING; an implicit one (an imported or hooked session's) is ACTIVE
-# from its first usage.
+# from its first usage. A running agent ENDS when its session does (SessionEnd, or no activity
+# for `lifecycle.end_after_s`), and comes back with its next activity.
 AGENT_LIFECYCLE = StateModel(
     states=tuple(_S),
     initial=_S.INITIALIZING,
     transitions={
         _S.INITIALIZING: (*FILL_STATES, _S.PAUSED, _S.TERMINATED, _S.ERROR),
-        _S.ACTIVE: (_S.WARNING, _S.CRITICAL, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR),
-        _S.WARNING: (_S.ACTIVE, _S.CRITICAL, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR),
-        _S.CRITICAL: (_S.ACTIVE, _S.WARNING, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR),
+        _S.ACTIVE: (_S.WARNING, _S.CRITICAL, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR, _S.ENDED),
+        _S.WARNING: (_S.ACTIVE, _S.CRITICAL, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR, _S.ENDED),
+        _S.CRITICAL: (_S.ACTIVE, _S.WARNING, _S.PAUSED, _S.HANDOFF_PENDING, _S.TERMINATED, _S.ERROR, _S.ENDED),
         _S.HANDOFF_PENDING: (_S.HANDOFF_COMPLETE, _S.CRITICAL, _S.ERROR),
         _S.HANDOFF_COMPLETE: (_S.TERMINATED,),
         _S.PAUSED: (*FILL_STATES, _S.TERMINATED, _S.ERROR),
         _S.ERROR: (_S.TERMINATED,),
+        _S.ENDED: (*FILL_STATES, _S.TERMINATED, _S.ERROR),
     },
 )
 

@@ -80,6 +80,7 @@ class LiveCosts(Component):
             "prices": costs.prices.describe(),
             "today": {"date": today.to_json()["since"]} | tally_json(tallied.total),
             "block": block,
+            "codex": await costs.codex_limits(),
             "agents": agents,
         }
 

@@ -80,12 +80,16 @@ class SessionSource:
 
 
 class Filter:
-    """The sessions a report's ``source`` and ``project`` choose."""
+    """The sessions a report's ``source`` and ``project`` choose (and not those of ``without``:
+    Claude's billing blocks leave Codex's sessions out, whose limits are its own)."""
 
-    def __init__(self, sources: dict[str, SessionSource], source: str | None, project: str | None) -> None:
+    def __init__(
+        self, sources: dict[str, SessionSource], source: str | None, project: str | None, without: str | None = None
+    ) -> None:
         self.sources = sources
         self.source = source.lower() if source else None
         self.project = project
+        self.without = without
         self._chosen: dict[str, bool] = {}
 
     def source_of(self, session: str) -> SessionSource:
@@ -95,8 +99,10 @@ class Filter:
         chosen = self._chosen.get(session)
         if chosen is None:
             found = self.source_of(session)
-            chosen = (self.source is None or found.source == self.source) and (
-                self.project is None or found.in_project(self.project)
+            chosen = (
+                (self.source is None or found.source == self.source)
+                and (self.project is None or found.in_project(self.project))
+                and (self.without is None or found.source != self.without)
             )
             self._chosen[session] = chosen
         return chosen
@@ -104,7 +110,7 @@ class Filter:
     @property
     def filtering(self) -> bool:
         """Whether it leaves some sessions out (so rows must be kept per session)."""
-        return self.source is not None or self.project is not None
+        return self.source is not None or self.project is not None or self.without is not None
 
     def rows(self, rows: list[UsageRow]) -> list[UsageRow]:
         if not self.filtering:

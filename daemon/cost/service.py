@@ -17,6 +17,7 @@ from daemon.contract.kinds import Kind
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Block, active_tally, blocks_document, draw_blocks
 from daemon.cost.periods import Periods, day_range, offsets, time_zone
+from daemon.cost.plan_limits import CODEX, codex_limits
 from daemon.cost.prices import PriceTable
 from daemon.cost.report import Filter, ReportRequest, SessionSource, document, period_report, session_report
 from daemon.cost.settings import ModelSettings
@@ -89,12 +90,15 @@ class Costs(Component):
             request.project,
         )
         if request.kind == "blocks":
+            # Claude's blocks hold Claude's usage; Codex's limits are its own windows.
+            chosen = Filter(await self.sources(), request.source, request.project, without=await self.other_plan())
             rows = await self.sums(chosen, [(days.start, days.end, 0)], BUCKET_US)
             groups = Groups(self.prices, breakdown=request.breakdown)
             limits = self.limits  # the limits alerts watch, unless the request gives its own
             tokens = request.token_limit if request.token_limit is not None else limits.tokens or None
             cost = request.cost_limit if request.cost_limit is not None else limits.cost or None
             blocks = blocks_document(draw_blocks(rows), groups, self.now(), tokens, cost)
+            blocks |= {"plan": "claude", "codex": await self.codex_limits()}
             return document(request, zone_name, days, self.prices, blocks.pop("rows"), blocks.pop("totals")) | blocks
         if request.kind == "session":
             rows = await self.sums(chosen, [(days.start, days.end, 0)], DAY_US, sessions=True)
@@ -132,14 +136,26 @@ class Costs(Component):
         """The clock, in UTC microseconds."""
         return int(self.core.clock() * 1_000_000)
 
+    async def other_plan(self) -> str | None:
+        """The source whose usage Claude's blocks leave out, when the log has any of it: Codex."""
+        return CODEX if any(found.source == CODEX for found in (await self.sources()).values()) else None
+
+    async def codex_limits(self) -> dict[str, Any] | None:
+        """Codex's limit windows, from its latest sessions' readings (daemon/cost/plan_limits.py)."""
+        codex = {session for session, found in (await self.sources()).items() if found.source == CODEX}
+        return await codex_limits(self.core.store, codex, self.now())
+
     async def active_block(self, source: str | None = None) -> tuple[Block, Tally] | None:
-        """The active block (of the sessions of ``source``, or of all), with its tally.
+        """The active block (of the sessions of ``source``, or of all but Codex's, which are
+        not Claude's), with its tally.
 
         A block's start depends on the calls before it back to the last quiet spell of five
         hours, so the rows are read back a day, then a week, then to the start of the log,
         until there is such a spell before them."""
         now = self.now()
-        chosen = Filter(await self.sources() if source else {}, source, None)
+        chosen = Filter(
+            await self.sources(), source, None, without=None if source == CODEX else await self.other_plan()
+        )
         for span in (DAY_US, 7 * DAY_US, None):
             start = None if span is None else now - now % HOUR_US - span
             rows = await self.sums(chosen, [(start, None, 0)], BUCKET_US)

@@ -12,7 +12,7 @@ from daemon.agents.model import Agent, Spawn, UsageReport
 from daemon.agents.usage import MAIN_AGENT, latest_context, session_usage
 from daemon.contract.fill import context_fill
 from daemon.contract.kinds import Kind
-from daemon.contract.states import AgentState, Reason, risk_rank
+from daemon.contract.states import AgentState, Reason, is_live, risk_rank
 from daemon.lifecycle.service import Lifecycle
 from daemon.rpc.registry import Call, Ops
 from store.base import EventQuery
@@ -25,18 +25,30 @@ OPS = Ops(Lifecycle)
 HISTORY = 50
 
 
-async def agent_json(lifecycle: Lifecycle, agent: Agent) -> dict[str, Any]:
-    """The agent with its context fill: from the usage seen since the daemon started, else read
-    back from its latest usage event."""
+def compressed_json(lifecycle: Lifecycle, agent: Agent) -> dict[str, Any]:
+    """toka's compressed context of the agent (its latest compression), apart from its fill."""
+    tokens, ts = lifecycle.agents.compressions.get((agent.session, agent.name), (None, None))
+    return {"compressed_tokens": tokens, "compressed_ts": None if ts is None else format_ts(ts)}
+
+
+async def agent_json(lifecycle: Lifecycle, agent: Agent, listed: bool = False) -> dict[str, Any]:
+    """The agent with its context fill (what its latest request held): from the usage seen since
+    the daemon started, else read back from its latest usage event; when it was last active
+    (``listed``: its session's last activity was just read)."""
     figures = agent.figures
     if figures is None or figures.context_tokens is None:
         figures = await latest_context(lifecycle.core.store, agent.session, agent.name)
         figures.model = figures.model or agent.model
     window, source = lifecycle.directory.window_of(figures, agent)
+    await lifecycle.directory.session_active(agent.session, fresh=not listed)
+    last = lifecycle.directory.last_active(agent, figures)
     return (
         agent.to_json()
         | dict(context_fill(figures.model or agent.model, figures.context_tokens, window, source))
+        | compressed_json(lifecycle, agent)
         | {
+            "live": is_live(agent.state),
+            "last_active": None if last is None else format_ts(last),
             "thresholds": agent.thresholds.to_json(),
             "handoffs_in_trace": lifecycle.agents.handoffs.get(agent.trace or agent.session, 0),
         }
@@ -44,14 +56,22 @@ async def agent_json(lifecycle: Lifecycle, agent: Agent) -> dict[str, Any]:
 
 
 def at_risk_first(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Those closest to trouble first (daemon/contract/states.py, ``WORST_FIRST``)."""
-    return sorted(agents, key=lambda a: (risk_rank(a["state"]), -(a["fill_pct"] or 0), a["id"]))
+    """The live first, those closest to trouble first (daemon/contract/states.py, ``WORST_FIRST``);
+    then those that no longer run, the last active first."""
+
+    live = sorted(
+        (a for a in agents if a["live"]), key=lambda a: (risk_rank(a["state"]), -(a["fill_pct"] or 0), a["id"])
+    )
+    done = sorted((a for a in agents if not a["live"]), key=lambda a: a["id"])
+    done.sort(key=lambda a: a["last_active"] or "", reverse=True)  # ISO times in UTC sort as they read
+    return live + done
 
 
 @dataclass(frozen=True, slots=True)
 class ListAgents:
     trace: str | None = None
     state: str | None = None
+    live: bool = False  # only the agents that still run (not ENDED, TERMINATED, HANDOFF_COMPLETE)
 
 
 @OPS.op("agents.list", ListAgents)
@@ -61,8 +81,9 @@ async def agents_list(lifecycle: Lifecycle, request: ListAgents, call: Call) -> 
         for a in await lifecycle.directory.known()
         if (request.trace is None or a.trace == request.trace)
         and (request.state is None or a.state == request.state.upper())
+        and (not request.live or is_live(a.state))
     ]
-    return {"agents": at_risk_first([await agent_json(lifecycle, a) for a in chosen])}
+    return {"agents": at_risk_first([await agent_json(lifecycle, a, listed=True) for a in chosen])}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,4 +229,10 @@ async def usage(lifecycle: Lifecycle, request: Usage, call: Call) -> dict[str, A
     document = figures.to_json(lifecycle.directory.window_of(figures, agent), agent.thresholds)
     document.pop("agent", None)
     del document["session"]
-    return {"session": agent.session, "agent": agent.id, **document, "state": agent.state}
+    return {
+        "session": agent.session,
+        "agent": agent.id,
+        **document,
+        **compressed_json(lifecycle, agent),
+        "state": agent.state,
+    }

@@ -7,6 +7,10 @@ Claude Code's SessionStart, which names the model) queue for :meth:`Lifecycle.ru
 each into its agent's figures and, when the context fill crosses a threshold, appends the
 ``lifecycle`` event that moves the agent (keyed by the usage event, so it is appended once).
 Changes of state go through one lock, so two requests never act on the same stale state.
+
+Agents end (daemon/lifecycle/ending.py) at a SessionEnd hook or after ``lifecycle.end_after_s``
+without activity: looked for after each run of evaluations (an import of old history ends its
+agents as it lands) and on a timer; their next activity brings them back.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from daemon.agents.directory import Directory
 from daemon.agents.model import (
+    COMPRESSION,
     HANDOFF,
     SESSION_END,
     SPAWN,
@@ -29,37 +34,38 @@ from daemon.agents.model import (
     UsageReport,
     check_transition,
     fill_state,
+    spawn_thresholds,
     spawned_agent,
+    usage_payload,
 )
 from daemon.agents.usage import FIGURE_KINDS, STATUSLINE, Thresholds
 from daemon.component import Component, Projection
-from daemon.compress.service import COMPRESSION, Compressor
+from daemon.compress.service import Compressor
 from daemon.compress.settings import CompressionSettings
 from daemon.contract.kinds import Kind
 from daemon.contract.policies import AUTO_COMPRESS_OFF, CompressionPolicy, OnCritical, choices_of
-from daemon.contract.states import AT_RISK, FILL_STATES, AgentState, Reason, risk_rank
+from daemon.contract.states import FILL_STATES, AgentState, Reason
 from daemon.core import Core
 from daemon.cost.settings import ModelSettings
 from daemon.handoff.service import Handoffs
+from daemon.lifecycle.ending import Ending, is_task_complete
 from daemon.lifecycle.settings import LifecycleSettings
 from store.errors import Busy, Conflict, UsageError
 from store.events import Event, digest, fit_name, format_ts, parse_new_event
+from store.kinds import is_activity
 
 log = logging.getLogger("toka.daemon")
 
-# A session whose agents reported no usage and changed no state for this long has ended: its
-# agents are not at risk (their states stand, and it is live again with its next call).
-ENDED_AFTER_S = 24 * 3600
+# The longest between two looks for agents gone quiet (shorter when `end_after_s` is).
+QUIET_CHECK_S = 60.0
 # The kinds the agents' projection is built from (daemon/agents/model.py).
-PROJECTED = (SPAWN, Kind.LIFECYCLE, HANDOFF, SESSION_END)
+PROJECTED = (SPAWN, Kind.LIFECYCLE, HANDOFF, SESSION_END, COMPRESSION)
 # Versions a spawn tries when other daemons keep spawning the one it meant to (each try follows
 # a spawn it had not seen).
 SPAWN_TRIES = 8
 # Hex digits of the digest of trace, type and version that end an agent's name (worker-v1-3fa2):
 # short to read; when two traces' agents would share a name, the later takes twice as many.
 NAME_DIGITS = 4
-# Largest token count one call may report: far above any model's window.
-MAX_TOKENS = 100_000_000
 
 
 class Lifecycle(Component):
@@ -81,6 +87,10 @@ class Lifecycle(Component):
         self.compressor = Compressor(core, self.directory, self.evaluated)
         self._evaluated = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
+        self._quiet_task: asyncio.Task[None] | None = None
+        self._touched: set[str] = set()  # sessions whose usage this run evaluated
+        self.end_after_s = lifecycle.end_after_s
+        self.ending = Ending(core, self.directory, self.end_after_s, self._transition, self._fill_state)
 
     def projection(self) -> Projection:
         return Projection("agents", PROJECTED, self.agents.apply)
@@ -91,15 +101,26 @@ class Lifecycle(Component):
         if not own:
             return
         for event in events:
-            if event.kind in FIGURE_KINDS or event.kind == COMPRESSION:
+            if (
+                event.kind in FIGURE_KINDS
+                or event.kind in (COMPRESSION, SESSION_END)
+                or is_task_complete(event)
+                or (event.session in self.agents.ended_sessions and is_activity(event.kind))
+            ):
                 self._queue.append(event)
                 self._wake.set()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self.run(), name="lifecycle")
+        if self.end_after_s > 0:
+            self._quiet_task = asyncio.create_task(self._watch_quiet(), name="lifecycle.quiet")
 
     async def stop(self, deadline: float) -> None:
         """Let the usage already committed move its agents (within ``deadline``), then stop."""
+        if self._quiet_task is not None:
+            self._quiet_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._quiet_task
         if self._task is None:
             return
         try:
@@ -121,6 +142,9 @@ class Lifecycle(Component):
                 try:
                     async with self._lock:
                         await self._evaluate(event)
+                        if not self._queue and self._touched:
+                            touched, self._touched = self._touched, set()
+                            await self.ending.end_quiet_sessions(touched)
                 except Exception:  # one agent's trouble must not stop the others' lifecycle
                     log.exception("lifecycle: usage event %s not evaluated", event.id)
                 async with self._evaluated:
@@ -148,24 +172,37 @@ class Lifecycle(Component):
             await self._evaluated.wait_for(lambda: self._settled(seq))
 
     async def _evaluate(self, event: Event) -> None:
+        if event.kind == SESSION_END or is_task_complete(event):
+            await self.ending.session_ended(event)  # a SessionEnd hook, or Codex's end of a task
+            return
         agent = self.agents.implicit(event.session, event.agent)
+        if event.kind not in FIGURE_KINDS and event.kind != COMPRESSION:
+            if agent.state == AgentState.ENDED:
+                await self.ending.come_back(agent, event)  # activity that wakes an ended agent
+            return
         figures = self.directory.figures(agent)
+        if event.kind in FIGURE_KINDS:
+            figures.add(event)
+        if agent.state == AgentState.ENDED:
+            await self.ending.come_back(agent, event)
+        compressed = None
         if event.kind == COMPRESSION:
-            # Until the agent's next call reports its real prompt, its context is what the
-            # compression left (daemon/compress/service.py).
+            # toka's compressed context, not the agent's: its fill stays what its last request
+            # held; its state follows the compressed size until its next call says otherwise.
             if not isinstance(event.payload.get("tokens_after"), int):
                 return
-            figures.context_tokens = event.payload["tokens_after"]
+            compressed = context = event.payload["tokens_after"]
         else:
-            figures.add(event)
             # A response's usage moves the fill; a status line may move the window under it.
             if event.kind not in (Kind.USAGE, STATUSLINE) or event.payload.get("revision") is True:
                 return
-        context = figures.context_tokens
-        if context is None:
-            return
+            if event.kind == Kind.USAGE:
+                self._touched.add(agent.session)
+            if figures.context_tokens is None:
+                return
+            context = figures.context_tokens
         if agent.state not in (*FILL_STATES, AgentState.INITIALIZING):
-            return  # paused, handing off, terminated: usage is recorded, the state stays
+            return  # paused, handing off, terminated, ended: usage is recorded, the state stays
         window, _ = self.directory.window(agent)
         fill = 100 * context / window
         if event.kind == Kind.USAGE:
@@ -174,12 +211,34 @@ class Lifecycle(Component):
         if target == agent.state:
             return
         detail = f"context {fill:.1f}% of {window:,} tokens"
-        await self._transition(agent, target, detail=detail, cause=event)
+        if compressed is not None:
+            detail = f"toka's compressed context {fill:.1f}% of {window:,} tokens"
+        extra = None if compressed is None else {"compressed_tokens": compressed}
+        await self._transition(agent, target, detail=detail, cause=event, extra=extra)
         if target == AgentState.CRITICAL and agent.spawned and agent.policy == OnCritical.HANDOFF:
             await self._hand_off(agent, event)
 
+    async def _watch_quiet(self) -> None:
+        """Every agent gone quiet for ``end_after_s`` is ENDED, looked for now and then."""
+        pause = min(QUIET_CHECK_S, max(self.end_after_s / 4, 0.05))
+        while True:
+            try:
+                agents = [a for a in await self.directory.known() if a.state in FILL_STATES]
+                async with self._lock:
+                    await self.ending.end_quiet(agents, listed=True)
+            except Exception:  # the next look tries again
+                log.exception("lifecycle: the look for quiet agents failed")
+            await asyncio.sleep(pause)
+
     async def _transition(
-        self, agent: Agent, to: str, reason: str | None = None, detail: str | None = None, cause: Event | None = None
+        self,
+        agent: Agent,
+        to: str,
+        reason: str | None = None,
+        detail: str | None = None,
+        cause: Event | None = None,
+        extra: dict[str, Any] | None = None,
+        key: str | None = None,
     ) -> Event:
         check_transition(agent, to, reason)
         payload: dict[str, Any] = {"agent": agent.id, "from": agent.state, "to": to, "reason": reason, "detail": detail}
@@ -190,6 +249,7 @@ class Lifecycle(Component):
                 "context_window": window,
                 "fill_pct": agent.figures.fill_pct(window),
             }
+        payload |= extra or {}
         event: dict[str, Any] = {
             "session": agent.session,
             "agent": agent.name,
@@ -198,7 +258,11 @@ class Lifecycle(Component):
         }
         if cause is not None:
             payload["cause"] = cause.id
-            event |= {"ts": format_ts(cause.ts), "key": f"lifecycle:{cause.id[:16]}:{to}"}
+            # One cause may move several agents (a SessionEnd its session's): each its own key.
+            suffix = "" if agent.owns(cause) else f":{agent.name}"
+            event |= {"ts": format_ts(cause.ts), "key": f"lifecycle:{cause.id[:16]}:{to}{suffix}"}
+        if key is not None:
+            event["key"] = key
         [result] = await self.core.append([parse_new_event(event)])
         # The agent's state moves when the change reaches the projection: the next check of a
         # transition (a handoff makes several in a row) and the answer read it there.
@@ -206,29 +270,8 @@ class Lifecycle(Component):
         return result.event
 
     def at_risk(self) -> list[dict[str, Any]]:
-        """Agents in trouble or close to it, worst first, with their fill when known. The agents
-        of a session that ended (its SessionEnd recorded after their last call, or no call for
-        ``ENDED_AFTER_S``) are not: nothing runs there to run out of room."""
-        agents = list(self.agents)
-        risky = [agent for agent in agents if agent.state in AT_RISK]  # few, if any: `status` asks often
-        if not risky:
-            return []
-        sessions = {agent.session for agent in risky}
-        active: dict[str, int] = {}  # session -> its agents' latest call or change of state
-        for agent in agents:
-            if agent.session in sessions:
-                last = max(agent.changed_ts or 0, (agent.figures.last_ts if agent.figures else None) or 0)
-                active[agent.session] = max(last, active.get(agent.session, 0))
-        quiet_since = round((self.core.clock() - ENDED_AFTER_S) * 1_000_000)
-        found = []
-        for agent in risky:
-            last = active[agent.session]
-            if last < quiet_since or self.agents.ended.get(agent.session, -1) >= last:
-                continue
-            window, _ = self.directory.window(agent)
-            fill = None if agent.figures is None else agent.figures.fill_pct(window)
-            found.append({"id": agent.id, "state": agent.state, "fill_pct": fill, "detail": agent.detail})
-        return sorted(found, key=lambda a: (risk_rank(a["state"]), -(a["fill_pct"] or 0), a["id"]))
+        """Agents in trouble or close to it, worst first (daemon/lifecycle/ending.py)."""
+        return self.ending.at_risk(self.agents)
 
     # Requests ------------------------------------------------------------------------------
 
@@ -244,7 +287,7 @@ class Lifecycle(Component):
         window = spec.window
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window <= 0):
             raise UsageError(f"a context window must be a positive number of tokens, got {window!r}")
-        thresholds = _thresholds(spec, self.defaults)
+        thresholds = spawn_thresholds(spec, self.defaults)
         policy = spec.policy or self.settings[LifecycleSettings].on_critical
         if policy not in choices_of(OnCritical):
             raise UsageError(f"unknown policy {policy!r}", f"policies: {', '.join(OnCritical)}")
@@ -311,7 +354,7 @@ class Lifecycle(Component):
 
     async def record_usage(self, agent: Agent, report: UsageReport) -> Agent:
         """Append a usage event for the agent and wait until its lifecycle has been evaluated."""
-        payload = _usage_payload(report)
+        payload = usage_payload(report)
         event = {"session": agent.session, "agent": agent.name, "kind": Kind.USAGE, "payload": payload}
         [result] = await self.core.append([parse_new_event(event)])
         await self.evaluated(result.event.seq)
@@ -355,37 +398,3 @@ class Lifecycle(Component):
             continuation=handoff.payload.get("prompt"),
         )
         await self._spawn(successor_spec, parents=[handoff.id])
-
-
-def _thresholds(spec: Spawn, defaults: Thresholds) -> Thresholds:
-    values = {"warning_pct": spec.warning_pct, "critical_pct": spec.critical_pct, "compress_pct": spec.compress_pct}
-    for name, value in values.items():
-        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if value is not None and not (is_number and 0 < value <= 100):
-            raise UsageError(f"{name} must be a percentage above 0 and at most 100, got {value!r}")
-    thresholds = Thresholds(
-        warning_pct=float(values["warning_pct"] or defaults.warning_pct),
-        critical_pct=float(values["critical_pct"] or defaults.critical_pct),
-        compress_pct=float(values["compress_pct"] or defaults.compress_pct),
-    )
-    if thresholds.warning_pct >= thresholds.critical_pct:
-        raise UsageError(
-            f"the warning threshold ({thresholds.warning_pct}%) must be below the critical one"
-            f" ({thresholds.critical_pct}%)"
-        )
-    return thresholds
-
-
-def _usage_payload(report: UsageReport) -> dict[str, Any]:
-    payload: dict[str, Any] = {}
-    for name, value in report.counts().items():
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-            raise UsageError(f"{name} must be a whole number from 0 to {MAX_TOKENS:,}, got {value!r}")
-        payload[name] = value
-    prompt = ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
-    payload["context_tokens"] = sum(payload[name] for name in prompt)
-    model = report.model
-    if model is not None and not isinstance(model, str):
-        raise UsageError(f"model must be a string, got {model!r}")
-    payload["model"] = model
-    return payload

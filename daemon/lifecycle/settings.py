@@ -30,3 +30,9 @@ class LifecycleSettings:
         choices_of(OnCritical),
     )
     max_handoffs: int = setting(5, "handoffs allowed per trace; the next one puts the agent in ERROR", bounds=(1, 1000))
+    end_after_s: float = setting(
+        86400.0,
+        "seconds without activity of its own after which a running agent is ENDED (reason TIMEOUT);"
+        " its next activity brings it back; 0: never",
+        bounds=(0.0, 10 * 365 * 86400.0),
+    )

@@ -178,3 +178,22 @@ def test_agents_of_sessions_that_ended_are_not_at_risk() -> None:
     assert "8463c716" not in invoke("status").stdout
     assert invoke("record", "live", "hook.session_end", '{"reason": "exit"}').exit_code == 0
     assert invoke_json("status")["agents_at_risk"] == []
+
+
+def test_agent_list_shows_when_each_was_last_active_the_live_first() -> None:
+    live = {"model": "claude-sonnet-4-5", "input_tokens": 100, "cache_read_tokens": 49_900}
+    for session in ("gone", "here"):
+        assert invoke("record", session, "usage", json.dumps(live), "--agent", "main").exit_code == 0
+    assert invoke("record", "gone", "hook.session_end", '{"reason": "exit"}').exit_code == 0
+    listed = invoke_json("agent", "list")["agents"]
+    assert [(a["id"], a["state"], a["live"]) for a in listed] == [
+        ("here/main", "ACTIVE", True),
+        ("gone/main", "ENDED", False),
+    ]
+    assert all(a["last_active"] for a in listed)
+    assert [a["id"] for a in invoke_json("agent", "list", "--live")["agents"]] == ["here/main"]
+    table = invoke("agent", "list").stdout.splitlines()
+    assert "last (UTC)" in table[0]
+    assert table[1].startswith("here/main") and table[2].startswith("gone/main") and "ENDED" in table[2]
+    shown = invoke("agent", "show", "gone/main").stdout
+    assert "ENDED (SESSION_ENDED)" in shown and "session ended (exit)" in shown

@@ -87,8 +87,22 @@ def test_the_agents_state_follows_its_compressed_size() -> None:
     assert result["stored"] is True
     with Client() as client:
         shown = client.call("agents.get", agent=agent)
-    assert shown["state"] in ("ACTIVE", "WARNING") and shown["context_tokens"] == result["tokens_after"]
+    assert shown["state"] in ("ACTIVE", "WARNING") and shown["compressed_tokens"] == result["tokens_after"]
     assert shown["history"][-1]["from"] == "CRITICAL"
+    assert shown["history"][-1]["compressed_tokens"] == result["tokens_after"]
+    assert shown["history"][-1]["detail"].startswith("toka's compressed context")
+    # Its fill stays what its last request held: one figure for the agent, wherever it is read.
+    assert shown["context_tokens"] == 18_600 and shown["fill_pct"] == 93.0
+    usage = invoke_json("usage", agent)
+    assert (usage["context_tokens"], usage["fill_pct"]) == (18_600, 93.0)
+    assert usage["compressed_tokens"] == result["tokens_after"]
+    listed = {a["id"]: a for a in invoke_json("agent", "list")["agents"]}[agent]
+    assert (listed["context_tokens"], listed["fill_pct"], listed["compressed_tokens"]) == (
+        18_600,
+        93.0,
+        result["tokens_after"],
+    )
+    assert "toka's compressed context" in invoke("usage", agent).stdout
 
 
 def test_an_agent_compresses_by_itself_at_the_trigger() -> None:
@@ -257,3 +271,24 @@ def test_context_redacts_only_the_configured_kinds() -> None:
     document = json.loads(invoke("context", "deploy", "--format", "json").stdout)
     assert document["redaction"]["kinds"] == ["email"] and document["redaction"]["counts"] == {"email": 1}
     assert "hunter2" in document["messages"][0]["content"]
+
+
+def test_after_compress_the_fill_is_one_figure_everywhere_and_a_restart_keeps_it(largest: str) -> None:
+    before = invoke_json("usage", largest)
+    result = invoke_json("compress", largest, "--policy", "summarize", "--target", "37.5")
+    assert result["stored"] is True and result["tokens_after"] < before["context_tokens"]
+
+    def figures() -> list[tuple[int, float, int]]:
+        usage = invoke_json("usage", largest)
+        [listed] = [a for a in invoke_json("agent", "list")["agents"] if a["id"] == f"{largest}/main"]
+        shown = invoke_json("agent", "show", f"{largest}/main")
+        return [(d["context_tokens"], d["fill_pct"], d["compressed_tokens"]) for d in (usage, listed, shown)]
+
+    # What the agent's latest request held, the same in usage, agent list and agent show; toka's
+    # compressed context beside it.
+    expected = (before["context_tokens"], before["fill_pct"], result["tokens_after"])
+    assert figures() == [expected] * 3
+    assert invoke("daemon", "restart").exit_code == 0
+    assert figures() == [expected] * 3
+    text = invoke("agent", "show", f"{largest}/main").stdout
+    assert f"toka's compressed context  {result['tokens_after']:,} tokens" in text

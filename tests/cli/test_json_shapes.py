@@ -348,6 +348,7 @@ def test_daemon_stop_json() -> None:
 def test_config_show_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The tests' daemons follow no agent's folders (tests/conftest.py); shown here is the default.
     monkeypatch.delenv("TOKA_WATCH_AGENTS")
+    monkeypatch.delenv("TOKA_END_AFTER_S")  # set for every test (tests/conftest.py): here, the defaults
     raw = invoke_json("config", "show")
     for row in raw["settings"]:
         assert isinstance(row["help"], str) and row["help"]
@@ -373,6 +374,7 @@ def test_config_show_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> N
             {"key": "lifecycle.critical_pct", "value": 90.0, "source": "default", "help": "<help>"},
             {"key": "lifecycle.on_critical", "value": "notify", "source": "default", "help": "<help>"},
             {"key": "lifecycle.max_handoffs", "value": 5, "source": "default", "help": "<help>"},
+            {"key": "lifecycle.end_after_s", "value": 86400.0, "source": "default", "help": "<help>"},
             {"key": "handoff.save_markdown", "value": False, "source": "default", "help": "<help>"},
             {"key": "inject.mode", "value": "all", "source": "default", "help": "<help>"},
             {"key": "inject.budget_tokens", "value": 3000, "source": "default", "help": "<help>"},

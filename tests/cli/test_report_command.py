@@ -17,9 +17,11 @@ from cli_support import TOKA as TOKA_SCRIPT
 from cli_support import assert_error, invoke, invoke_json, toka
 from daemons import PATIENCE
 from test_results import mismatches
+from transcripts import shared_or_skip
 
 from daemon.client.sync import Client
 from daemon.contract import results_cost
+from store.events import format_ts
 
 # Two sessions of two agents on 2026-05-10 and 11 (UTC), a Codex one, and one of toka's own on a
 # model nobody prices. Opus 4.6 is $5/$25 per million, $6.25 cache writes ($10 for an hour), $0.50
@@ -304,3 +306,37 @@ def test_piped_tables_are_not_padded() -> None:
         shown = toka(*args, env={"NO_COLOR": "1"})
         assert shown.returncode == 0, shown.stderr
         assert [line for line in shown.stdout.splitlines() if line.endswith(" ")] == [], args
+
+
+def test_blocks_hold_claudes_usage_and_show_codexs_own_windows_from_its_rollout() -> None:
+    rollout = shared_or_skip(
+        "fixtures",
+        "transcripts",
+        "codex",
+        "madshn__rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
+    )
+    claude = shared_or_skip("fixtures", "transcripts", "claude", "marot__short.jsonl")
+    assert invoke("import", str(rollout), str(claude)).exit_code == 0
+    # Codex's last reading, as the rollout's last token_count with usage holds it.
+    readings = [json.loads(line)["payload"] for line in rollout.read_text().splitlines()]
+    last = [p for p in readings if p.get("type") == "token_count" and p.get("info") and p.get("rate_limits")][-1]
+    document = invoke_json("report", "blocks", "--since", "2026-01-01")
+    assert mismatches(document, results_cost.Report) == []
+    assert document["plan"] == "claude"
+    assert {model for row in document["rows"] for model in row["models"]} == {"claude-opus-4-6"}
+    codex = document["codex"]
+    assert (codex["session"], codex["limit_id"]) == ("019c8a59-e9dd-71f0-9ae3-4079fe9726a9", "codex")
+    windows = {w["name"]: w for w in codex["windows"]}
+    for name in ("primary", "secondary"):
+        raw = last["rate_limits"][name]
+        assert (windows[name]["used_pct"], windows[name]["window_minutes"]) == (
+            raw["used_percent"],
+            raw["window_minutes"],
+        )
+        assert windows[name]["resets_at"] == format_ts(raw["resets_at"] * 1_000_000)
+        assert windows[name]["reset"] is True  # February's windows have started over since
+    shown = toka("report", "blocks", "--since", "2026-01-01", env={"NO_COLOR": "1"})
+    assert shown.returncode == 0, shown.stderr
+    five = next(line for line in shown.stdout.splitlines() if line.startswith("codex 5-hour"))
+    assert "█" * 5 + "░" * 15 + "  25.0%" in five and "started over at 2026-02-24" in five
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80

@@ -59,6 +59,8 @@ def test_fill_is_the_latest_main_prompt_and_totals_are_every_call() -> None:
             "output_tokens": {"avg": 42.5, "min": 20, "max": 70},
         },
         "last_usage_ts": usage_json("s")["last_usage_ts"],
+        "compressed_tokens": None,
+        "compressed_ts": None,
         "state": "ACTIVE",
     }
     assert "window assumed" not in invoke("usage", "s").stdout

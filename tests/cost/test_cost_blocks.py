@@ -13,13 +13,14 @@ import pytest
 from daemon.core import Core
 from daemon.cost.blocks import BLOCK_US, HOUR_US, Limits, block_json, draw_blocks
 from daemon.cost.prices import PriceTable
+from daemon.cost.report import ReportRequest
 from daemon.cost.service import Costs
 from daemon.cost.tally import Groups, Tally
 from daemon.paths import resolve_paths
 from daemon.sections import SECTIONS
 from store.ephemeral import EphemeralStore
 from store.errors import UsageError
-from store.events import NewEvent
+from store.events import NewEvent, format_ts
 from store.usage import fold_usage, usage_row
 
 T0 = 1_778_400_000_000_000  # 2026-05-10T08:00:00Z
@@ -129,3 +130,58 @@ def test_the_active_block_is_found_after_days_of_blocks_without_a_pause(tmp_path
     expected = blocks_of_calls(times)[-1]
     assert asyncio.run(run()) == (expected[0], expected[3])
     assert expected[0] % HOUR_US == 0 and expected[0] != (times[-1] - times[-1] % HOUR_US)
+
+
+def test_claudes_blocks_hold_claudes_usage_and_codex_its_own_windows() -> None:
+    """Codex's usage is not drawn into Claude's 5-hour blocks: its limits are the windows its
+    rate_limits readings give, with their use, reset, burn rate and when they run out."""
+    read = T0 + 30 * MINUTE
+    limits = {
+        "limit_id": "codex",
+        "primary": {"used_percent": 80.0, "window_minutes": 300, "resets_at": (read + 2 * HOUR_US) // 1_000_000},
+        "secondary": {"used_percent": 60.0, "window_minutes": 10080, "resets_in_seconds": 86_400},
+        "plan_type": "plus",
+    }
+    gpt = {"model": "gpt-5.3-codex", "input_tokens": 5000, "cached_input_tokens": 4000, "output_tokens": 300}
+    store = EphemeralStore()
+
+    async def run() -> dict:  # type: ignore[type-arg]
+        await store.append(
+            [
+                NewEvent("claude", "session.meta", {"source": "claude-code"}, "main", T0),
+                NewEvent("claude", "usage", OPUS, "main", T0 + MINUTE),
+                NewEvent("cx", "session.meta", {"source": "codex"}, "main", T0),
+                NewEvent("cx", "usage", gpt | {"rate_limits": limits}, "main", read),
+            ]
+        )
+        now = (read + HOUR_US) / 1_000_000
+        costs = Costs(Core(store, store.append, SECTIONS.defaults(), resolve_paths(), lambda: now))
+        return await costs.report(ReportRequest("blocks", timezone="UTC"))
+
+    report = asyncio.run(run())
+    [block] = report["rows"]
+    assert (report["plan"], block["calls"], block["models"]) == ("claude", 1, ["claude-opus-4-6"])
+    assert report["totals"]["calls"] == 1
+    codex = report["codex"]
+    assert (codex["session"], codex["as_of"], codex["plan_type"]) == ("cx", format_ts(read), "plus")
+    primary, secondary = codex["windows"]
+    # 80% used three hours into five: 26.67%/h, so the rest goes in 45 minutes, before the reset.
+    assert primary == {
+        "name": "primary",
+        "window_minutes": 300,
+        "used_pct": 80.0,
+        "resets_at": format_ts(read + 2 * HOUR_US),
+        "reset": False,
+        "burn_pct_per_hour": 26.67,
+        "runs_out_at": format_ts(read + 45 * MINUTE),
+    }
+    # 60% used six days into seven: 0.42%/h, which lasts past the reset a day later.
+    assert secondary == {
+        "name": "secondary",
+        "window_minutes": 10080,
+        "used_pct": 60.0,
+        "resets_at": format_ts(read + 24 * HOUR_US),
+        "reset": False,
+        "burn_pct_per_hour": 0.42,
+        "runs_out_at": None,
+    }

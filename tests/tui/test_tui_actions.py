@@ -63,6 +63,7 @@ def test_terminating_a_terminated_agent_shows_the_error_in_a_modal(daemon: Any) 
         client.call("agents.terminate", agent=agent)
 
     async def scenario(pilot: Pilot[None]) -> None:
+        await pilot.press("e")  # a terminated agent is listed with the ended ones
         await _select_agent(pilot, agent)
         await pilot.press("t", "y")
         error = await wait_until(

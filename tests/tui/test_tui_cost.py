@@ -73,3 +73,37 @@ def test_with_no_usage_it_says_so(daemon: Any) -> None:
         assert "Refresh" in text.splitlines()[-1]
 
     drive(scenario)
+
+
+def test_codex_limits_show_as_bars_with_their_reset_and_when_they_run_out(daemon: Any) -> None:
+    read = int(time.time()) - 60
+    read -= 1 if read % 60 == 0 else 0  # the minute it runs out at, whatever the rounding
+    limits = {
+        # 80% three hours into five: at 26.7%/h the rest goes in 45 minutes, before the reset
+        "primary": {"used_percent": 80.0, "window_minutes": 300, "resets_at": int(read + 2 * 3600)},
+        # 10% six days into seven: lasts until it resets
+        "secondary": {"used_percent": 10.0, "window_minutes": 10080, "resets_at": int(read + 86_400)},
+    }
+    gpt = {"model": "gpt-5.3-codex", "input_tokens": 500, "output_tokens": 20, "rate_limits": limits}
+    with daemon.client() as client:
+        client.append([{"session": "cx", "kind": "session.meta", "payload": {"source": "codex"}, "ts": read}])
+        client.append([{"session": "cx", "kind": "usage", "agent": "main", "payload": gpt, "ts": read}])
+
+    async def scenario(pilot: Pilot[None]) -> None:
+        await pilot.press("5")
+        text = await wait_until(pilot, lambda: "weekly" in (shown := screen_text(pilot.app)) and shown, "the windows")
+        shown = text.splitlines()
+        [at] = [n for n, line in enumerate(shown) if "5-hour" in line and "%" in line]
+        five = " ".join(shown[at : at + 3])
+        [at] = [n for n, line in enumerate(shown) if "weekly" in line and "%" in line]
+        week = " ".join(shown[at : at + 3])
+        # The dashboard's gauge: 8 of 10 filled for 80%, 1 for 10%.
+        runs_out = time.strftime("%H:%M", time.localtime(read + 45 * 60))
+        resets = time.strftime("%H:%M", time.localtime(read + 2 * 3600))
+        assert "████████░░   80%" in five and f"resets {resets}" in five
+        assert "at 26.67%/h runs out " in five and five.rstrip().endswith(runs_out), text
+        assert "█░░░░░░░░░   10%" in week and "lasts until it resets" in week
+        # Claude's block holds none of Codex's usage.
+        assert "no active block" in text
+
+    drive(scenario, size=(100, 30))

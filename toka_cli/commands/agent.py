@@ -12,7 +12,7 @@ from toka_cli.call import call_and_show
 from toka_cli.completers import choices, complete_targets
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, print_view
-from toka_cli.render import agents_table, fill_line, key_values, short_ts
+from toka_cli.render import agents_table, compressed_line, fill_line, key_values, short_ts
 
 if TYPE_CHECKING:
     from daemon.contract.results import Agent, AgentList
@@ -38,6 +38,8 @@ def agent_view(agent: Agent) -> None:
         ("trace", agent["trace"] or "-"),
         ("model", agent["model"] or "-"),
         ("context", fill_line(agent)),
+        ("toka's compressed context", compressed_line(agent)),
+        ("last active", short_ts(agent["last_active"]) if agent["last_active"] else "-"),
         ("thresholds", "warning {warning_pct:g}%, critical {critical_pct:g}%".format(**agent["thresholds"])),
         ("policy at critical", agent["policy"]),
         ("handoffs in trace", agent["handoffs_in_trace"]),
@@ -95,10 +97,14 @@ def _spawned(agent: Agent) -> None:
 def list_(
     trace: Annotated[str | None, typer.Option(help="Only this trace.")] = None,
     state: Annotated[str | None, typer.Option(help="Only agents in this state, e.g. CRITICAL.")] = None,
+    live: Annotated[
+        bool, typer.Option("--live", help="Only the agents that still run (not ENDED or TERMINATED).")
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Every agent, those at risk first (ERROR, CRITICAL, WARNING, ...), then by fill."""
-    call_and_show("agents.list", json_, agents_view, trace=trace, state=state)
+    """Every agent with when it was last active: the live first, those at risk first (ERROR,
+    CRITICAL, WARNING, ...), then by fill; then the ended, the last active first."""
+    call_and_show("agents.list", json_, agents_view, trace=trace, state=state, live=live)
 
 
 def agents_view(result: AgentList) -> None:

@@ -11,7 +11,7 @@ from toka_cli.commands.agent import agents_view
 from toka_cli.completers import complete_targets
 from toka_cli.options import JsonOpt
 from toka_cli.output import print_view
-from toka_cli.render import fill_line, key_values
+from toka_cli.render import compressed_line, fill_line, key_values
 
 if TYPE_CHECKING:
     from daemon.contract.results import Usage
@@ -42,6 +42,7 @@ def _headroom(figures: Usage) -> None:
         ("state", figures.get("state") or "-"),
         ("model", figures["model"] or "-"),
         ("context", fill_line(figures)),
+        ("toka's compressed context", compressed_line(figures)),
         ("headroom", _tokens(figures["headroom_tokens"])),
         ("until warning", _tokens(until["warning"])),
         ("until critical", _tokens(until["critical"])),

@@ -26,7 +26,7 @@ _toka_options() {
         'admin rebuild') echo '--json -h --help' ;;
         'admin recover') echo '--json -h --help' ;;
         'agent') echo '-h --help' ;;
-        'agent list') echo '--trace --state --json -h --help' ;;
+        'agent list') echo '--trace --state --live --json -h --help' ;;
         'agent pause') echo '--json -h --help' ;;
         'agent resume') echo '--json -h --help' ;;
         'agent show') echo '--json -h --help' ;;

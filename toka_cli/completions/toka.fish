@@ -139,7 +139,7 @@ complete -c toka -n '__toka_at \'admin rebuild\'' -s 'h' -l 'help' -d 'Show this
 complete -c toka -n '__toka_at \'admin recover\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'admin recover\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'agent\'' -f
-complete -c toka -n '__toka_at \'agent\'' -a 'list' -d 'Every agent, those at risk first (ERROR, CRITICAL, WARNING, ...), then by fill.'
+complete -c toka -n '__toka_at \'agent\'' -a 'list' -d 'Every agent with when it was last active: the live first, those at risk first...'
 complete -c toka -n '__toka_at \'agent\'' -a 'pause' -d 'Pause an agent: usage is still recorded, its state stays PAUSED until resumed.'
 complete -c toka -n '__toka_at \'agent\'' -a 'resume' -d 'Resume a paused agent, in the state its context fill calls for.'
 complete -c toka -n '__toka_at \'agent\'' -a 'show' -d 'One agent: state and why, context fill, thresholds, trace, and its lifecycle...'
@@ -149,6 +149,7 @@ complete -c toka -n '__toka_at \'agent\'' -a 'usage' -d 'Report one call\'s usag
 complete -c toka -n '__toka_at \'agent\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'agent list\'' -l 'trace' -r -f -d 'Only this trace.'
 complete -c toka -n '__toka_at \'agent list\'' -l 'state' -r -f -d 'Only agents in this state, e.g. CRITICAL.'
+complete -c toka -n '__toka_at \'agent list\'' -l 'live' -d 'Only the agents that still run (not ENDED or TERMINATED).'
 complete -c toka -n '__toka_at \'agent list\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
 complete -c toka -n '__toka_at \'agent list\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'agent pause\'' -f -k -a '(__toka_ask)'

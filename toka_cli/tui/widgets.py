@@ -33,6 +33,7 @@ STATE_STYLES: dict[str, str] = {
     AgentState.WARNING: "yellow",
     AgentState.TERMINATED: "dim",
     AgentState.HANDOFF_COMPLETE: "dim",
+    AgentState.ENDED: "dim",
     AgentState.PAUSED: "cyan",
 }
 # Event kinds that change what the agents hold: marked in timelines and listed as recent.

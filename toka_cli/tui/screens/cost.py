@@ -1,5 +1,6 @@
-"""Cost: today's cost, the active 5-hour block with its burn rate and projection, and each agent's
-share of today, kept current from the app's subscription (a usage event brings a new summary
+"""Cost: today's cost, Claude's active 5-hour block with its burn rate and projection, Codex's limit
+windows as bars (used, reset, when they run out at the burn rate), and each agent's share of
+today, kept current from the app's subscription (a usage event brings a new summary
 from the daemon, `cost.summary`) and a timer (the time left runs down without usage)."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from textual.widgets import DataTable, Label, Static
 from daemon.client.zone import local_timezone
 from daemon.contract.kinds import Kind
 from store.errors import TokaError
-from toka_cli.block_views import local, zone
+from toka_cli.block_views import local, window_name, window_words, zone
 from toka_cli.cost_views import compact, dollars
 from toka_cli.tui.chrome import Table
 from toka_cli.tui.widgets import TokaScreen, fill_gauge
@@ -44,6 +45,7 @@ class CostScreen(TokaScreen):
         self._settling: Timer | None = None
         self.today = Static("connecting to the daemon…", id="cost-today")
         self.block = Static("", id="cost-block")
+        self.codex = Static("", id="cost-codex")
         self.agents: DataTable[Any] = Table(id="cost-agents", cursor_type="row", zebra_stripes=True)
         self.agents.add_columns("agent", "source", "calls", "tokens", "cost")
 
@@ -51,8 +53,10 @@ class CostScreen(TokaScreen):
         yield from self.compose_top()
         yield Label("Today", classes="section")
         yield self.today
-        yield Label("5-hour block", classes="section")
+        yield Label("Claude's 5-hour block", classes="section")
         yield self.block
+        yield Label("Codex's limits", classes="section")
+        yield self.codex
         yield Label("Agents today", classes="section")
         yield self.agents
         yield from self.compose_keys()
@@ -94,6 +98,7 @@ class CostScreen(TokaScreen):
             f" · {summary['timezone']} · prices {summary['prices']['table']}"
         )
         self.block.update(_block(summary["block"], summary["timezone"]))
+        self.codex.update(_plan(summary.get("codex"), summary["timezone"], summary["now"]))
         self.agents.clear()
         for agent in summary["agents"]:
             name = f"{agent['session']}/{agent['agent'] or '-'}"
@@ -123,3 +128,21 @@ def _block(block: dict[str, Any] | None, timezone: str) -> Text:
         line.append("\nlimit ")
         line.append_text(fill_gauge(used, "red" if used >= 100 else "yellow" if used >= 75 else "green"))
     return line
+
+
+def _plan(codex: dict[str, Any] | None, timezone: str, now: str) -> Text:
+    """Each of Codex's windows: a bar of its use, when it resets, when it runs out at its burn rate."""
+    if not codex:
+        return Text("no Codex limits read", style="dim")
+    where = zone(timezone)
+    lines = Text()
+    for number, window in enumerate(codex["windows"]):
+        used = window["used_pct"]
+        if number:
+            lines.append("\n")
+        lines.append(f"{window_name(window):>7} ")
+        style = "dim" if window["reset"] else "red" if used >= 90 else "yellow" if used >= 75 else "green"
+        lines.append_text(fill_gauge(used, style))
+        resets, runs_out = window_words(window, where, local(now, where))
+        lines.append(f"  {resets}" + (f"\n{'':8}{runs_out}" if runs_out else ""))
+    return lines

@@ -1,4 +1,5 @@
-"""The overview: agents with their fill, sessions, the daemon's figures and recent lifecycle events."""
+"""The overview: agents with their fill (the live ones; `e` shows the ended too), sessions, the
+daemon's figures and recent lifecycle events."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class OverviewScreen(TokaScreen):
         Binding("v", "verify", "Verify", id="overview.verify", show=False),
         Binding("p", "pause", "Pause/resume", id="overview.pause"),
         Binding("t", "terminate", "Terminate", id="overview.terminate"),
+        Binding("e", "toggle_ended", "Ended agents", id="overview.ended", show=False),
         Binding("g", "refresh", "Refresh", id="overview.refresh", show=False),
     ]
 
@@ -59,6 +61,9 @@ class OverviewScreen(TokaScreen):
         self._sessions_stale = False
         self.pool: PoolStats | None = None
         self.agent_states: dict[str, str] = {}
+        self.listed_agents: list[Agent] = []
+        self.show_ended = False  # the agents that no longer run (ENDED, TERMINATED) shown too
+        self.agents_label = Label("Agents", classes="section", id="agents-label")
         self._loading = False  # a _load is under way
         # Held here rather than queried: a timer or a worker may still run while the screen
         # is being taken down, when its children can no longer be found.
@@ -73,7 +78,7 @@ class OverviewScreen(TokaScreen):
     def compose(self) -> ComposeResult:
         yield from self.compose_top()
         yield self.status_line
-        yield Label("Agents", classes="section")
+        yield self.agents_label
         yield self.agents
         yield Label("Sessions", classes="section")
         yield self.sessions
@@ -145,7 +150,21 @@ class OverviewScreen(TokaScreen):
         line.append(f" · {self.toka.events_per_second():.1f} ev/s")
         self.status_line.update(line)
 
+    def action_toggle_ended(self) -> None:
+        """Show the agents that no longer run, or hide them again."""
+        self.show_ended = not self.show_ended
+        self._show_agents(self.listed_agents)
+
     def _show_agents(self, agents: list[Agent]) -> None:
+        self.listed_agents = agents
+        ended = sum(1 for agent in agents if not agent.get("live", True))
+        if not self.show_ended:
+            agents = [agent for agent in agents if agent.get("live", True)]
+        if ended:
+            shown = "shown, e hides them" if self.show_ended else "e shows them"
+            self.agents_label.update(f"Agents · {ended} ended ({shown})")
+        else:
+            self.agents_label.update("Agents")
         self.agent_states = {agent["id"]: agent.get("state") or "" for agent in agents}
         rows = []
         for agent in agents:
