@@ -173,6 +173,10 @@ class UsageFigures:
         the moment: the window it works with and, from ``current_usage`` (or
         ``used_percentage``), the context it holds. Usage older than it moves the context no
         more."""
+        model = event.payload.get("model")
+        chosen = model.get("id") if isinstance(model, dict) else None
+        if isinstance(chosen, str) and chosen.endswith(LONG_CONTEXT_SUFFIX):
+            self.declared_model = chosen  # the 1M option, as the user chose it
         window = event.payload.get("context_window")
         if not isinstance(window, dict):
             return
@@ -183,7 +187,6 @@ class UsageFigures:
         if context is not None:
             self.context_tokens = context
             self.reported_at = event.ts
-            self.last_ts = max(self.last_ts or event.ts, event.ts)
 
     def window(self, explicit: int | None = None, overrides: Mapping[str, int] | None = None) -> tuple[int, str]:
         """The context window and where it came from: ``agent`` (its own setting), ``reported``
@@ -337,6 +340,8 @@ async def output_revisions(store: EventStore, held: list[tuple[NewEvent, Event]]
                 "sidechain": payload.get("sidechain") is True,
                 "revision": True,
             }
+            if isinstance(payload.get("speed"), str):  # its output is priced as its response's
+                revision["speed"] = payload["speed"]
             key = f"{new.key}:+{reported}"
             revisions.append(NewEvent(stored.session, "usage", revision, stored.agent, new.ts, None, key))
     return revisions

@@ -132,3 +132,13 @@ def test_a_compaction_past_200k_is_evidence_of_the_1m_window() -> None:
     assert invoke("record", "c1m", "usage", json.dumps(usage)).exit_code == 0
     figures = usage_json("c1m")
     assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (1_000_000, "observed", 4.0)
+
+
+def test_the_1m_option_is_taken_from_the_model_the_status_line_names() -> None:
+    """An older Claude Code's status line input: the model as chosen, no context_window."""
+    line = {"session_id": "sl", "model": {"id": "claude-opus-4-6[1m]", "display_name": "Opus 4.6 (1M context)"}}
+    assert invoke("record", "sl", "statusline", json.dumps(line)).exit_code == 0
+    usage = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 159_990, "output_tokens": 5}
+    assert invoke("record", "sl", "usage", json.dumps(usage)).exit_code == 0
+    figures = usage_json("sl")
+    assert (figures["context_window"], figures["window_source"], figures["fill_pct"]) == (1_000_000, "model", 16.0)

@@ -156,3 +156,22 @@ def test_gpt_5_3_codex_spark_is_priced_from_the_additions() -> None:
 def test_an_addition_genai_prices_covers_is_refused(additions: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         add(genai_table(), additions)
+
+
+def test_more_output_of_a_fast_response_is_priced_as_fast_too() -> None:
+    """A response still being written when its file was read: the revision that adds its later
+    output carries its speed, so that output pays the fast price as well."""
+    from daemon.ingest.claude_code import ClaudeCodeParser
+    from daemon.ingest.lines import ParseStats
+
+    parser = ClaudeCodeParser(Path("s-fast.jsonl"), ParseStats())
+    first = transcript_record("u1", "msg-1", "fast")
+    later = transcript_record("u2", "msg-1", "fast")
+    later["message"]["usage"]["output_tokens"] = 5000
+    list(parser.feed(1, b"", first))
+    list(parser.flush(end=False))
+    [revision] = [e for e in parser.feed(2, b"", later) if e["kind"] == "usage"]
+    assert revision["payload"]["revision"] is True
+    assert (revision["payload"]["output_tokens"], revision["payload"]["speed"]) == (3000, FAST)
+    row = usage_row(0, "s-fast", None, revision["payload"])
+    assert class_speed(row.prompt_class) == FAST
