@@ -59,7 +59,9 @@ def known_window(model: str | None, overrides: Mapping[str, int] | None = None) 
         if overrides and (window := _by_prefix(name, overrides)):
             return window, "config"
         if window := table_window(name):
-            return min(window, _by_prefix(name, DEFAULT_WINDOWS) or window), "table"
+            # Bedrock's and Vertex's names of a Claude model end in Anthropic's own name.
+            bare = name.rsplit("anthropic.", 1)[-1]
+            return min(window, _by_prefix(bare, DEFAULT_WINDOWS) or window), "table"
     return DEFAULT_WINDOW, "default"
 
 
