@@ -152,15 +152,17 @@ class UsageFigures:
         self.output_per_call.add(_count(payload, "output_tokens"))
         if self.agent is None and (event.agent not in (None, MAIN_AGENT) or payload.get("sidechain") is True):
             return
-        if self.reported_at is not None and event.ts < self.reported_at:
-            return  # older than the agent's own figure of its context (a status line)
         if "context_tokens" in payload:
-            self.context_tokens = _count(payload, "context_tokens")
+            prompt = _count(payload, "context_tokens")
         else:
-            self.context_tokens = sum(
+            prompt = sum(
                 _count(payload, name) for name in ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
             )
-        self.prompt_per_call.add(self.context_tokens)
+        self.prompt_per_call.add(prompt)
+        if self.reported_at is None or event.ts >= self.reported_at:
+            # A response older than the agent's own figure of its context (a status line) is
+            # no longer what the context holds.
+            self.context_tokens = prompt
         if isinstance(payload.get("model"), str):
             self.model = payload["model"]
         window = _count(payload, "context_window")
