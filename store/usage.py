@@ -28,7 +28,8 @@ read from its ``usage_requests`` table for the batch (and then writes back :attr
 
 The usage projection (:class:`UsageRow`) is what the SQLite backend keeps up to date in each
 append's transaction (store/sqlite/projections.py) and reports read instead of the events: per
-quarter of an hour, session, agent, model and prompt class, the calls and tokens. Backends
+quarter of an hour, session, agent, model and prompt class (which also says whether the calls
+were served in fast mode), the calls and tokens. Backends
 without the table fold the usage events with :func:`usage_row` and :func:`fold_usage`
 (``EventStore.usage_rows``), which gives the same rows.
 """
@@ -44,6 +45,12 @@ from typing import Any, NamedTuple
 # (daemon/cost/model_prices.json; a test keeps the two in step). Usage is kept per class of
 # prompt between them, so that the calls of a class, summed, are priced as each call would be.
 PROMPT_CLASSES = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
+# A call served in fast mode (Anthropic's ``speed: "fast"``) is billed at a premium: its class is
+# its prompt's class plus FAST_CLASSES, so that the projection keeps it apart from standard calls
+# of the same prompt size without a column of its own (its key is what picks a price besides the
+# model and the time).
+FAST_CLASSES = 100
+FAST = "fast"
 
 
 def _count(payload: dict[str, Any], name: str) -> int:
@@ -148,14 +155,27 @@ class Claims:
         return holder == origin
 
 
-def prompt_class(prompt: int) -> int:
-    """The class of a call's whole prompt: how many of PROMPT_CLASSES it is above."""
-    return bisect_left(PROMPT_CLASSES, prompt)
+def usage_speed(payload: dict[str, Any]) -> str | None:
+    """``fast`` for a call the agent says was served in fast mode (Claude Code's transcript
+    ``usage.speed``, its telemetry's ``speed``); None for every other call."""
+    return FAST if payload.get("speed") == FAST else None
+
+
+def prompt_class(prompt: int, speed: str | None = None) -> int:
+    """The class of a call's whole prompt: how many of PROMPT_CLASSES it is above, plus
+    FAST_CLASSES for a fast-mode call."""
+    return bisect_left(PROMPT_CLASSES, prompt) + (FAST_CLASSES if speed == FAST else 0)
 
 
 def class_prompt(index: int) -> int:
     """A prompt size of class ``index``: the smallest above its lower bound."""
+    index %= FAST_CLASSES
     return 0 if index == 0 else PROMPT_CLASSES[index - 1] + 1
+
+
+def class_speed(index: int) -> str | None:
+    """The speed the calls of class ``index`` were served at: ``fast``, or None (standard)."""
+    return FAST if index >= FAST_CLASSES else None
 
 
 # Usage is kept per quarter of an hour: every time zone's midnight (their offsets are whole
@@ -214,7 +234,7 @@ def usage_row(ts: int, session: str, agent: str | None, payload: dict[str, Any])
         session,
         agent or "",
         model if isinstance(model, str) else "",
-        prompt_class(counts.prompt),
+        prompt_class(counts.prompt, usage_speed(payload)),
         counts.calls,
         counts.input,
         counts.output,

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.agents.windows import DEFAULT_WINDOW, LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window
+from daemon.agents.windows import LONG_CONTEXT_SUFFIX, LONG_WINDOW, known_window, largest_window
 from daemon.contract.fill import ContextFill, context_fill, fill_pct, headroom_tokens
 from daemon.contract.kinds import Kind
 from store.base import EventQuery, EventStore
@@ -44,6 +44,20 @@ _RECENT = 64
 def _count(payload: dict[str, Any], name: str) -> int:
     value = payload.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def statusline_context(window: dict[str, Any]) -> int | None:
+    """The context a status line's ``context_window`` says the agent holds: the prompt of
+    ``current_usage`` (input, cache writes and cache reads), else ``used_percentage`` of
+    ``context_window_size``; None when it says neither (before the session's first call)."""
+    usage = window.get("current_usage")
+    if isinstance(usage, dict):
+        names = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        return sum(_count(usage, name) for name in names)
+    used, size = window.get("used_percentage"), _count(window, "context_window_size")
+    if isinstance(used, (int, float)) and not isinstance(used, bool) and used >= 0 and size:
+        return round(size * used / 100)
+    return None
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,7 @@ class UsageFigures:
     context_tokens: int | None = None
     reported_window: int | None = None
     compacted_at: int | None = None  # the context of the latest automatic compaction
+    reported_at: int | None = None  # when the agent last reported its context itself (status line)
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -113,9 +128,7 @@ class UsageFigures:
         if self.agent is not None and (event.agent or MAIN_AGENT) != self.agent:
             return
         if event.kind == STATUSLINE:
-            window = payload.get("context_window")
-            if isinstance(window, dict) and _count(window, "context_window_size"):
-                self.reported_window = _count(window, "context_window_size")
+            self._statusline(event)
             return
         if event.kind == COMPACTION:
             if payload.get("trigger") == "auto" and (self.agent is not None or event.agent in (None, MAIN_AGENT)):
@@ -140,12 +153,16 @@ class UsageFigures:
         if self.agent is None and (event.agent not in (None, MAIN_AGENT) or payload.get("sidechain") is True):
             return
         if "context_tokens" in payload:
-            self.context_tokens = _count(payload, "context_tokens")
+            prompt = _count(payload, "context_tokens")
         else:
-            self.context_tokens = sum(
+            prompt = sum(
                 _count(payload, name) for name in ("input_tokens", "cache_creation_tokens", "cache_read_tokens")
             )
-        self.prompt_per_call.add(self.context_tokens)
+        self.prompt_per_call.add(prompt)
+        if self.reported_at is None or event.ts >= self.reported_at:
+            # A response older than the agent's own figure of its context (a status line) is
+            # no longer what the context holds.
+            self.context_tokens = prompt
         if isinstance(payload.get("model"), str):
             self.model = payload["model"]
         window = _count(payload, "context_window")
@@ -153,12 +170,37 @@ class UsageFigures:
             self.reported_window = window
         self.last_ts = event.ts
 
+    def _statusline(self, event: Event) -> None:
+        """Claude Code's status line input: its ``context_window`` is the agent's own figure of
+        the moment: the window it works with and, from ``current_usage`` (or
+        ``used_percentage``), the context it holds. Usage older than it moves the context no
+        more."""
+        model = event.payload.get("model")
+        chosen = model.get("id") if isinstance(model, dict) else None
+        if isinstance(chosen, str) and chosen.endswith(LONG_CONTEXT_SUFFIX):
+            self.declared_model = chosen  # the 1M option, as the user chose it
+        window = event.payload.get("context_window")
+        if not isinstance(window, dict):
+            return
+        size = _count(window, "context_window_size")
+        if size:
+            self.reported_window = size
+        context = statusline_context(window)
+        if context is not None:
+            self.context_tokens = context
+            self.reported_at = event.ts
+
     def window(self, explicit: int | None = None, overrides: Mapping[str, int] | None = None) -> tuple[int, str]:
         """The context window and where it came from: ``agent`` (its own setting), ``reported``
         (by the agent: with the usage, as Codex does, or in Claude Code's status line),
-        ``model`` (a ``[1m]`` model), ``config``, ``table``, ``observed`` (a prompt larger than
-        the table's window was seen: 1M), ``compaction`` (the agent compacted itself below 200k:
-        it ran with 200k, not the table's 1M), or ``default`` (assumed)."""
+        ``model`` (a ``[1m]`` model), ``config``, ``table`` (the model's default window: the one
+        the agent gives it unless asked for more; daemon/agents/windows.py), ``observed`` (a
+        prompt or a compaction larger than that was seen: the model ran with its largest),
+        ``compaction`` (the agent compacted itself within the default window of a model that can
+        take more: it ran with the default), or ``default`` (assumed).
+
+        The largest window is taken only from evidence: the agent's own figure, a ``[1m]``
+        model, or a context that did not fit the default."""
         if explicit:
             return explicit, "agent"
         if self.reported_window:
@@ -166,15 +208,19 @@ class UsageFigures:
         declared = self.declared_model
         model = declared if declared and declared.endswith(LONG_CONTEXT_SUFFIX) else self.model or declared
         window, source = known_window(model, overrides)
-        largest = self.prompt_per_call.high or 0
-        if source in ("table", "default") and window < largest <= LONG_WINDOW:
-            # A prompt larger than the window it was said to fit: the model ran as its 1M variant
-            # (the API reports the model without Claude Code's `[1m]`).
-            return LONG_WINDOW, "observed"
-        if source == "table" and self.compacted_at and largest <= DEFAULT_WINDOW < window:
-            # The table gives a model's largest window; Claude Code runs some 1M-capable models
-            # at 200k unless asked for `[1m]`, and compacts them at about 83% of that.
-            return DEFAULT_WINDOW, "compaction"
+        if source not in ("table", "default"):
+            return window, source
+        seen = max(self.prompt_per_call.high or 0, self.compacted_at or 0)
+        largest = largest_window(model) or LONG_WINDOW
+        bigger = largest if largest > window else LONG_WINDOW
+        if window < seen <= bigger:
+            # A context larger than the window it was said to fit: the model ran with its
+            # largest (the API reports the model without Claude Code's `[1m]`); 1M for one the
+            # table does not know, or gives no more than the default.
+            return bigger, "observed"
+        if source == "table" and self.compacted_at and window < largest:
+            # The agent compacted itself within the default window: it did run with it.
+            return window, "compaction"
         return window, source
 
     def fill_pct(self, window: int) -> float | None:
@@ -296,6 +342,8 @@ async def output_revisions(store: EventStore, held: list[tuple[NewEvent, Event]]
                 "sidechain": payload.get("sidechain") is True,
                 "revision": True,
             }
+            if isinstance(payload.get("speed"), str):  # its output is priced as its response's
+                revision["speed"] = payload["speed"]
             key = f"{new.key}:+{reported}"
             revisions.append(NewEvent(stored.session, "usage", revision, stored.agent, new.ts, None, key))
     return revisions

@@ -3,9 +3,18 @@
 A model's window comes from, in order: what the agent itself reported (Codex's
 ``model_context_window`` with its usage, Claude Code's status line), the agent's own setting, a
 ``[1m]`` suffix (Claude Code's one-million-token variants: 1,000,000 whatever the model), the
-``[models] windows`` table of the config, and the model table. A model none of these knows gets
-200,000 tokens, which every command marks as assumed. (usage.py adds one more signal: a prompt
-larger than the window a model was said to have means it ran as its 1M variant.)
+``[models] windows`` table of the config, and the model's default window. A model none of these
+knows gets 200,000 tokens, which every command marks as assumed. (usage.py adds the evidence of
+the session itself: a prompt, or a compaction, larger than the default window means the model ran
+with its largest.)
+
+A model's default window is the window an agent gives it unless asked for more, which is not
+always the most the model can take: Claude Code runs the Claude 4 models (Sonnet 4 to 4.6, Opus 4
+to 4.8) at 200,000 tokens, though most of them can take 1,000,000, unless the user picks the 1M
+option (the model then reads ``claude-sonnet-4-6[1m]`` in hooks and settings), and auto-compacts
+them at about 83% of that; the models after them (Opus 5, Claude Code's default Opus 5.5) it
+runs at their full window. :data:`DEFAULT_WINDOWS` holds those defaults, reviewed by hand; every
+other model's default is its largest window.
 
 The model table, ``model_windows.json`` beside this module, is not written by hand: it is the
 windows of `genai-prices`_, a maintained table of models, their prices and their windows, at the
@@ -32,13 +41,17 @@ from typing import Any
 DEFAULT_WINDOW = 200_000
 LONG_CONTEXT_SUFFIX = "[1m]"
 LONG_WINDOW = 1_000_000
+# Windows agents give models by default where the model can take more (by name prefix, after the
+# date suffix is dropped): Claude Code's Claude 4 generation, 200k without the 1M option (its
+# model configuration docs: "sonnet[1m]"; a session of claude-sonnet-4-6 auto-compacted at 173k).
+DEFAULT_WINDOWS = {"claude-sonnet-4": DEFAULT_WINDOW, "claude-opus-4": DEFAULT_WINDOW}
 TABLE = Path(__file__).with_name("model_windows.json")
 _DATE = re.compile(r"-\d{8}$")
 
 
 def known_window(model: str | None, overrides: Mapping[str, int] | None = None) -> tuple[int, str]:
     """The window of ``model`` and where it came from: ``model`` (the 1M suffix), ``config``,
-    ``table``, or ``default`` (assumed)."""
+    ``table`` (the model's default window), or ``default`` (assumed)."""
     if model:
         if model.endswith(LONG_CONTEXT_SUFFIX):
             return LONG_WINDOW, "model"
@@ -46,8 +59,17 @@ def known_window(model: str | None, overrides: Mapping[str, int] | None = None) 
         if overrides and (window := _by_prefix(name, overrides)):
             return window, "config"
         if window := table_window(name):
-            return window, "table"
+            # Bedrock's and Vertex's names of a Claude model end in Anthropic's own name.
+            bare = name.rsplit("anthropic.", 1)[-1]
+            return min(window, _by_prefix(bare, DEFAULT_WINDOWS) or window), "table"
     return DEFAULT_WINDOW, "default"
+
+
+def largest_window(model: str | None) -> int | None:
+    """The most ``model`` can take, by the model table; None for a model it does not know."""
+    if not model:
+        return None
+    return table_window(_DATE.sub("", model.lower().removesuffix(LONG_CONTEXT_SUFFIX)))
 
 
 @cache

@@ -85,6 +85,20 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
+# A report over every usage the log holds reads the usage projection, not the events: quick.
+REPORT_TIMEOUT_S = 60.0
+
+
+def unpriced_usage(paths: Paths) -> dict[str, Any]:
+    """The totals of every usage the log holds (``report`` monthly, docs/cost.md): their
+    ``unpriced_models`` and ``unpriced_calls`` say what toka saw and could not price.
+    DaemonUnavailable when no daemon answers (doctor does not start one)."""
+    with Client(paths, autostart=False, timeout=REPORT_TIMEOUT_S) as client:
+        report: dict[str, Any] = client.call("report", kind="monthly")
+    totals: dict[str, Any] = report["totals"]
+    return totals
+
+
 def export_status(paths: Paths) -> ExportStatus | None:
     """The forwarder's part of the daemon's ``status``; None when it is off. DaemonUnavailable
     when no daemon answers (doctor does not start one)."""

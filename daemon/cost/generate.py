@@ -15,7 +15,16 @@ with tiers (a call whose whole prompt is above a tier's start pays that tier's p
 tokens), under the dates and hours each applies from. Prices per request, per search, or per
 token of audio, images or video are left out: coding agents' transcripts count none of them.
 A model priced in none of them but in other units (audio hours, pages) is left out; a model
-without any price (a free one) is kept, and costs nothing.
+without any price (a free one) is kept, and costs nothing. A model's fast-mode prices
+(genai-prices' price variants for ``speed: fast``: Anthropic's fast mode, which Claude Code records
+as ``usage.speed``) are kept as its ``fast`` entries; its other variants (batch, OpenAI's service
+tiers) are left out: no transcript says a call used them.
+
+What the pinned genai-prices lacks comes from ``price_additions.json`` beside this module,
+reviewed by hand, each entry with its source: models it has no price for (added ahead of the
+others of their provider) and fast-mode premiums it does not give (``fast_multiplier``: the
+standard prices of every tier times that). An addition genai-prices has come to cover is refused,
+so that a raised pin drops it.
 
 .. _genai-prices: https://github.com/pydantic/genai-prices
 """
@@ -25,12 +34,44 @@ from __future__ import annotations
 import json
 import sys
 from datetime import UTC, date, datetime, time
+from pathlib import Path
 from typing import Any
 
-from daemon.cost.prices import RATE_KEYS, TABLE, load_table
+from daemon.cost.prices import RATE_KEYS, TABLE, Shipped, load_table
+
+ADDITIONS = Path(__file__).with_name("price_additions.json")
+# The price variants kept: fast mode, which the agents' usage records say a call was served in.
+FAST_VARIANT = {"speed": "fast"}
 
 
 def build_table() -> dict[str, Any]:
+    """The table from the installed genai-prices with the reviewed additions, in toka's JSON shape."""
+    table = genai_table()
+    add(table, json.loads(ADDITIONS.read_text(encoding="utf-8")))
+    return table
+
+
+def add(table: dict[str, Any], additions: dict[str, Any]) -> None:
+    """Writes ``additions`` (price_additions.json's shape) into ``table``; ValueError for one
+    the table already covers."""
+    providers = {provider["id"]: provider for provider in table["providers"]}
+    plain = Shipped(table["source"], table["providers"])
+    for model in additions.get("models", ()):
+        found = plain.find(model["id"].lower())
+        if found is not None:
+            raise ValueError(
+                f"{table['source']} prices {model['id']} (as {found.model}): drop it from {ADDITIONS.name}"
+            )
+        entry = {"id": model["id"], "match": model["match"], "prices": model["prices"]}
+        providers[model["provider"]]["models"].insert(0, entry)
+    for premium in additions.get("fast_multipliers", ()):
+        [model] = [m for m in providers[premium["provider"]]["models"] if m["id"] == premium["model"]]
+        if model.get("fast"):
+            raise ValueError(f"{table['source']} prices {model['id']} in fast mode: drop it from {ADDITIONS.name}")
+        model["fast_multiplier"] = premium["multiplier"]
+
+
+def genai_table() -> dict[str, Any]:
     """The table from the installed genai-prices, in toka's JSON shape."""
     from importlib.metadata import version
 
@@ -57,12 +98,23 @@ def _model(model: Any) -> dict[str, Any] | None:
     priced_otherwise = False
     for entry in conditional or [None]:
         prices = model.prices if entry is None else entry.prices
-        rates = {key: _rate(getattr(prices, f"{key}_mtok", None)) for key in RATE_KEYS}
-        entries.append({"when": _constraint(None if entry is None else entry.constraint), **rates})
+        entries.append({"when": _constraint(None if entry is None else entry.constraint), **_rates(prices)})
         priced_otherwise |= any(value is not None for value in vars(prices).values())
     if priced_otherwise and not any(entry["input"] is not None or entry["output"] is not None for entry in entries):
         return None  # priced by the hour, page or request only: nothing toka counts
-    return {"id": model.id, "match": _clause(model.match), "prices": entries}
+    shipped = {"id": model.id, "match": _clause(model.match), "prices": entries}
+    fast = [
+        {"when": _constraint(variant.constraint), **_rates(variant.prices)}
+        for variant in getattr(model, "price_variants", None) or ()
+        if dict(variant.when) == FAST_VARIANT
+    ]
+    if fast:
+        shipped["fast"] = fast
+    return shipped
+
+
+def _rates(prices: Any) -> dict[str, Any]:
+    return {key: _rate(getattr(prices, f"{key}_mtok", None)) for key in RATE_KEYS}
 
 
 def _rate(value: Any) -> str | dict[str, Any] | None:

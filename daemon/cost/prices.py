@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from decimal import Decimal
 from functools import cache
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.cost.overrides import as_table_rates
+from store.usage import FAST
 
 TABLE = Path(__file__).with_name("model_prices.json")
 # The kinds of token priced, as the table names their prices (per million tokens).
@@ -72,6 +73,9 @@ class Rate:
 
     base: Decimal
     tiers: tuple[tuple[int, Decimal], ...] = ()
+
+    def times(self, factor: Decimal) -> Rate:
+        return Rate(self.base * factor, tuple((start, price * factor) for start, price in self.tiers))
 
     def at(self, prompt: int) -> Decimal:
         for start, price in reversed(self.tiers):
@@ -134,6 +138,14 @@ class Rates:
     def of(cls, entry: Mapping[str, Any]) -> Rates:
         return cls(**{key: Rate.of(entry.get(key)) for key in RATE_KEYS})
 
+    def over(self, standard: Rates) -> Rates:
+        """These prices where they have one, ``standard``'s elsewhere (a price variant's rule)."""
+        return replace(standard, **{key: getattr(self, key) for key in RATE_KEYS if getattr(self, key) is not None})
+
+    def times(self, factor: Decimal) -> Rates:
+        """Every price multiplied by ``factor``, tiers included."""
+        return Rates(*(None if rate is None else rate.times(factor) for rate in (getattr(self, k) for k in RATE_KEYS)))
+
 
 @dataclass(frozen=True, slots=True)
 class PriceEntry:
@@ -155,25 +167,39 @@ class PriceEntry:
 @dataclass(frozen=True, slots=True)
 class ModelPrices:
     """The prices of one model: ``model`` is its id in the table (or the config's name for it),
-    ``origin`` says which: ``table`` or ``config``."""
+    ``origin`` says which: ``table`` or ``config``. ``fast``: its fast-mode prices as the table
+    gives them (each over the standard price of its time, from its date on); ``fast_multiplier``:
+    where the table has none, the premium that fast mode multiplies every standard price by."""
 
     model: str
     provider: str | None
     origin: str
     entries: tuple[PriceEntry, ...]
+    fast: tuple[PriceEntry, ...] = ()
+    fast_multiplier: Decimal | None = None
 
     @property
     def by_hour(self) -> bool:
         """Whether its prices depend on the hour of the day (off-peak prices)."""
         return any(entry.hours is not None for entry in self.entries)
 
-    def rates(self, at: datetime) -> Rates:
+    def rates(self, at: datetime, speed: str | None = None) -> Rates:
         """The prices at ``at`` (UTC): the last entry that applies then, else the first
-        (genai-prices' rule for prices that changed)."""
-        for entry in reversed(self.entries):
-            if entry.active(at):
-                return entry.rates
-        return self.entries[0].rates
+        (genai-prices' rule for prices that changed); for a call served in fast mode (``speed``
+        ``fast``), its fast prices. A model with no fast price pays its standard ones."""
+        standard = next((entry.rates for entry in reversed(self.entries) if entry.active(at)), self.entries[0].rates)
+        if speed != FAST:
+            return standard
+        for variant in self.fast:
+            if variant.active(at):
+                return variant.rates.over(standard)
+        if self.fast_multiplier is not None:
+            return standard.times(self.fast_multiplier)
+        return standard
+
+    @property
+    def has_fast(self) -> bool:
+        return bool(self.fast) or self.fast_multiplier is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "provider": self.provider, "origin": self.origin}
@@ -211,7 +237,10 @@ class Shipped:
             for model in provider["models"]:
                 if _matches(model["match"], ref):
                     entries = tuple(_entry(raw) for raw in model["prices"])
-                    return ModelPrices(model["id"], provider["id"], "table", entries)
+                    fast = tuple(_entry(raw) for raw in model.get("fast", ()))
+                    multiplier = model.get("fast_multiplier")
+                    factor = None if multiplier is None else Decimal(multiplier)
+                    return ModelPrices(model["id"], provider["id"], "table", entries, fast, factor)
             for other in provider["fallback"] if fallbacks else ():
                 fallback = next((p for p in self.providers if p["id"] == other), None)
                 if fallback is not None and (found := self._in_provider(fallback, ref, fallbacks=False)):

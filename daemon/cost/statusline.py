@@ -2,8 +2,9 @@
 
 `toka statusline` (toka_cli/statusline.py) sends the input as the ``statusline`` event it
 becomes; the answer comes once the event is committed and the lifecycle has taken in the window
-it reports: the session's model, context fill and headroom (the main chain's latest prompt, as
-``toka usage`` gives it), its state, what the session cost so far, and the active 5-hour block
+it reports: the session's model, context fill and headroom (as ``toka usage`` gives it: the
+agent's own figure of the moment when the input carries ``context_window``, else the main chain's
+latest prompt), its state, what the session cost so far, and the active 5-hour block
 of its source with its cost and time left. It is handed the core, the lifecycle's directory and
 agents (for the fill and the state) and the cost component (for the costs).
 """

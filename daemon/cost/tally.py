@@ -1,7 +1,8 @@
 """Usage rows summed and priced: per label (a day, a week, a session, a block), and within it per
 model and per agent.
 
-Rows are first summed per label, model, agent, prompt class and price entry, then each sum is
+Rows are first summed per label, model, agent, prompt class (fast-mode calls are a class of
+their own: store/usage.py) and price entry, then each sum is
 priced once: a price is linear in tokens, so the sum of a class's calls costs what the calls
 cost one by one, and a report over a year prices a few thousand sums instead of every row. A
 model without a price adds its calls to ``unpriced_calls`` and its name to ``unpriced_models``,
@@ -18,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from daemon.cost.prices import ModelPrices, PriceTable, Rates, Tokens
-from store.usage import UsageRow, class_prompt
+from store.usage import UsageRow, class_prompt, class_speed
 
 MICRODOLLAR = Decimal("0.000001")
 
@@ -139,7 +140,7 @@ class Groups:
 
     def add(self, label: str, row: UsageRow) -> None:
         found = self.prices.find(row.model)
-        rates = None if found is None else found.rates(self._moment(row.bucket))
+        rates = None if found is None else found.rates(self._moment(row.bucket), class_speed(row.prompt_class))
         self._rates.setdefault(id(rates), rates)
         agent = row.agent if self.by_agent else ""
         self._cells[(label, row.model, agent, row.prompt_class, id(rates))].add_row(row)

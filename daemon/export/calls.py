@@ -29,7 +29,7 @@ from daemon.export.content import Content
 from daemon.export.spans import CLIENT, INTERNAL, AttributeValue, Span, agent_span_id, event_span_id, ns, trace_id
 from store.base import EventQuery, EventStore
 from store.events import Event
-from store.usage import Claims, class_prompt, usage_counts, usage_origin, usage_row
+from store.usage import Claims, class_prompt, class_speed, usage_counts, usage_origin, usage_row
 
 USAGE, CALL, RESULT = Kind.USAGE, Kind.TOOL_CALL, Kind.TOOL_RESULT
 # Events read back to find an agent's latest input, when the forwarder meets a session mid-way.
@@ -218,7 +218,7 @@ class CallSpans:
         found = self.prices.find(row.model)
         if found is None:
             return None
-        rates = found.rates(datetime.fromtimestamp(row.bucket / 1_000_000, UTC))
+        rates = found.rates(datetime.fromtimestamp(row.bucket / 1_000_000, UTC), class_speed(row.prompt_class))
         tokens = Tokens(
             row.input_tokens,
             row.output_tokens,

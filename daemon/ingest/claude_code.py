@@ -47,8 +47,9 @@ Mapping (``rid`` is the record's ``uuid``, or ``<agent>@<line>#<digest of the li
   with the largest ``output_tokens`` among the records Claude Code writes for it (one per content
   block): {model, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens,
   context_tokens (input + cache creation + cache read: the prompt's size), message_id,
-  request_id, sidechain, and cache_creation_1h_tokens (the cache writes kept for an hour, which
-  cost more) when the record says which}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
+  request_id, sidechain, cache_creation_1h_tokens (the cache writes kept for an hour, which
+  cost more) when the record says which, and speed (``fast`` for a call served in fast mode,
+  billed at a premium) when it has one}, key ``usage:{message_id}:{request_id}``. Model ``<synthetic>`` and
   ``isApiErrorMessage`` records count no usage. The records of one response are consecutive per
   agent, so the response is held until that agent starts another one, a compaction comes, or the
   parser is flushed (at the end of the file, or of what a growing file holds so far). A record of
@@ -328,6 +329,8 @@ class ClaudeCodeParser:
                 "sidechain": record.get("isSidechain") is True,
                 "revision": True,
             }
+            if isinstance(usage.get("speed"), str):  # its output is priced as its response's
+                revision["speed"] = usage["speed"][:16]
             key = f"usage:{message_id}:{request_id}:+{output}"
             return [{"session": session, "agent": agent, "kind": Kind.USAGE, "ts": ts, "key": key, "payload": revision}]
         current = self.open.get(agent)

@@ -88,6 +88,8 @@ def usage_payload(usage: dict[str, Any], model: Any, response: tuple[str, str], 
     split = usage.get("cache_creation")
     if isinstance(split, dict):  # which cache writes are kept for an hour: they cost more
         payload["cache_creation_1h_tokens"] = token_count(split, "ephemeral_1h_input_tokens")
+    if isinstance(usage.get("speed"), str):  # "fast": served in fast mode, billed at a premium
+        payload["speed"] = usage["speed"][:16]
     return payload
 
 

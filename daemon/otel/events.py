@@ -214,6 +214,8 @@ def _claude_usage(attributes: dict[str, Any]) -> dict[str, Any]:
     }
     if "cache_creation_1h_tokens" in attributes:
         usage["cache_creation_1h_tokens"] = _tokens(attributes, "cache_creation_1h_tokens")
+    if isinstance(attributes.get("speed"), str):  # "fast": served in fast mode, billed at a premium
+        usage["speed"] = attributes["speed"][:16]
     return usage
 
 

@@ -34,6 +34,7 @@ NAMES = [
     "codex_notify",
     "daemon_clock",
     "export",
+    "prices",
     "heads",
     "tables",
     "otel",
@@ -104,6 +105,31 @@ def test_human_output_is_one_line_per_check(daemon: Spawned) -> None:
     lines = result.stdout.splitlines()
     assert [line.split()[1] for line in lines] == NAMES
     assert all(line.split()[0] == "ok" for line in lines)
+
+
+def test_models_seen_but_unpriced_are_a_warning_naming_them(daemon: Spawned, tmp_path: Path) -> None:
+    from daemon.client.sync import Client
+    from daemon.client.transfer import import_files
+
+    rollout = tmp_path / "rollout-2026-11-02T10-00-00-house.jsonl"
+    lines = [
+        {"timestamp": "2026-11-02T10:00:00.000Z", "type": "session_meta",
+         "payload": {"id": "house-1", "timestamp": "2026-11-02T10:00:00Z", "cwd": "/work", "cli_version": "0.171.0"}},
+        {"timestamp": "2026-11-02T10:00:01.000Z", "type": "turn_context", "payload": {"model": "house-model-7"}},
+        {"timestamp": "2026-11-02T10:00:02.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 40,
+                                  "reasoning_output_tokens": 0, "total_tokens": 940},
+            "last_token_usage": {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 40,
+                                 "reasoning_output_tokens": 0, "total_tokens": 940},
+            "model_context_window": 258400}}},
+    ]  # fmt: skip
+    rollout.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with Client() as client:
+        import_files(client, [rollout])
+    check = checks_of(run_doctor("--json"))["prices"]
+    assert check["status"] == "warning"
+    assert check["detail"] == "1 call of models toka has no price for: house-model-7"
+    assert check["fix"].startswith('toka config set models.prices \'{"house-model-7": ')
 
 
 def test_a_stopped_daemon_is_a_warning_and_doctor_does_not_start_it(toka_home: Path) -> None:

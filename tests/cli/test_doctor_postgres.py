@@ -35,6 +35,7 @@ NAMES = [
     "codex_notify",
     "daemon_clock",
     "export",
+    "prices",
     "heads",
     "tables",
     "otel",

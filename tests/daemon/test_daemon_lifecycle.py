@@ -1,6 +1,7 @@
 """Lifecycle on real transcripts: imported Claude Code sessions move their main agent to WARNING
-and CRITICAL at the first response whose context crosses 75% and 90% of the model's window (as
-genai-prices gives it, read here directly), as the raw JSON says; a restarted daemon rebuilds
+and CRITICAL at the first response whose context crosses 75% and 90% of the window the model ran
+with (Claude Code's default for it: genai-prices' window, read here directly, but 200k for the
+Claude 4 models), as the raw JSON says; a restarted daemon rebuilds
 the same states and figures from the log."""
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ DEFAULT_WINDOW = 200_000
 
 
 def _window(model: str) -> int:
-    """The model's window by genai-prices' own lookup (toka reads a table generated from it)."""
+    """The window the model ran with when nothing says more: Claude Code gives its Claude 4
+    models (Sonnet 4 to 4.6, Opus 4 to 4.8) 200k unless the user picks the 1M option; any other
+    model its window by genai-prices' own lookup (toka reads a table generated from it)."""
     from genai_prices.data_snapshot import get_snapshot
 
+    if model.startswith(("claude-sonnet-4", "claude-opus-4")):
+        return DEFAULT_WINDOW
     try:
         return get_snapshot().find_provider_model(model, None, None, None)[1].context_window or DEFAULT_WINDOW
     except LookupError:

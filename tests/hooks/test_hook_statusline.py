@@ -48,7 +48,7 @@ def _usage(tokens: int, session: str = SESSION) -> None:
 
 def test_the_status_lines_window_wins_over_the_model_table(daemon: object) -> None:
     _usage(160_000)  # the table gives claude-opus-4-6 1M: 16%
-    result = run_hook(json.dumps(_input(200_000)), "--statusline")
+    result = run_hook(json.dumps(_input(200_000, used_pct=80.0)), "--statusline")
     assert (result.returncode, result.stderr) == (0, b"")
     # 160,000 of the input's 200,000, not of the table's 1M
     assert result.stdout.decode().startswith("Opus 4.6 · ctx 80% (40k left) WARNING · session $")
@@ -62,7 +62,7 @@ def test_the_status_lines_window_wins_over_the_model_table(daemon: object) -> No
 def test_the_same_input_twice_is_recorded_once(daemon: object) -> None:
     _usage(100_000)
     for _ in range(2):
-        shown = run_hook(json.dumps(_input(1_000_000)), "--statusline").stdout.decode()
+        shown = run_hook(json.dumps(_input(1_000_000, used_pct=10.0)), "--statusline").stdout.decode()
         assert shown.startswith("Opus 4.6 · ctx 10% (900k left) · session $")
     with Client(autostart=False) as client:
         assert len(client.call("events.query", session=SESSION, kinds=["statusline"])["events"]) == 1
@@ -71,7 +71,7 @@ def test_the_same_input_twice_is_recorded_once(daemon: object) -> None:
 def test_with_the_daemon_down_it_shows_claude_codes_figure_and_spools(toka_home: Path) -> None:
     result = run_hook(json.dumps(_input(1_000_000, used_pct=23.4)), "--statusline")
     assert (result.returncode, result.stderr) == (0, b"")
-    assert result.stdout.decode() == "Opus 4.6 · ctx 23% · session $0.42 · (Claude Code's figures; toka has none yet)\n"
+    assert result.stdout.decode() == "Opus 4.6 · ctx 23% (766k left) · session $0.42\n"
     assert resolve_paths().spool.exists()
 
 
@@ -114,7 +114,7 @@ def test_the_alias_prints_and_records_what_the_command_does(daemon: object) -> N
     shown, recorded = {}, {}
     for spelling in SPELLINGS:
         session = f"s-{spelling}"
-        raw = json.dumps({**_input(200_000), "session_id": session}).encode()
+        raw = json.dumps({**_input(200_000, used_pct=80.0), "session_id": session}).encode()
         shown[spelling] = _run(spelling, raw)
         with Client(autostart=False) as client:
             [event] = client.call("events.query", session=session, kinds=["statusline"])["events"]
@@ -125,7 +125,7 @@ def test_the_alias_prints_and_records_what_the_command_does(daemon: object) -> N
     assert recorded["alias"] == recorded["command"]
     assert recorded["alias"]["kind"] == "statusline" and recorded["alias"]["agent"] == "main"
     # The command's very input through the alias is the same occurrence: recorded once.
-    raw = json.dumps({**_input(200_000), "session_id": "s-command"}).encode()
+    raw = json.dumps({**_input(200_000, used_pct=80.0), "session_id": "s-command"}).encode()
     assert _same_minute(_run("alias", raw)[0]) == _same_minute(shown["command"][0])
     with Client(autostart=False) as client:
         assert len(client.call("events.query", session="s-command", kinds=["statusline"])["events"]) == 1
@@ -134,7 +134,7 @@ def test_the_alias_prints_and_records_what_the_command_does(daemon: object) -> N
 def test_with_the_daemon_down_the_alias_prints_and_spools_what_the_command_does(toka_home: Path) -> None:
     raw = json.dumps(_input(1_000_000, used_pct=23.4)).encode()
     command, alias = _run("command", raw), _run("alias", raw)
-    assert alias == command == ("Opus 4.6 · ctx 23% · session $0.42 · (Claude Code's figures; toka has none yet)\n", "")
+    assert alias == command == ("Opus 4.6 · ctx 23% (766k left) · session $0.42\n", "")
     spooled = [json.loads(line) for line in resolve_paths().spool.read_bytes().splitlines()]
     assert len(spooled) == 2  # one line each, the same event but for when it was spooled
     assert [event["session"] for event in spooled] == [SESSION, SESSION]

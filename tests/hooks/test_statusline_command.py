@@ -50,9 +50,9 @@ def test_the_line_has_model_fill_headroom_session_and_block(daemon: object) -> N
                 for m in (50, 20)
             ]
         )
-    result = statusline(status_input())
+    result = statusline(status_input(used_pct=55.0))
     assert (result.returncode, result.stderr) == (0, "")
-    # 110,000 of the input's 200,000 (the table gives claude-opus-4-6 1M): 55%, 90k left
+    # 110,000 of the input's 200,000: 55%, 90k left
     session = f"${2 * OPUS_COST:.2f}"
     assert result.stdout.startswith(f"Opus 4.6 · ctx 55% (90k left) · session {session} · block {session}, ")
     assert result.stdout.endswith(" left\n") and result.stdout.count("\n") == 1
@@ -84,7 +84,7 @@ def test_the_answer_of_the_statusline_op_is_documented(daemon: object) -> None:
 def test_with_the_daemon_down_it_shows_claude_codes_figures_and_spools(toka_home: Path) -> None:
     result = statusline(status_input(used_pct=23.4, cost=1.5))
     assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout == "Opus 4.6 · ctx 23% · session $1.50 · (Claude Code's figures; toka has none yet)\n"
+    assert result.stdout == "Opus 4.6 · ctx 23% (153k left) · session $1.50\n"
     assert resolve_paths().spool.exists()
 
 
@@ -110,7 +110,7 @@ def test_the_fast_path_loads_neither_typer_nor_rich(daemon: object) -> None:
         [sys.executable, "-c", check], input=json.dumps(status_input()), capture_output=True, text=True, timeout=60
     )
     assert result.stderr.strip() == "0 []"
-    assert result.stdout == "Opus 4.6 · ctx 12% (Claude Code's)\n"  # toka has no usage of it yet
+    assert result.stdout == "Opus 4.6 · ctx 12% (176k left) · session $0.42\n"  # toka has no usage of it yet
 
 
 def test_its_help_comes_from_the_app() -> None:
