@@ -6,6 +6,7 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
 from cli_support import assert_error, invoke, invoke_json, toka
 
 from daemon.paths import resolve_paths
@@ -148,7 +149,11 @@ def test_set_keeps_the_comments_and_order_of_the_file(toka_home: Path) -> None:
     ).replace("shutdown_deadline = 3.0", "shutdown_deadline = 2.5")
 
 
-def test_config_show_toml_is_a_config_file_that_resolves_to_the_same_settings(toka_home: Path) -> None:
+def test_config_show_toml_is_a_config_file_that_resolves_to_the_same_settings(
+    toka_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("TOKA_WATCH_AGENTS", "TOKA_END_AFTER_S"):  # set for every test (tests/conftest.py)
+        monkeypatch.delenv(name)
     config = resolve_paths().config_file
     config.write_text('[inject]\nmode = "handoffs"\n\n[watch]\npaths = ["/tmp/a", "/tmp/b"]\n')
     before = invoke_json("config", "show")["settings"]

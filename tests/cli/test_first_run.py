@@ -39,7 +39,8 @@ def imported() -> Iterator[dict[str, Any]]:
     imported into with `toka import`: what a first run must show."""
     shared_or_skip("fixtures", "transcripts")
     home = Path(tempfile.mkdtemp(prefix="tkr", dir="/tmp"))
-    env = {**os.environ, "TOKA_HOME": str(home), "TOKA_WATCH_AGENTS": "false", "TZ": "UTC"}
+    # As every test's daemon runs (tests/conftest.py): the months-old agents are not ended.
+    env = {**os.environ, "TOKA_HOME": str(home), "TOKA_WATCH_AGENTS": "false", "TOKA_END_AFTER_S": "0", "TZ": "UTC"}
 
     def run(*args: str) -> str:
         done = subprocess.run([str(TOKA), *args], capture_output=True, text=True, env=env, timeout=120)
@@ -141,5 +142,11 @@ def test_status_says_so_when_no_agent_folder_is_found(agents_home: AgentsHome) -
 
 def _by_content(found: dict[str, Any]) -> list[dict[str, Any]]:
     """The sessions without where their events landed in the log (seqs, and the head hash that
-    chains them), which differs with the order the files were read in."""
-    return [{k: v for k, v in s.items() if k not in ("head", "first_seq", "last_seq")} for s in found["sessions"]]
+    chains them), which differs with the order the files were read in, and so by name: sessions
+    last active at the same time are listed in the order their events landed."""
+    times = [s["last_ts"] for s in found["sessions"]]
+    assert times == sorted(times, reverse=True)  # most recently active first
+    landed = ("head", "first_seq", "last_seq")
+    return sorted(
+        ({k: v for k, v in s.items() if k not in landed} for s in found["sessions"]), key=lambda s: s["session"]
+    )
