@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from transcripts import shared_or_skip
+from typer.testing import CliRunner, Result
 
 from daemon.client.autostart import answers
 from daemon.paths import Paths
+from toka_cli.main import app
 
 # The `toka` console script of the interpreter running the tests.
 TOKA = Path(sys.executable).parent / "toka"
@@ -63,3 +65,14 @@ def start_daemon(paths: Paths, *args: str) -> subprocess.Popen[bytes]:
 def stop_daemon(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     process.wait(15)
+
+
+def integrate_claude(*args: str) -> Result:
+    """`toka integrate claude-code ARGS` through Typer's runner."""
+    return CliRunner().invoke(app, ["integrate", "claude-code", *args])
+
+
+def claude_settings(home: Path) -> dict[str, Any]:
+    """The user's ~/.claude/settings.json under ``home``."""
+    data: dict[str, Any] = json.loads((home / ".claude" / "settings.json").read_text())
+    return data

@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 from daemons import Spawned, wait_for
-from typer.testing import CliRunner, Result
+from hook_support import claude_settings, integrate_claude
 
 from store.errors import NotFound
 from toka_cli.hook import ANSWERED, event_kind
 from toka_cli.integrate.claude_hooks import ANSWERING, EVENTS, background, is_toka_hook
-from toka_cli.main import app
 
 TOKA = str((Path(sys.executable).parent / "toka").absolute())
 PLAIN = f"{TOKA} hook claude-code"
@@ -29,15 +28,6 @@ RECORDING = [event for event in EVENTS if event not in ANSWERING]
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path))
     return tmp_path
-
-
-def integrate(*args: str) -> Result:
-    return CliRunner().invoke(app, ["integrate", "claude-code", *args])
-
-
-def _settings(home: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((home / ".claude" / "settings.json").read_text())
-    return data
 
 
 def _write(home: Path, settings: dict[str, Any]) -> None:
@@ -62,13 +52,13 @@ def _previous_install() -> dict[str, Any]:
 
 
 def test_the_answering_events_run_the_hook_and_the_others_run_it_in_the_background(home: Path) -> None:
-    report = json.loads(integrate("--json").stdout)
+    report = json.loads(integrate_claude("--json").stdout)
     assert ANSWERING == ("SessionStart", "UserPromptSubmit", "PreCompact")
     assert "PostCompact" in EVENTS and report["events"] == list(EVENTS)
     assert background(PLAIN) == BACKGROUND
     expected = {event: PLAIN if event in ANSWERING else BACKGROUND for event in EVENTS}
     assert report["commands"] == expected and report["command"] == PLAIN
-    handlers = _handlers(_settings(home))
+    handlers = _handlers(claude_settings(home))
     assert handlers == {event: [{"type": "command", "command": expected[event]}] for event in EVENTS}
     assert all(is_toka_hook(h) for hs in handlers.values() for h in hs)
 
@@ -78,7 +68,7 @@ def test_the_events_waited_for_are_those_whose_hook_answers() -> None:
 
 
 def test_the_table_output_names_each_events_command(home: Path) -> None:
-    result = integrate()
+    result = integrate_claude()
     assert result.exit_code == 0, result.output
     assert f"add SessionStart: {PLAIN}\n" in result.stdout
     assert f"add PostToolUse: {BACKGROUND}\n" in result.stdout
@@ -86,14 +76,14 @@ def test_the_table_output_names_each_events_command(home: Path) -> None:
 
 def test_the_synchronous_entries_of_before_are_converted_in_place(home: Path) -> None:
     _write(home, _previous_install())
-    report = json.loads(integrate("--json").stdout)
+    report = json.loads(integrate_claude("--json").stdout)
     assert report["events"] == ["PostCompact"]  # new since
     assert report["updated"] == [e for e in RECORDING if e != "PostCompact"]
-    handlers = _handlers(_settings(home))
+    handlers = _handlers(claude_settings(home))
     assert handlers["Stop"] == [{"type": "command", "command": BACKGROUND}]
     assert handlers["SessionStart"] == [{"type": "command", "command": PLAIN}]
     assert [len(hs) for hs in handlers.values()] == [1] * len(EVENTS)  # converted, not added beside
-    again = json.loads(integrate("--json").stdout)
+    again = json.loads(integrate_claude("--json").stdout)
     assert again["changed"] is False and again["events"] == [] and again["updated"] == []
 
 
@@ -110,9 +100,9 @@ def test_an_async_entry_is_made_a_background_one_keeping_its_other_keys(home: Pa
             }
         },
     )
-    report = json.loads(integrate("--json").stdout)
+    report = json.loads(integrate_claude("--json").stdout)
     assert report["updated"] == ["UserPromptSubmit", "PostToolUse", "Stop"]
-    handlers = _handlers(_settings(home))
+    handlers = _handlers(claude_settings(home))
     assert handlers["PostToolUse"] == [{"type": "command", "command": BACKGROUND, "timeout": 30}]
     # An answering event's hook must be waited for: "async" goes, its option stays.
     assert handlers["UserPromptSubmit"] == [{"type": "command", "command": f"{PLAIN} --headroom"}]
@@ -121,32 +111,32 @@ def test_an_async_entry_is_made_a_background_one_keeping_its_other_keys(home: Pa
 
 
 def test_no_background_makes_claude_code_wait_for_every_hook_and_background_converts_back(home: Path) -> None:
-    report = json.loads(integrate("--no-background", "--json").stdout)
+    report = json.loads(integrate_claude("--no-background", "--json").stdout)
     assert report["commands"] == dict.fromkeys(EVENTS, PLAIN)
-    assert _handlers(_settings(home)) == {event: [{"type": "command", "command": PLAIN}] for event in EVENTS}
-    assert json.loads(integrate("--no-background", "--json").stdout)["changed"] is False
-    back = json.loads(integrate("--json").stdout)
+    assert _handlers(claude_settings(home)) == {event: [{"type": "command", "command": PLAIN}] for event in EVENTS}
+    assert json.loads(integrate_claude("--no-background", "--json").stdout)["changed"] is False
+    back = json.loads(integrate_claude("--json").stdout)
     assert back["updated"] == RECORDING and back["events"] == []
-    assert _handlers(_settings(home))["Stop"] == [{"type": "command", "command": BACKGROUND}]
-    again = json.loads(integrate("--no-background", "--json").stdout)
+    assert _handlers(claude_settings(home))["Stop"] == [{"type": "command", "command": BACKGROUND}]
+    again = json.loads(integrate_claude("--no-background", "--json").stdout)
     assert again["updated"] == RECORDING
-    assert _handlers(_settings(home))["Stop"] == [{"type": "command", "command": PLAIN}]
+    assert _handlers(claude_settings(home))["Stop"] == [{"type": "command", "command": PLAIN}]
 
 
 def test_uninstall_removes_the_background_entries_and_keeps_the_users_own(home: Path) -> None:
     theirs = {"type": "command", "command": "exec 3<&0; { my-logger <&3 >/dev/null 2>&1 & }"}
     _write(home, {"hooks": {"Stop": [{"hooks": [theirs]}]}})
-    assert integrate().exit_code == 0
-    assert _handlers(_settings(home))["Stop"] == [theirs, {"type": "command", "command": BACKGROUND}]
-    report = json.loads(integrate("--uninstall", "--json").stdout)
+    assert integrate_claude().exit_code == 0
+    assert _handlers(claude_settings(home))["Stop"] == [theirs, {"type": "command", "command": BACKGROUND}]
+    report = json.loads(integrate_claude("--uninstall", "--json").stdout)
     assert sorted(report["events"]) == sorted(EVENTS) and report["commands"] == {}
-    assert _settings(home) == {"hooks": {"Stop": [{"hooks": [theirs]}]}}
+    assert claude_settings(home) == {"hooks": {"Stop": [{"hooks": [theirs]}]}}
 
 
 def test_a_dry_run_shows_the_conversion_and_writes_nothing(home: Path) -> None:
     _write(home, _previous_install())
     before = (home / ".claude" / "settings.json").read_text()
-    report = json.loads(integrate("--dry-run", "--json").stdout)
+    report = json.loads(integrate_claude("--dry-run", "--json").stdout)
     assert report["changed"] and report["dry_run"] and "Stop" in report["updated"]
     assert json.dumps(BACKGROUND)[1:-1] in report["diff"]
     assert (home / ".claude" / "settings.json").read_text() == before

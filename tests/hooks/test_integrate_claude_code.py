@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from hook_support import claude_settings, integrate_claude
+from typer.testing import CliRunner
 
 from toka_cli.integrate.claude_hooks import EVENTS, background, is_toka_hook
 from toka_cli.main import app
@@ -31,15 +32,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def integrate(*args: str) -> Result:
-    return CliRunner().invoke(app, ["integrate", "claude-code", *args])
-
-
-def _settings(home: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((home / ".claude" / "settings.json").read_text())
-    return data
-
-
 def _toka_events(settings: dict[str, Any]) -> list[str]:
     return [
         event
@@ -55,7 +47,7 @@ def _backups(home: Path) -> list[Path]:
 
 
 def test_a_fresh_file_gets_every_event(home: Path) -> None:
-    result = integrate("--json")
+    result = integrate_claude("--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert set(report) == {
@@ -75,10 +67,10 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
         "otel",
     }
     assert report["statusline"]["state"] == "absent"  # offered, not installed unasked
-    assert "statusLine" not in _settings(home)
+    assert "statusLine" not in claude_settings(home)
     assert report["action"] == "install" and report["dry_run"] is False
     assert report["events"] == list(EVENTS) and report["changed"] and report["backup"] is None
-    settings = _settings(home)
+    settings = claude_settings(home)
     assert _toka_events(settings) == list(EVENTS)
     assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
     assert "matcher" not in settings["hooks"]["Stop"][0]
@@ -93,10 +85,10 @@ def test_other_settings_and_hooks_are_kept_and_a_backup_made(home: Path) -> None
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(OTHER))
-    result = integrate()
+    result = integrate_claude()
     assert result.exit_code == 0, result.output
     assert "add PreToolUse:" in result.stdout and "backup:" in result.stdout
-    settings = _settings(home)
+    settings = claude_settings(home)
     assert settings["model"] == "opus" and settings["permissions"] == OTHER["permissions"]
     assert settings["hooks"]["PreToolUse"][0] == OTHER["hooks"]["PreToolUse"][0]
     assert settings["hooks"]["Stop"][0] == OTHER["hooks"]["Stop"][0]
@@ -106,9 +98,9 @@ def test_other_settings_and_hooks_are_kept_and_a_backup_made(home: Path) -> None
 
 
 def test_running_twice_adds_nothing(home: Path) -> None:
-    assert integrate().exit_code == 0
+    assert integrate_claude().exit_code == 0
     before = (home / ".claude" / "settings.json").read_text()
-    result = integrate("--json")
+    result = integrate_claude("--json")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["changed"] is False
     assert (home / ".claude" / "settings.json").read_text() == before
@@ -119,37 +111,37 @@ def test_uninstall_removes_only_tokas_entries(home: Path) -> None:
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(OTHER))
-    assert integrate().exit_code == 0
-    result = integrate("--uninstall", "--json")
+    assert integrate_claude().exit_code == 0
+    result = integrate_claude("--uninstall", "--json")
     assert result.exit_code == 0
     assert sorted(json.loads(result.stdout)["events"]) == sorted(EVENTS)
-    assert _settings(home) == OTHER
-    again = integrate("--uninstall")
+    assert claude_settings(home) == OTHER
+    again = integrate_claude("--uninstall")
     assert again.exit_code == 0 and "nothing to remove" in again.stdout
 
 
 def test_uninstall_of_a_file_with_only_toka_leaves_no_empty_hooks(home: Path) -> None:
-    assert integrate().exit_code == 0
-    assert integrate("--uninstall").exit_code == 0
-    assert _settings(home) == {}
+    assert integrate_claude().exit_code == 0
+    assert integrate_claude("--uninstall").exit_code == 0
+    assert claude_settings(home) == {}
 
 
 def test_dry_run_writes_nothing(home: Path) -> None:
-    result = integrate("--dry-run")
+    result = integrate_claude("--dry-run")
     assert result.exit_code == 0
     assert "would add SessionStart:" in result.stdout and "nothing written" in result.stdout
     assert not (home / ".claude").exists()
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(OTHER))
-    assert json.loads(integrate("--dry-run", "--json").stdout)["dry_run"] is True
+    assert json.loads(integrate_claude("--dry-run", "--json").stdout)["dry_run"] is True
     assert json.loads(path.read_text()) == OTHER and _backups(home) == []
 
 
 def test_project_settings(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "repo"
     project.mkdir()
-    result = integrate("--project", str(project), "--json")
+    result = integrate_claude("--project", str(project), "--json")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["settings"] == str(project / ".claude" / "settings.json")
     assert _toka_events(json.loads((project / ".claude" / "settings.json").read_text())) == list(EVENTS)
@@ -161,7 +153,7 @@ def test_invalid_settings_are_refused_and_left_alone(home: Path, text: str) -> N
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(text)
-    result = integrate()
+    result = integrate_claude()
     assert result.exit_code == 2
     assert result.stdout == "" and result.stderr.startswith("error: ")
     assert path.read_text() == text and _backups(home) == []
@@ -173,30 +165,30 @@ def test_an_unknown_agent_is_a_usage_error(home: Path) -> None:
 
 
 def test_the_status_line_is_added_when_asked_and_removed_with_the_hooks(home: Path) -> None:
-    offered = integrate()
+    offered = integrate_claude()
     assert "rerun with --statusline" in offered.stdout
-    result = integrate("--statusline", "--json")
+    result = integrate_claude("--statusline", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["statusline"]["state"] == "added" and report["changed"] and report["events"] == []
-    line = _settings(home)["statusLine"]
+    line = claude_settings(home)["statusLine"]
     assert line["type"] == "command" and line["command"].endswith("statusline")
-    again = json.loads(integrate("--statusline", "--json").stdout)
+    again = json.loads(integrate_claude("--statusline", "--json").stdout)
     assert (again["statusline"]["state"], again["changed"]) == ("installed", False)
-    removed = json.loads(integrate("--uninstall", "--json").stdout)
+    removed = json.loads(integrate_claude("--uninstall", "--json").stdout)
     assert removed["statusline"]["state"] == "removed"
-    assert "statusLine" not in _settings(home)
+    assert "statusLine" not in claude_settings(home)
 
 
 def test_another_status_line_is_left_as_it_is(home: Path) -> None:
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"statusLine": {"type": "command", "command": "~/bin/my-line.sh"}}))
-    report = json.loads(integrate("--statusline", "--json").stdout)
+    report = json.loads(integrate_claude("--statusline", "--json").stdout)
     assert report["statusline"]["state"] == "other"
-    assert _settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
-    assert json.loads(integrate("--uninstall", "--json").stdout)["statusline"]["state"] == "other"
-    assert _settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
+    assert claude_settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
+    assert json.loads(integrate_claude("--uninstall", "--json").stdout)["statusline"]["state"] == "other"
+    assert claude_settings(home)["statusLine"]["command"] == "~/bin/my-line.sh"
 
 
 def test_a_bare_toka_from_an_older_install_is_updated_to_the_absolute_path(home: Path) -> None:
@@ -208,17 +200,17 @@ def test_a_bare_toka_from_an_older_install_is_updated_to_the_absolute_path(home:
         "statusLine": {"type": "command", "command": "toka statusline", "padding": 0},
     }
     path.write_text(json.dumps(old))
-    result = integrate("--json")
+    result = integrate_claude("--json")
     report = json.loads(result.stdout)
     assert report["updated"] == ["PreToolUse", "Stop"]
     assert report["statusline"]["state"] == "updated"
-    settings = _settings(home)
+    settings = claude_settings(home)
     assert settings["hooks"]["Stop"] == [
         {"hooks": [{"type": "command", "command": background(f"{TOKA} hook claude-code")}]}
     ]
     assert settings["statusLine"] == {"type": "command", "command": f"{TOKA} statusline", "padding": 0}
     assert _toka_events(settings).count("Stop") == 1  # updated in place, not added twice
-    again = json.loads(integrate("--json").stdout)
+    again = json.loads(integrate_claude("--json").stdout)
     assert again["changed"] is False and again["updated"] == [] and again["statusline"]["state"] == "installed"
 
 
@@ -226,9 +218,9 @@ def test_the_older_status_line_spelling_is_recognised_and_updated(home: Path) ->
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"statusLine": {"type": "command", "command": f"{TOKA} hook claude-code --statusline"}}))
-    report = json.loads(integrate("--statusline", "--json").stdout)
+    report = json.loads(integrate_claude("--statusline", "--json").stdout)
     assert report["statusline"] == {"command": f"{TOKA} statusline", "state": "updated"}
-    assert _settings(home)["statusLine"] == {"type": "command", "command": f"{TOKA} statusline"}
+    assert claude_settings(home)["statusLine"] == {"type": "command", "command": f"{TOKA} statusline"}
     path.write_text(json.dumps({"statusLine": {"type": "command", "command": f"{TOKA} hook claude-code --statusline"}}))
-    assert json.loads(integrate("--uninstall", "--json").stdout)["statusline"]["state"] == "removed"
-    assert "statusLine" not in _settings(home)
+    assert json.loads(integrate_claude("--uninstall", "--json").stdout)["statusline"]["state"] == "removed"
+    assert "statusLine" not in claude_settings(home)
