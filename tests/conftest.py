@@ -15,7 +15,9 @@ import postgres_server
 import pytest
 from agent_homes import AgentsHome, make_agents_home
 from daemons import Spawned, Spawner, shared_daemon, spawn_daemon, stop_spawned
+from warm_start import launch_autostarted
 
+from daemon.client import autostart
 from daemon.paths import Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +80,18 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield home
     stop_daemon_in(resolve_paths())
     shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def warm_autostart(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Daemons that clients in the test's own process autostart are forked warm
+    (tests/warm_start.py), as the fixtures' daemons are: the same ``main()`` on the same socket,
+    without the 0.4 s of imports that were most of the CLI tests' time. Tests of the start-up
+    itself are marked ``cold_autostart`` and start ``python -m daemon``, as do all with
+    TOKATEST_COLD_DAEMONS=1 and every ``toka`` run as a subprocess."""
+    if request.node.get_closest_marker("cold_autostart") or os.environ.get("TOKATEST_COLD_DAEMONS") == "1":
+        return
+    monkeypatch.setattr(autostart, "launch_daemon", launch_autostarted)
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 # What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver.
 PRELOAD = ("daemon.server.main", "store.sqlite.store", "aiosqlite", "sqlite3")
@@ -42,9 +42,13 @@ class WarmStart:
     _process: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def spawn(cls, args: list[str], env: dict[str, str], log_path: Path) -> WarmProcess:
-        request = {"spawn": {"args": args, "env": env, "cwd": os.getcwd(), "log": str(log_path)}}
-        return WarmProcess(cls.ask(request)["pid"], args)
+    def spawn(
+        cls, args: list[str], env: dict[str, str], log_path: Path, *, cwd: str | None = None, session: bool = False
+    ) -> WarmProcess:
+        """Fork a daemon with ``args``, ``env`` and its output appended to ``log_path``, in ``cwd``
+        (this process's by default) and, with ``session``, in a session of its own."""
+        spec = {"args": args, "env": env, "cwd": cwd or os.getcwd(), "log": str(log_path), "session": session}
+        return WarmProcess(cls.ask({"spawn": spec})["pid"], args)
 
     @classmethod
     def ask(cls, request: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +109,15 @@ class WarmProcess:
         self.send_signal(signal.SIGKILL)
 
 
+def launch_autostarted(env: dict[str, str], log: BinaryIO) -> WarmProcess:
+    """What ``daemon.client.autostart.launch_daemon`` does (``python -m daemon`` in a session of
+    its own, in ``/``, logging to ``log``), forked warm: the ``warm_autostart`` fixture of
+    tests/conftest.py puts it in that function's place for the clients a test runs in its own
+    process (Typer's runner, ``Client()``). Subprocesses (``toka ...``) still start theirs cold."""
+    log_path = Path(os.readlink(f"/proc/self/fd/{log.fileno()}"))  # opened from a descriptor: no name
+    return WarmStart.spawn([], env, log_path, cwd="/", session=True)
+
+
 # The warm process's side.
 
 
@@ -113,6 +126,9 @@ def serve() -> None:
         __import__(name)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     exited: dict[int, int] = {}
+    # Daemons killed by a test are reaped at once, not left as zombies that still answer
+    # kill(pid, 0) to a test waiting for them to be gone; their codes wait in ``exited``.
+    signal.signal(signal.SIGCHLD, lambda *_: _reap(exited))
     for line in requests:
         request = json.loads(line)
         if "spawn" in request:
@@ -151,6 +167,9 @@ def _fork(spec: dict[str, Any]) -> int:
         return pid
     code = 1
     try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if spec["session"]:
+            os.setsid()
         os.environ.clear()
         os.environ.update(spec["env"])
         time.tzset()

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
 from daemon.client.socket import connect_socket
 from daemon.ownership import open_private, private_dir, read_private
@@ -70,6 +71,28 @@ def _start_failure(paths: Paths, log_offset: int) -> TokaError:
     return DaemonUnavailable(f"the daemon exited at start-up: {reason.strip()}", log_hint)
 
 
+class Launched(Protocol):
+    """The started daemon's process, as far as :func:`start_daemon` watches it."""
+
+    def poll(self) -> int | None: ...
+
+
+def launch_daemon(env: dict[str, str], log: BinaryIO) -> Launched:
+    """Start ``python -m daemon`` in a session of its own, with ``env``, logging to ``log``."""
+    # -P keeps the caller's working directory off sys.path: a project folder that happens
+    # to hold its own `daemon` package must not be what starts. cwd / holds no mount busy.
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", "daemon"],
+        cwd="/",
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
 def start_daemon(paths: Paths, timeout: float | None = None) -> None:
     """Start a daemon in the background and wait until it answers (no-op if one does)."""
     paths.check_socket_length()
@@ -100,18 +123,7 @@ def start_daemon(paths: Paths, timeout: float | None = None) -> None:
         env = dict(os.environ)
         if "TOKA_HOME" in env:
             env["TOKA_HOME"] = str(Path(env["TOKA_HOME"]).expanduser().absolute())
-        # -P keeps the caller's working directory off sys.path: a project folder that happens
-        # to hold its own `daemon` package must not be what starts. cwd / holds no mount busy.
-        process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "daemon"],
-            cwd="/",
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            close_fds=True,
-        )
+        process = launch_daemon(env, log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if answers(paths):

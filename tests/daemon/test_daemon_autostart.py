@@ -22,6 +22,9 @@ from daemon.paths import Paths
 from daemon.version import PROTOCOL_VERSION, VERSION
 from store.errors import ConfigError, DaemonUnavailable, ProtocolError
 
+# The start-up itself is what these tests are about: `python -m daemon`, not a warm fork.
+pytestmark = pytest.mark.cold_autostart
+
 
 def autostarted_pid(paths: Paths) -> int:
     return int(paths.pidfile.read_text())
@@ -55,6 +58,17 @@ def test_client_starts_a_daemon_on_first_use(paths: Paths, stop_autostarted: Non
         assert client.server["pid"] == server["pid"]
         assert client.call("status")["events"] == 1
     assert paths.log_file.read_text().count("listening on") == 1
+
+
+def test_the_autostarted_daemon_is_python_m_daemon_on_its_own(paths: Paths, stop_autostarted: None) -> None:
+    """`python -P -m daemon` (no project folder on its path), in `/` and in a session of its own:
+    the terminal's hang-up and the shell's job control do not reach it."""
+    with Client() as client:
+        pid = client.server["pid"]
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    assert command[1:4] == [b"-P", b"-m", b"daemon"]
+    assert os.readlink(f"/proc/{pid}/cwd") == "/"
+    assert os.getsid(pid) == pid != os.getsid(0)
 
 
 def test_autostart_replaces_a_stale_socket(paths: Paths, stop_autostarted: None) -> None:
