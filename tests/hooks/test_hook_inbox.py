@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from daemons import Spawned, wait_for
-from hook_support import run_hook, start_daemon, stop_daemon
+from hook_support import TOKA, run_hook, start_daemon, stop_daemon
 
 from daemon.client.sync import Client
 from daemon.ingest.inbox import STALE_S
@@ -223,3 +223,32 @@ def test_a_payload_still_being_written_is_left_until_it_is_whole(daemon: Spawned
         found = wait_for_events(client, "inbox-s", 2)
     assert [e["payload"] for e in found] == [TOOL, STOP]
     assert rejected_files(paths) == []
+
+
+def test_a_codex_payload_becomes_the_event_toka_hook_codex_records(daemon: Spawned) -> None:
+    codex = {
+        "session_id": "inbox-codex",
+        "turn_id": "t1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "shell",
+        "tool_use_id": "call_9",
+        "tool_input": {"command": ["ls"]},
+        "cwd": "/p",
+        "transcript_path": None,
+        "model": "gpt-5",
+    }
+    assert drop(codex, "codex").returncode == 0
+    with daemon.client() as client:
+        (dropped,) = wait_for_events(client, "inbox-codex", 1)
+    assert (dropped["kind"], dropped["agent"], dropped["key"]) == (
+        "hook.pre_tool_use",
+        "main",
+        "hook.pre_tool_use:call_9",
+    )
+    assert dropped["payload"] == codex
+    hooked = subprocess.run(
+        [str(TOKA), "hook", "codex"], input=json.dumps(codex).encode(), capture_output=True, timeout=30
+    )
+    assert hooked.returncode == 0
+    with daemon.client() as client:
+        assert [e["key"] for e in events_of(client, "inbox-codex")] == ["hook.pre_tool_use:call_9"]
