@@ -98,7 +98,7 @@ def integrate(
         bool,
         typer.Option(
             "--hooks/--no-hooks",
-            help="Codex: add `toka hook codex` to its hooks.json on every event, and record them as trusted.",
+            help="Codex: add toka's hooks to its hooks.json on every event, and record them as trusted.",
         ),
     ] = True,
     otel: Annotated[
