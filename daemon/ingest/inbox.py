@@ -91,58 +91,64 @@ async def ingest_inbox(paths: Paths, appender: Appender) -> int:
     if not private_dir(paths.inbox, create=False):
         return 0
     now = time.time()
-    found: list[tuple[int, str, Dropped]] = []
+    # In the order written, read one at a time: a daemon down for long finds many files, and holds
+    # one batch of them at once, never all.
     with os.scandir(paths.inbox) as entries:
-        for entry in entries:
-            dropped, written = _read(paths.inbox / entry.name, now)
-            if dropped.refused is not None:
-                set_aside(paths, dropped.path, dropped.refused)
-            elif dropped.event is not None:
-                found.append((written, entry.name, dropped))
-    found.sort(key=lambda item: (item[0], item[1]))
+        listed = sorted((_written(entry), entry.name) for entry in entries)
     batcher: Batcher[Dropped] = Batcher(MAX_BATCH_BYTES)
     created = 0
-    for _, _, dropped in found:
-        if full := batcher.add(dropped, dropped.size):
+    for _, name in listed:
+        dropped = _read(paths.inbox / name, now)
+        if dropped.refused is not None:
+            set_aside(paths, dropped.path, dropped.refused)
+        elif dropped.event is not None and (full := batcher.add(dropped, dropped.size)):
             created += await _append(full, appender, paths)
     if batch := batcher.take():
         created += await _append(batch, appender, paths)
     return created
 
 
-def _read(path: Path, now: float) -> tuple[Dropped, int]:
-    """The file at ``path`` and when it was last written (ns)."""
+def _written(entry: os.DirEntry[str]) -> int:
+    """When an inbox file was last written (ns); 0 when it is gone already."""
+    try:
+        return entry.stat(follow_symlinks=False).st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def _read(path: Path, now: float) -> Dropped:
+    """The file at ``path``: its event, why it is none, or neither while it is being written."""
     name = path.name
     try:
         fd = open_private(path, os.O_RDONLY)  # no link followed; the user's own regular file
     except TokaError as exc:
-        return Dropped(path, 0, refused=exc.message), 0
+        return Dropped(path, 0, refused=exc.message)
     except FileNotFoundError:
-        return Dropped(path, 0), 0  # gone meanwhile
+        return Dropped(path, 0)  # gone meanwhile
     with open(fd, "rb") as dropped:
         info = os.fstat(dropped.fileno())
         if info.st_size > MAX_FILE_BYTES:
-            return Dropped(path, info.st_size, refused=f"{info.st_size} bytes, more than a hook's payload"), 0
+            return Dropped(path, info.st_size, refused=f"{info.st_size} bytes, more than a hook's payload")
         raw = dropped.read()
     stale = now - info.st_mtime >= STALE_S
     agent = name.split(".", 1)[0]
     if name.startswith("."):  # a writer's temporary name: whole once it is renamed
-        return Dropped(path, len(raw), refused="left by a hook that did not finish" if stale else None), 0
+        return Dropped(path, len(raw), refused="left by a hook that did not finish" if stale else None)
     if agent not in AGENTS:
-        return Dropped(path, len(raw), refused="not named for an agent's hook (claude-code.*, codex.*)"), 0
+        return Dropped(path, len(raw), refused="not named for an agent's hook (claude-code.*, codex.*)")
     try:
         payload = json.loads(raw, parse_constant=_no_constant)
     except _NotJSON as exc:
-        return Dropped(path, len(raw), refused=str(exc)), 0
+        return Dropped(path, len(raw), refused=str(exc))
     except (ValueError, RecursionError) as exc:
         # Not whole yet (a hook still writing it), or never will be (a hook killed halfway).
         why = f"not a whole payload ({exc})" if raw.strip() else "empty"
-        return Dropped(path, len(raw), refused=why if stale else None), 0
+        return Dropped(path, len(raw), refused=why if stale else None)
     try:
         event = parse_new_event(_event(payload, name, info))
     except InvalidEvent as exc:
-        return Dropped(path, len(raw), refused=exc.message), 0
-    return Dropped(path, len(raw), event=event), info.st_mtime_ns
+        return Dropped(path, len(raw), refused=exc.message)
+    return Dropped(path, len(raw), event=event)
 
 
 def _event(payload: Any, name: str, info: os.stat_result) -> dict[str, Any]:

@@ -252,3 +252,23 @@ def test_a_codex_payload_becomes_the_event_toka_hook_codex_records(daemon: Spawn
     assert hooked.returncode == 0
     with daemon.client() as client:
         assert [e["key"] for e in events_of(client, "inbox-codex")] == ["hook.pre_tool_use:call_9"]
+
+
+def test_more_files_than_a_batch_land_each_once_in_the_order_written() -> None:
+    paths = resolve_paths()
+    paths.inbox.mkdir(mode=0o700, parents=True)
+    count = 1_200  # more than one batch (daemon/batching.py: 1,000 events)
+    start = time.time_ns() - count * 1_000_000
+    for n in range(count):
+        path = paths.inbox / f"claude-code.{n}"
+        path.write_text(json.dumps({**TOOL, "tool_use_id": f"toolu_{n}"}))
+        written = start + n * 1_000_000  # a millisecond apart, the names out of that order
+        os.utime(path, ns=(written, written))
+    process = start_daemon(paths)
+    try:
+        with Client(paths, autostart=False) as client:
+            keys = [e["key"] for e in events_of(client, "inbox-s")]
+        assert keys == [f"hook.post_tool_use:toolu_{n}" for n in range(count)]
+        assert inbox_files(paths) == [] and rejected_files(paths) == []
+    finally:
+        stop_daemon(process)
