@@ -181,7 +181,8 @@ class SpoolDrain(Component):
         return paths.spool.exists() or claimed_path(paths).exists() or inbox.waiting(paths)
 
     async def drain(self) -> None:
-        """Ingest the spool now; when the store fails, what it held stays for the next drain."""
+        """Ingest the spool and the inbox now; when the store fails, what they held stays for the
+        next drain."""
         await self._drain()
 
     async def _drain(self) -> bool:
@@ -230,7 +231,8 @@ class SpoolDrain(Component):
                     await task
 
     async def _watch_inbox(self) -> None:
-        """Drain as soon as a hook drops a file into the inbox (made here, 0700, if missing)."""
+        """Drain when hooks drop files into the inbox (INBOX_NOTIFY; the inbox made here, 0700,
+        when missing)."""
         from watchfiles import awatch
 
         try:

@@ -62,7 +62,7 @@ EVENTS = (
     "SessionEnd",
 )
 # The events whose hook may answer with context for the model (toka_cli/hook.py, ANSWERED):
-# Claude Code must wait for them. Every other event's hook runs in the background.
+# Claude Code must wait for them. Every other event's hook drops its payload into the daemon's inbox.
 ANSWERING = ("SessionStart", "UserPromptSubmit", "PreCompact")
 # What the background form (installed by toka before the inbox) wraps a command in: the payload
 # stays readable as fd 3 (an asynchronous list's stdin is /dev/null), its output goes nowhere
