@@ -17,21 +17,31 @@ differ:
   (PreToolUse, PostToolUse, Notification, Stop, SubagentStop, PostCompact, SessionEnd);
   SessionStart, UserPromptSubmit and PreCompact, whose answer is context for the model, stay
   synchronous in every variant;
-- ``installed``: what `toka integrate claude-code` installs: the recording events run the hook in
-  the background form (claude_hooks.background: the shell starts it in the background and exits);
-- ``nice``: as ``installed``, with ``nice -n 10`` before the background hook;
+- ``installed``: what `toka integrate claude-code` installs: the answering events run the hook,
+  the recording events drop their payload into the daemon's inbox with a few words of shell
+  (toka_cli/integrate/inbox.py: ``mktemp``, ``cat``, ``mv``; no Python);
+- ``inbox-bg``: as ``installed``, with the inbox command in the background form
+  (claude_hooks.background: the shell starts it in the background and exits);
+- ``inbox-async``: as ``installed``, with ``"async": true`` on the inbox command;
+- ``background``: what toka installed before: the recording events run the Python hook in the
+  background form;
+- ``nice``: as ``background``, with ``nice -n 10`` before the background hook;
 - ``floor``: the answering events as in ``sync``, every other hook ``/bin/true``: the least any
   install costs whose answering hooks are toka's synchronous command (records nothing more);
 - ``bgtrue``: as ``floor``, with ``/bin/true`` in the background form: what the form costs
   without a Python start-up behind it;
-- ``drop``: as ``floor``, with the recording hooks writing the payload to a file of its own
-  (``cat > "$(mktemp DIR/h.XXXXXXXX)"``), waited for: what a hook costs that keeps the payload
-  durably without starting Python. Nothing ingests those files yet, so this variant records
-  nothing in the log;
 - ``http``: the recording events as ``{"type": "http"}`` entries POSTing to a bare loopback HTTP
   server that answers ``{}``: what an http hook costs Claude Code at best. They record nothing
-  (the daemon has no such endpoint, and an http hook loses every event while the daemon is down),
-  so this variant is not checked for lost events.
+  (an http hook loses every event while the daemon is down), so this variant is not checked for
+  lost events;
+- ``http-answer``: as ``installed``, with the answering events as http hooks to that bare server:
+  what answering over HTTP instead of a Python start would save (the answering events are not
+  recorded, so this variant is not checked for lost events either).
+
+Beside the wall time, the CPU a turn costs the machine: Claude Code's and every hook's (this
+process is the subreaper of the hooks that outlive Claude Code, so theirs count too: their
+rusage is collected once they are reaped) and the daemon's, from before the turn until its
+events are in the log. On a 2-core machine shared with other work, CPU is the steadier figure.
 
 The variants run in rounds, every variant once a round, in an order that rotates, after a warm-up
 round. Per variant: the median turn time, the median over the rounds of its ratio to the same
@@ -51,9 +61,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import ctypes
 import json
 import os
-import shlex
+import resource
 import shutil
 import statistics
 import subprocess
@@ -72,6 +83,7 @@ from bench_hook import timed_toka
 from daemon.client.sync import Client
 from store.errors import NotFound
 from toka_cli.integrate import claude_hooks
+from toka_cli.integrate.inbox import inbox_command
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
@@ -88,10 +100,54 @@ EXPECTED = {
     "hook.stop": 1,
     "hook.session_end": 1,
 }
-VARIANTS = ("true", "sync", "async", "installed", "nice", "floor", "bgtrue", "drop", "http")
-# Variants whose hooks record nothing.
-UNRECORDED = ("true", "floor", "bgtrue", "drop", "http")
+VARIANTS = (
+    "true",
+    "sync",
+    "async",
+    "installed",
+    "inbox-bg",
+    "inbox-async",
+    "background",
+    "nice",
+    "floor",
+    "bgtrue",
+    "http",
+    "http-answer",
+)
+# Variants whose hooks record nothing, or not every event.
+UNRECORDED = ("true", "floor", "bgtrue", "http", "http-answer")
 WAIT_S = 10.0
+# prctl(2): make this process the reaper of its descendants' orphans (the hooks that outlive
+# Claude Code), so that their CPU is counted when they are reaped.
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def reap_orphans() -> None:
+    """Reap the hooks that outlived Claude Code and have exited, adding their CPU to ours."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu(pid: int) -> float:
+    """A running process's own CPU seconds (its user and system time, /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def claude_binary(given: str | None) -> Path | None:
@@ -105,8 +161,8 @@ def claude_binary(given: str | None) -> Path | None:
     return path if path.exists() else None
 
 
-def hook_settings(variant: str, toka: Path, http_url: str, drops: Path) -> dict[str, Any]:
-    """The settings.json of a variant (``drops``: the folder of the ``drop`` variant's files)."""
+def hook_settings(variant: str, toka: Path, http_url: str) -> dict[str, Any]:
+    """The settings.json of a variant."""
     command = f"{toka} hook claude-code"
     if variant == "installed":
         # What `toka integrate claude-code` writes into an empty file, with this toka's path.
@@ -117,21 +173,29 @@ def hook_settings(variant: str, toka: Path, http_url: str, drops: Path) -> dict[
     hooks: dict[str, Any] = {}
     for event in claude_hooks.EVENTS:
         entry: dict[str, Any] = {"type": "command", "command": command}
+        dropped = inbox_command("claude-code")
         if variant == "true":
             entry["command"] = "/bin/true"
+        elif variant == "http-answer" and event in claude_hooks.ANSWERING:
+            entry = {"type": "http", "url": http_url, "timeout": 5}
         elif variant == "sync" or event in claude_hooks.ANSWERING:
             pass
         elif variant == "async":
             entry["async"] = True
+        elif variant == "inbox-bg":
+            entry["command"] = claude_hooks.background(f"{{ {dropped}; }}")
+        elif variant == "http-answer":
+            entry["command"] = dropped
+        elif variant == "inbox-async":
+            entry = {"type": "command", "command": dropped, "async": True}
+        elif variant == "background":
+            entry["command"] = claude_hooks.background(command)
         elif variant == "nice":
             entry["command"] = claude_hooks.background(f"nice -n 10 {command}")
         elif variant == "floor":
             entry["command"] = "/bin/true"
         elif variant == "bgtrue":
             entry["command"] = claude_hooks.background("/bin/true")
-        elif variant == "drop":
-            entry["command"] = f'cat > "$(mktemp {shlex.quote(str(drops))}/h.XXXXXXXX)"'
-
         elif variant == "http":
             entry = {"type": "http", "url": http_url, "timeout": 5}
         else:
@@ -175,8 +239,6 @@ class Bench:
     def __init__(self, work: Path, home: Home, toka: Path, claude: Path, model: FakeModel, http_url: str) -> None:
         self.home, self.toka, self.claude, self.model, self.http_url = home, toka, claude, model, http_url
         self.agent_home = work / "agent"
-        self.drops = work / "drops"
-        self.drops.mkdir()
         self.project = self.agent_home / "project"
         self.project.mkdir(parents=True)
         (self.agent_home / ".claude").mkdir()
@@ -198,7 +260,7 @@ class Bench:
         }
 
     def install(self, variant: str) -> None:
-        settings = hook_settings(variant, self.toka, self.http_url, self.drops)
+        settings = hook_settings(variant, self.toka, self.http_url)
         (self.agent_home / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
 
     def turn(self, variant: str) -> tuple[float, str]:
@@ -275,10 +337,12 @@ def main() -> int:
     times: dict[str, list[float]] = {v: [] for v in variants}
     ratios: dict[str, list[float]] = {v: [] for v in variants}
     lost: dict[str, int] = dict.fromkeys(variants, 0)
+    cpu: dict[str, list[float]] = {v: [] for v in variants}
+    become_subreaper()
     try:
         _, toka = timed_toka(work, opts.editable)
         endpoint = BareEndpoint()
-        with DaemonProcess(home), FakeModel(opts.model_latency) as model:
+        with DaemonProcess(home) as daemon, FakeModel(opts.model_latency) as model:
             info = machine()
             bench = Bench(work, home, toka, claude, model, endpoint.url)
             for round_ in range(-1, opts.rounds):  # one warm-up round
@@ -286,11 +350,19 @@ def main() -> int:
                 order = variants[shift:] + variants[:shift]
                 took: dict[str, float] = {}
                 for variant in order:
+                    reap_orphans()
+                    before = children_cpu() + process_cpu(daemon.pid)
                     took[variant], session = bench.turn(variant)
                     if variant not in UNRECORDED:
                         missing = bench.lost(session)
                         if round_ >= 0:
                             lost[variant] += missing
+                    else:
+                        time.sleep(0.3)  # what the daemon may still do for it
+                    time.sleep(0.2)  # the hooks that outlive Claude Code end (they took < 0.1 s)
+                    reap_orphans()
+                    if round_ >= 0:
+                        cpu[variant].append(children_cpu() + process_cpu(daemon.pid) - before)
                     print(f"round {round_} {variant}: {took[variant]:.2f}s", file=sys.stderr)
                 if round_ < 0:
                     continue
@@ -311,6 +383,7 @@ def main() -> int:
     reference = statistics.median(times["true"])
     for variant in variants:
         result[f"{variant}_p50_s"] = round(statistics.median(times[variant]), 3)
+        result[f"{variant}_cpu_p50_s"] = round(statistics.median(cpu[variant]), 3)
         if variant != "true":
             result[f"{variant}_ratio"] = round(statistics.median(ratios[variant]), 3)
             result[f"{variant}_ratio_of_p50"] = round(statistics.median(times[variant]) / reference, 3)

@@ -32,6 +32,10 @@ APP = "toka"
 MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
 SOCKET_NAME = "toka.sock"  # in the runtime dir
 SPOOL_NAME = "hooks.spool.jsonl"  # in the data dir
+# The folder recording hooks drop their payloads in, one file each, without starting Python
+# (daemon/ingest/inbox.py), and the one the daemon sets aside what it cannot ingest in.
+INBOX_NAME = "hooks.inbox"  # in the data dir
+INBOX_REJECTED_NAME = "hooks.inbox.rejected"  # in the data dir
 
 
 # A named tuple, not a frozen dataclass: the same immutable record, without importing
@@ -53,6 +57,17 @@ class Paths(_Dirs):
     def spool(self) -> Path:
         """Hook events recorded while the daemon was down, one JSON line each (daemon/ingest/spool.py)."""
         return self.data_dir / SPOOL_NAME
+
+    @property
+    def inbox(self) -> Path:
+        """Hook payloads dropped by the recording hooks' shell command, one file each
+        (daemon/ingest/inbox.py)."""
+        return self.data_dir / INBOX_NAME
+
+    @property
+    def inbox_rejected(self) -> Path:
+        """The inbox's files the daemon could not ingest, set aside (daemon/ingest/inbox.py)."""
+        return self.data_dir / INBOX_REJECTED_NAME
 
     def cursors(self, watcher: str) -> Path:
         """How far ``watcher`` (``daemon``, or ``cli`` for `toka watch`) has read each watched
@@ -133,6 +148,7 @@ class Paths(_Dirs):
         keeps it, changing nothing: for `toka doctor`."""
         data, db = self.data_dir, self.database
         folders = [data, self.config_dir, self.runtime_dir, data / "logs", data / "watch", data / "handoffs"]
+        folders += [self.inbox, self.inbox_rejected]
         files: list[str | Path] = [f"{db}{suffix}" for suffix in DATABASE_FILES]
         files += [self.spool, self.log_file, self.pidfile, self.heads_file, self.heads_key, self.heads_signed]
         files.append(self.otel_token)
@@ -192,6 +208,11 @@ def _dirs() -> tuple[str, str, str]:
     if home:
         root = os.path.abspath(os.path.expanduser(home))
         return root, root, os.path.join(root, "run")
+    return platform_dirs()
+
+
+def platform_dirs() -> tuple[str, str, str]:
+    """The data, config and runtime dirs when TOKA_HOME is not set: the platform's user dirs."""
     import warnings
 
     import platformdirs

@@ -98,11 +98,12 @@ def _hooks(cwd: Path) -> Check:
             for event, groups in settings.get("hooks", {}).items()
         }
         events = [event for event, ours in handlers.items() if ours]
-        commands = {handler["command"] for ours in handlers.values() for handler in ours}
+        # The inbox command runs no toka, only the shell's tools: nothing of it to judge.
+        commands = {h["command"] for ours in handlers.values() for h in ours if not claude_hooks.is_inbox_hook(h)}
         line = settings.get("statusLine")
         if claude_hooks.is_toka_statusline(line):
             commands.add(line["command"])
-        if not commands:
+        if not events and not commands:
             continue
         installed.append(str(path))
         for command in sorted(commands):

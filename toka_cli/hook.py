@@ -38,12 +38,12 @@ from __future__ import annotations
 import contextlib  # loaded at interpreter start-up already
 import json
 import os
-import re
 import sys
 import time
 
 from daemon.client.socket import Connection, DaemonNotRunning
 from daemon.client.spool import append_to_spool
+from daemon.contract.hooks import hook_kind, tool_key
 from daemon.contract.kinds import Kind
 from daemon.paths import hook_files
 from store.errors import ProtocolError, TokaError
@@ -90,11 +90,8 @@ def _note(stderr: IO[str], message: str) -> None:
 
 
 def event_kind(name: object) -> str:
-    """``PreToolUse`` -> ``hook.pre_tool_use``; names toka does not know yet are kept the same way."""
-    if not isinstance(name, str) or not name.strip():
-        return "hook.unknown"
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name.strip()).lower()
-    return "hook." + (re.sub(r"[^a-z0-9_-]+", "_", snake).strip("_") or "unknown")
+    """``PreToolUse`` -> ``hook.pre_tool_use`` (daemon/contract/hooks.py, which the daemon's inbox reads too)."""
+    return hook_kind(name)
 
 
 def _payload(raw: bytes, source: str) -> dict[str, Any]:
@@ -161,9 +158,8 @@ def occurrence_key(kind: str, payload: dict[str, Any], raw: bytes) -> str:
     - a status line input: its bytes, a snapshot of state that says nothing new when repeated;
     - anything else: this invocation, chosen once and kept by the event wherever it goes.
     """
-    tool_use = payload.get("tool_use_id")
-    if isinstance(tool_use, str) and 0 < len(tool_use) <= 200:
-        return f"{kind}:{tool_use}"
+    if key := tool_key(kind, payload):
+        return key
     if kind == STATUSLINE:
         return f"{kind}:" + sha256(raw).hexdigest()
     return f"{kind}:{invocation_id()}"

@@ -215,5 +215,5 @@ def test_async_hooks_of_toka_are_a_warning_that_integrate_fixes(home: Path) -> N
 
 
 def test_hooks_claude_code_waits_for_are_ok(home: Path) -> None:
-    assert invoke("integrate", "claude-code", "--no-mcp", "--no-background").exit_code == 0
+    assert invoke("integrate", "claude-code", "--no-mcp", "--no-inbox").exit_code == 0
     assert check("hooks")["status"] == "ok"

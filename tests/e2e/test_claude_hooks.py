@@ -1,5 +1,6 @@
-"""`toka integrate claude-code`, then the real Claude Code: its hooks land in toka's log, those run
-in the background (every event that only records) as surely as those Claude Code waits for."""
+"""`toka integrate claude-code`, then the real Claude Code: its hooks land in toka's log, those that
+drop their payload into the daemon's inbox (every event that only records) as surely as those that
+run toka's hook, and while the daemon is down they wait in the inbox for its next start."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from agent_clis import TOKA, AgentCli, agent_path, claude_env, logged, run, toka
 from daemons import Spawned, wait_for
 from fake_model import FakeModel, Reply, Text, ToolCall, Usage
 
-from toka_cli.integrate.claude_hooks import background
+from daemon.paths import resolve_paths
+from toka_cli.integrate.inbox import is_inbox_command
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +43,8 @@ def test_hooks_record_a_claude_code_turn_with_its_session_id(
     assert installed["events"][:2] == ["SessionStart", "UserPromptSubmit"]
     settings = json.loads((agent_home / ".claude" / "settings.json").read_text())
     commands = {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]}
-    assert commands == {f"{TOKA} hook claude-code", background(f"{TOKA} hook claude-code")}
+    assert len(commands) == 2 and f"{TOKA} hook claude-code" in commands
+    assert is_inbox_command((commands - {f"{TOKA} hook claude-code"}).pop(), "claude-code")
     # The point of the absolute path: the agent's PATH does not lead to this toka.
     assert str(TOKA.parent) not in agent_path().split(os.pathsep)
     assert shutil.which("toka", path=agent_path()) != str(TOKA)
@@ -57,7 +60,7 @@ def test_hooks_record_a_claude_code_turn_with_its_session_id(
 
     wait_for(lambda: len(logged(daemon, session, *HOOK_KINDS)) == len(HOOK_KINDS), "every hook is recorded")
     events = hook_events(session)
-    # The hooks Claude Code waits for land in order; those in the background land as they finish.
+    # The hooks that answer land as they run; those dropped into the inbox as the daemon takes them.
     assert [e["kind"] for e in events][:2] == HOOK_KINDS[:2]
     assert sorted(e["kind"] for e in events) == sorted(HOOK_KINDS)
     assert {e["payload"]["session_id"] for e in events} == {session}
@@ -69,11 +72,11 @@ def test_hooks_record_a_claude_code_turn_with_its_session_id(
     assert events[0]["payload"]["cwd"] == str(project)
 
 
-def test_every_tool_call_of_a_turn_is_recorded_by_the_background_hooks(
+def test_every_tool_call_of_a_turn_is_recorded_by_the_inbox_hooks(
     claude: AgentCli, model: FakeModel, agent_home: Path, daemon: Spawned
 ) -> None:
-    """Five tool calls at once, then the end of the turn and of `claude -p`: the background hooks
-    of all of them land, Stop and SessionEnd included, though Claude Code has exited by then."""
+    """Five tool calls at once, then the end of the turn and of `claude -p`: the inbox hooks of all
+    of them land, Stop and SessionEnd included, each once."""
     toka_json("integrate", "claude-code", env={"HOME": str(agent_home)})
     project = agent_home / "project"
     files = [project / f"part{i}.txt" for i in range(5)]
@@ -99,3 +102,25 @@ def test_every_tool_call_of_a_turn_is_recorded_by_the_background_hooks(
         if e["kind"] == "hook.post_tool_use"
     }
     assert posted == {call.tool_use_id: f"part {i}\n" for i, call in enumerate(calls)}
+
+
+def test_the_hooks_of_a_turn_while_the_daemon_is_down_land_at_its_next_start(
+    claude: AgentCli, model: FakeModel, agent_home: Path, spawn: Any
+) -> None:
+    """No daemon: the answering hooks spool, the others leave their payloads in the inbox; the
+    daemon that starts next takes both before its socket answers, every event once."""
+    toka_json("integrate", "claude-code", env={"HOME": str(agent_home)})
+    project = agent_home / "project"
+    model.script(
+        Reply((Text("Reading it."), ToolCall("Read", {"file_path": str(project / "notes.txt")})), Usage(120, 25)),
+        Reply((Text("Port 8421."),), Usage(180, 9)),
+    )
+    session = str(uuid.uuid4())
+    run([str(claude.path), "-p", "Which port?", "--allowedTools", "Read", "--session-id", session],
+        claude_env(agent_home, model.url), project)  # fmt: skip
+    paths = resolve_paths()
+    assert len(os.listdir(paths.inbox)) == 4  # PreToolUse, PostToolUse, Stop, SessionEnd
+    assert len(paths.spool.read_text().splitlines()) == 2  # SessionStart, UserPromptSubmit
+    daemon = spawn()
+    assert sorted(e["kind"] for e in logged(daemon, session, *HOOK_KINDS)) == sorted(HOOK_KINDS)
+    assert os.listdir(paths.inbox) == [] and not paths.spool.exists()

@@ -11,7 +11,8 @@ import pytest
 from hook_support import claude_settings, integrate_claude
 from typer.testing import CliRunner
 
-from toka_cli.integrate.claude_hooks import EVENTS, background, is_toka_hook
+from toka_cli.integrate.claude_hooks import EVENTS, is_toka_hook
+from toka_cli.integrate.inbox import inbox_command
 from toka_cli.main import app
 
 TOKA = str((Path(sys.executable).parent / "toka").absolute())
@@ -75,9 +76,9 @@ def test_a_fresh_file_gets_every_event(home: Path) -> None:
     assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
     assert "matcher" not in settings["hooks"]["Stop"][0]
     # By its absolute path: Claude Code runs hooks without the venv on its PATH. An event that
-    # only records runs it in the background (test_integrate_claude_background.py).
+    # only records drops its payload into the inbox (test_integrate_claude_inbox.py).
     assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{TOKA} hook claude-code"
-    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] == background(f"{TOKA} hook claude-code")
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] == inbox_command("claude-code")
     assert report["command"] == f"{TOKA} hook claude-code" and report["updated"] == []
 
 
@@ -205,9 +206,7 @@ def test_a_bare_toka_from_an_older_install_is_updated_to_the_absolute_path(home:
     assert report["updated"] == ["PreToolUse", "Stop"]
     assert report["statusline"]["state"] == "updated"
     settings = claude_settings(home)
-    assert settings["hooks"]["Stop"] == [
-        {"hooks": [{"type": "command", "command": background(f"{TOKA} hook claude-code")}]}
-    ]
+    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": inbox_command("claude-code")}]}]
     assert settings["statusLine"] == {"type": "command", "command": f"{TOKA} statusline", "padding": 0}
     assert _toka_events(settings).count("Stop") == 1  # updated in place, not added twice
     again = json.loads(integrate_claude("--json").stdout)

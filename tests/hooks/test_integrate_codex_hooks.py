@@ -13,9 +13,20 @@ from test_integrate_mcp import CODEX_TOML, TOKA, integrate, report
 from typer.testing import CliRunner
 
 from toka_cli.integrate.codex_hooks import trusted_hash
+from toka_cli.integrate.inbox import inbox_command
 from toka_cli.main import app
 
 COMMAND = f"{TOKA} hook codex"
+# The events whose answer is context for the model run the hook; the others drop their payload
+# into toka's inbox.
+ANSWERING = ["SessionStart", "UserPromptSubmit", "PreCompact"]
+
+
+def command_of(event: str) -> str:
+    """What toka's hook of ``event`` runs (the inbox command names the data dir of this test's HOME)."""
+    return COMMAND if event in ANSWERING else inbox_command("codex")
+
+
 EVENTS = [
     "SessionStart",
     "UserPromptSubmit",
@@ -118,14 +129,17 @@ def test_a_hook_per_event_is_added_and_recorded_as_trusted(codex: Path) -> None:
         "moved": 0,
         "disabled": [],
         "inline": False,
+        "inbox": True,
     }
     document = json.loads((codex / "hooks.json").read_text())
     assert list(document) == ["hooks"] and list(document["hooks"]) == EVENTS
     for event in EVENTS:
-        assert document["hooks"][event] == [{"hooks": [{"type": "command", "command": COMMAND}]}]
+        assert document["hooks"][event] == [{"hooks": [{"type": "command", "command": command_of(event)}]}]
     source = f"{codex.resolve()}/hooks.json"
     assert states(codex) == {
-        f"{source}:{label}:0:0": {"trusted_hash": trusted_hash(event, {"type": "command", "command": COMMAND})}
+        f"{source}:{label}:0:0": {
+            "trusted_hash": trusted_hash(event, {"type": "command", "command": command_of(event)})
+        }
         for event, label in zip(EVENTS, LABELS, strict=True)
     }
     # Codex's own layout: a table per hook, after the user's settings, which are as they were.
@@ -179,11 +193,11 @@ def test_another_tokas_hooks_are_updated_in_place_with_their_trust(codex: Path) 
     assert hooks["updated"] == ["Stop"] and hooks["disabled"] == ["Stop"]
     assert hooks["events"] == [event for event in EVENTS if event != "Stop"]
     assert handlers(codex, "Stop") == [
-        [{"type": "command", "command": "echo first"}, {"type": "command", "command": COMMAND}]
+        [{"type": "command", "command": "echo first"}, {"type": "command", "command": command_of("Stop")}]
     ]
     # The same place, so the same key: its hash follows the new command; the user's choice to turn
     # it off in Codex stays.
-    fresh = trusted_hash("Stop", {"type": "command", "command": COMMAND})
+    fresh = trusted_hash("Stop", {"type": "command", "command": command_of("Stop")})
     assert states(codex)[f"{source}:stop:0:1"] == {"enabled": False, "trusted_hash": fresh}
 
 
@@ -293,3 +307,19 @@ def test_a_hooks_key_of_config_toml_that_is_no_table_is_one_line_and_nothing_is_
     ]
     assert (codex / "config.toml").read_text() == 'hooks = "all"\n' + CODEX_TOML
     assert not (codex / "hooks.json").exists()
+
+
+def test_no_inbox_runs_the_hook_on_every_event_and_inbox_converts_back_with_the_trust(codex: Path) -> None:
+    plain = report(integrate("codex", "--no-inbox"))["hooks"]
+    assert plain["inbox"] is False and plain["events"] == EVENTS
+    source = f"{codex.resolve()}/hooks.json"
+    assert handlers(codex, "PostToolUse") == [[{"type": "command", "command": COMMAND}]]
+    back = report(integrate("codex"))["hooks"]
+    recording = [event for event in EVENTS if event not in ANSWERING]
+    assert back["updated"] == recording and back["trusted"] == recording and back["events"] == []
+    for event, label in zip(EVENTS, LABELS, strict=True):
+        assert handlers(codex, event) == [[{"type": "command", "command": command_of(event)}]]
+        handler = {"type": "command", "command": command_of(event)}
+        assert states(codex)[f"{source}:{label}:0:0"] == {"trusted_hash": trusted_hash(event, handler)}
+    gone = report(integrate("codex", "--uninstall"))["hooks"]
+    assert gone["events"] == EVENTS and not (codex / "hooks.json").exists() and states(codex) == {}

@@ -19,6 +19,7 @@ import typer
 from store.errors import UsageError
 from toka_cli.hook import record_hook
 from toka_cli.integrate import claude_hooks, codex_config, codex_hooks, mcp_servers
+from toka_cli.integrate.inbox import is_inbox_command
 from toka_cli.options import JsonOpt
 from toka_cli.output import console, emit, note
 from toka_cli.statusline import show as show_statusline
@@ -97,7 +98,7 @@ def integrate(
         bool,
         typer.Option(
             "--hooks/--no-hooks",
-            help="Codex: add `toka hook codex` to its hooks.json on every event, and record them as trusted.",
+            help="Codex: add toka's hooks to its hooks.json on every event, and record them as trusted.",
         ),
     ] = True,
     otel: Annotated[
@@ -108,13 +109,20 @@ def integrate(
             " receiver on (otel.listen) if it is off; never over another exporter (docs/otel.md).",
         ),
     ] = False,
+    inbox: Annotated[
+        bool,
+        typer.Option(
+            "--inbox/--no-inbox",
+            help="The hooks that only record drop their payload into the daemon's inbox with a few words of shell,"
+            " no Python start (the agent waits milliseconds); --no-inbox: `toka hook` on every event (docs/hooks.md).",
+        ),
+    ] = True,
     background: Annotated[
         bool,
         typer.Option(
             "--background/--no-background",
-            help="Claude Code: run the hooks that only record in the background, so it waits only for those whose"
-            " answer it gives the model; --no-background: it waits for every hook (for a container or job that"
-            " ends when Claude Code exits; docs/hooks.md).",
+            hidden=True,
+            help="Accepted for older scripts: no hook runs in the background any more, so nothing outlives the agent.",
         ),
     ] = True,
     dry_run: Annotated[
@@ -127,13 +135,20 @@ def integrate(
     Every other setting is kept; installing twice changes nothing; --uninstall removes what toka
     added and only that. Every entry runs this toka by its absolute path.
     """
+    del background  # no hook runs in the background any more: the option is kept for older scripts
     if agent not in ("claude-code", "codex"):
         raise typer.BadParameter(f"unknown agent {agent!r} (known: claude-code, codex)", param_hint="AGENT")
     server: mcp_servers.ServerChange | None = None
     receiver, telemetry = _receiver(otel, uninstall, dry_run)
     if agent == "codex":
         server = codex_config.plan_codex(
-            codex_config.codex_path(), uninstall=uninstall, mcp=mcp, notify=notify, hooks=hooks, otel=telemetry
+            codex_config.codex_path(),
+            uninstall=uninstall,
+            mcp=mcp,
+            notify=notify,
+            hooks=hooks,
+            inbox=inbox,
+            otel=telemetry,
         )
     elif mcp or uninstall:
         server = mcp_servers.plan_claude(mcp_servers.claude_path(project), uninstall=uninstall)
@@ -146,7 +161,7 @@ def integrate(
             uninstall=uninstall,
             statusline=statusline_,
             otel=telemetry,
-            in_back=background,
+            inbox=inbox,
         )
         _guard_token(change.path, change.otel, dry_run)
         backup = claude_hooks.apply(change) if change.changed and not dry_run else None
@@ -156,7 +171,7 @@ def integrate(
             "settings": str(change.path),
             "action": change.action,
             "command": change.command,
-            "commands": {} if uninstall else claude_hooks.event_commands(change.command, background),
+            "commands": {} if uninstall else claude_hooks.event_commands(change.command, inbox),
             "events": change.events,
             "updated": change.updated,
             "statusline": {"command": claude_hooks.statusline_command(), "state": change.statusline},
@@ -268,10 +283,13 @@ def _hooked(result: dict[str, Any], would: str) -> None:
         if hooks["moved"]:
             out.print(f"{would}move the trust of {hooks['moved']} of your own hooks to their new places")
         return
+    shown = hooks["command"]
+    if hooks["inbox"]:
+        shown += f" on {', '.join(codex_hooks.ANSWERING)}; on the others, {INBOX_SHOWN}"
     if hooks["events"]:
-        out.print(f"{would}add hooks to {hooks['file']}: {events}: {hooks['command']}")
+        out.print(f"{would}add hooks to {hooks['file']}: {events}: {shown}")
     if hooks["updated"]:
-        out.print(f"{would}update hooks in {hooks['file']} to {hooks['command']}: {', '.join(hooks['updated'])}")
+        out.print(f"{would}update hooks in {hooks['file']} to {shown}: {', '.join(hooks['updated'])}")
     if trusted:
         out.print(
             f"{would}trust toka's hooks in {hooks['trust_file']} ([hooks.state], as Codex's /hooks records it;"
@@ -304,6 +322,17 @@ def _received(result: dict[str, Any], would: str) -> None:
         )
 
 
+# How the table shows the inbox command, a line of shell (--json and the diff of --dry-run give it whole).
+INBOX_SHOWN = "the payload into toka's inbox (a shell command: cat, no Python; docs/hooks.md)"
+
+
+def _shown(command: str) -> str:
+    """A hook's command as the table shows it: the inbox command by what it does."""
+    if is_inbox_command(command, claude_hooks.AGENT) or is_inbox_command(command, codex_hooks.AGENT):
+        return INBOX_SHOWN
+    return command
+
+
 def _integrated(result: dict[str, Any]) -> None:
     out = console()
     uninstall = result["action"] == "uninstall"
@@ -329,7 +358,7 @@ def _integrated(result: dict[str, Any]) -> None:
     line = result["statusline"]
     if not result["changed"]:
         out.print(f"{result['settings']}: nothing to {verb}, toka's hooks are {'absent' if uninstall else 'in place'}")
-    commands = result["commands"]
+    commands = {event: _shown(command) for event, command in result["commands"].items()}
     for event in result["events"]:
         out.print(f"{would}{verb} {event}: {commands.get(event, result['command'])}")
     for event in result["updated"]:

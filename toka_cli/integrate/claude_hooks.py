@@ -15,18 +15,16 @@ status line is set, and removed by an uninstall.
 
 Claude Code waits for a command hook to exit before it goes on, so each of toka's hooks used to
 cost the agent a Python start-up (about 25 ms; a turn of five tool calls runs 14 hooks). Only the
-events whose answer is context for the model (:data:`ANSWERING`) need that wait. The others only
-record, and toka installs them as a command that hands the hook to the background and exits
-(:func:`background`): ``exec 3<&0; { /venv/bin/toka hook claude-code <&3 >/dev/null 2>&1 & }``.
-Claude Code then waits about as long as for ``/bin/true``; the hook reads the payload (kept open
-as fd 3) and sends it to the daemon or spools it, as a synchronous hook does, in a process Claude
-Code neither waits for nor kills. Claude Code's own ``"async": true`` is not used: 2.1.332 kills
-every async hook still running when ``claude -p`` ends (the Stop hook's, at times the last tool's),
-which loses their events and holds the exit up to 1.5 s (docs/hooks.md, "Hooks Claude Code waits
-for, and hooks in the background"). A toka entry of before (synchronous on every event, or
-``async``) is converted in place. ``--no-background`` installs every hook in the form Claude Code
-waits for, for where whatever outlives Claude Code is killed when it exits (a container whose
-main process it is).
+events whose answer is context for the model (:data:`ANSWERING`) need toka's hook. The others only
+record, and toka installs them as a few words of shell that drop the payload into the daemon's
+inbox (toka_cli/integrate/inbox.py): a shell and ``cat``, which Claude Code waits for about as
+long as for ``/bin/true``, and which is done when Claude Code goes on, so nothing outlives it.
+The daemon ingests the inbox live, and at its next start what hooks left while it was down.
+Claude Code's own ``"async": true`` is not used: 2.1.332 kills every async hook still running
+when ``claude -p`` ends (the Stop hook's, at times the last tool's), which loses their events
+and holds the exit up to 1.5 s (docs/hooks.md). A toka entry of before (the hook on every event,
+waited for, in the background form or ``async``) is converted in place. ``--no-inbox`` installs
+toka's hook on every event, waited for (where there is no POSIX shell).
 """
 
 from __future__ import annotations
@@ -44,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from store.errors import ConfigError
 from toka_cli.integrate.executable import command_words, is_toka, toka_command
+from toka_cli.integrate.inbox import inbox_command, is_inbox_command
 
 if TYPE_CHECKING:
     from toka_cli.integrate.otel import Telemetry
@@ -63,12 +62,14 @@ EVENTS = (
     "SessionEnd",
 )
 # The events whose hook may answer with context for the model (toka_cli/hook.py, ANSWERED):
-# Claude Code must wait for them. Every other event's hook runs in the background.
+# Claude Code must wait for them. Every other event's hook drops its payload into the daemon's inbox.
 ANSWERING = ("SessionStart", "UserPromptSubmit", "PreCompact")
-# What the background form wraps a command in: the payload stays readable as fd 3 (an
-# asynchronous list's stdin is /dev/null), its output goes nowhere (Claude Code would read it
-# until the last holder closes it), and the shell exits at once.
+# What the background form (installed by toka before the inbox) wraps a command in: the payload
+# stays readable as fd 3 (an asynchronous list's stdin is /dev/null), its output goes nowhere
+# (Claude Code would read it until the last holder closes it), and the shell exits at once.
 _BACKGROUND = re.compile(r"exec 3<&0; \{ (?P<command>.+) <&3 >/dev/null 2>&1 & \}")
+# The agent whose payloads toka's inbox command drops.
+AGENT = "claude-code"
 # Tool events match on the tool name; "*" is every tool. Other events match everything when the
 # matcher is left out.
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
@@ -91,20 +92,20 @@ def hook_command() -> str:
 
 
 def background(command: str) -> str:
-    """``command`` as a hook Claude Code need not wait for: the shell starts it in the
-    background, reading the hook's stdin, and exits."""
+    """``command`` in the background form: the shell starts it in the background, reading the
+    hook's stdin, and exits (what toka installed on the recording events before the inbox)."""
     return f"exec 3<&0; {{ {command} <&3 >/dev/null 2>&1 & }}"
 
 
-def event_command(event: str, command: str, in_back: bool = True) -> str:
-    """What toka's hook of ``event`` runs: ``command``, in the background unless the event answers
-    (or ``in_back`` is false: Claude Code then waits for every hook)."""
-    return command if event in ANSWERING or not in_back else background(command)
+def event_command(event: str, command: str, inbox: bool = True) -> str:
+    """What toka's hook of ``event`` runs: ``command`` when the event answers (or ``inbox`` is
+    false), else the shell command that drops the payload into the daemon's inbox."""
+    return command if event in ANSWERING or not inbox else inbox_command(AGENT)
 
 
-def event_commands(command: str, in_back: bool = True) -> dict[str, str]:
+def event_commands(command: str, inbox: bool = True) -> dict[str, str]:
     """What toka's hook of each event it installs runs."""
-    return {event: event_command(event, command, in_back) for event in EVENTS}
+    return {event: event_command(event, command, inbox) for event in EVENTS}
 
 
 def unwrapped(command: str) -> str:
@@ -129,19 +130,28 @@ def is_toka_statusline(setting: Any) -> TypeGuard[dict[str, Any]]:
 
 
 def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
-    """``toka hook claude-code ...`` (bare, or by any path), as it is or in the background form."""
+    """``toka hook claude-code ...`` (bare, or by any path), as it is or in the background form,
+    or toka's inbox command."""
+    if isinstance(handler, dict) and is_inbox_command(handler.get("command"), AGENT):
+        return True
     words = _command_words(handler)
     return words is not None and len(words) >= 3 and is_toka(words[0]) and words[1:3] == ["hook", "claude-code"]
 
 
-def wanted_handler(event: str, handler: dict[str, Any], command: str, in_back: bool = True) -> dict[str, Any]:
+def is_inbox_hook(handler: Any) -> bool:
+    """Whether ``handler`` is toka's inbox command (which runs no toka)."""
+    return isinstance(handler, dict) and is_inbox_command(handler.get("command"), AGENT)
+
+
+def wanted_handler(event: str, handler: dict[str, Any], command: str, inbox: bool = True) -> dict[str, Any]:
     """Toka's ``handler`` of ``event`` as this toka installs it: ``command`` (with ``--headroom``
-    if the handler gave it) in the event's form, never ``async``; its other keys (a ``timeout``)
-    kept. Anything else after ``hook claude-code`` goes: the hook would take it for an argument."""
-    words = _command_words(handler) or []
+    if the handler gave it) or the inbox command, as the event wants, never ``async``; its other
+    keys (a ``timeout``) kept. Anything else after ``hook claude-code`` goes: the hook would take
+    it for an argument."""
+    words = [] if is_inbox_hook(handler) else _command_words(handler) or []
     options = [word for word in words[3:] if word in HOOK_OPTIONS]
     wanted = {key: value for key, value in handler.items() if key != "async"}
-    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *options]), in_back)
+    wanted["command"] = event_command(event, shlex.join([*shlex.split(command), *options]), inbox)
     return wanted
 
 
@@ -151,8 +161,9 @@ class Change:
     action: str  # "install" or "uninstall"
     command: str
     events: list[str] = field(default_factory=list)  # events whose toka hook was added / removed
-    # Events whose toka hook now runs this toka in the event's form (it ran another toka, a bare
-    # `toka`, or a recording event's hook synchronously or with "async" before).
+    # Events whose toka hook now runs this toka or the inbox command, as the event wants (it ran
+    # another toka, a bare `toka`, or a recording event's hook in the background form, waited for
+    # or with "async" before).
     updated: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # the settings after the change
     # Claude Code's statusLine: "added", "updated" (toka's, now by this toka's path) or "removed"
@@ -194,12 +205,12 @@ def plan(
     uninstall: bool = False,
     statusline: bool = False,
     otel: Telemetry | None = None,
-    in_back: bool = True,
+    inbox: bool = True,
 ) -> Change:
     """What installing (or uninstalling) would change, without writing anything; with
     ``statusline``, toka's status line too (it never replaces another command's); with ``otel``
-    (the receiver's base URL and token), the telemetry env block; with ``in_back`` false, every
-    hook in the form Claude Code waits for."""
+    (the receiver's base URL and token), the telemetry env block; with ``inbox`` false, toka's
+    hook on every event."""
     settings = load(path)
     change = Change(path, "uninstall" if uninstall else "install", hook_command(), settings=settings)
     if otel is not None:
@@ -250,14 +261,14 @@ def plan(
                 if not is_toka_hook(handler):
                     continue
                 found = True
-                wanted = wanted_handler(event, handler, change.command, in_back)
-                if wanted != handler:  # another toka's path, a bare `toka`, or the form of before
+                wanted = wanted_handler(event, handler, change.command, inbox)
+                if wanted != handler:  # another toka's path, a bare `toka`, or a form of before
                     inner[index] = wanted
                     change.updated.append(event)
         if found:
             continue
         added: dict[str, Any] = {"matcher": "*"} if event in TOOL_EVENTS else {}
-        added["hooks"] = [{"type": "command", "command": event_command(event, change.command, in_back)}]
+        added["hooks"] = [{"type": "command", "command": event_command(event, change.command, inbox)}]
         hooks[event] = [*groups, added]
         change.events.append(event)
     change.updated = list(dict.fromkeys(change.updated))

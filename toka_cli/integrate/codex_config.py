@@ -77,6 +77,7 @@ def plan_codex(
     mcp: bool = True,
     notify: bool = True,
     hooks: bool = True,
+    inbox: bool = True,
     otel: Telemetry | None = None,
 ) -> CodexChange:
     """What installing (or uninstalling) the MCP server, the notify program, toka's hooks (in
@@ -109,7 +110,9 @@ def plan_codex(
 
         otel_state = plan_codex_otel(document, otel, uninstall)
     hooks_change = (
-        plan_hooks(hooks_path(), hook_states(document, path), uninstall=uninstall) if hooks or uninstall else None
+        plan_hooks(hooks_path(), hook_states(document, path), uninstall=uninstall, inbox=inbox)
+        if hooks or uninstall
+        else None
     )
     if hooks_change is not None:
         hooks_change.inline = inline_hooks(document)

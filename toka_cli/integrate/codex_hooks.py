@@ -19,8 +19,11 @@ codex`` is the user's approval of toka's hooks, so toka writes the entries Codex
 own hooks only: the user's hooks keep whatever trust they had.
 
 Toka adds one group per event, after the user's groups (so no hook of theirs changes place, and
-none of their entries goes stale), running ``toka hook codex`` by its absolute path. Its hooks
-are recognised by their command (``toka`` or a path ending in ``/toka``, then ``hook codex``):
+none of their entries goes stale). The events whose answer is context for the model
+(:data:`ANSWERING`) run ``toka hook codex`` by its absolute path; the others only record, and
+drop their payload into the daemon's inbox with a few words of shell (toka_cli/integrate/inbox.py),
+which spares Codex a Python start on every tool call. Its hooks are recognised by their command
+(``toka`` or a path ending in ``/toka``, then ``hook codex``; or toka's inbox command):
 installing twice changes nothing, installing from another toka updates the command and its
 trust in place, and uninstalling removes exactly toka's hooks and their entries, moving the
 entries of the user's hooks that follow to their new places.
@@ -37,6 +40,7 @@ from typing import Any, TypeGuard
 
 from store.errors import ConfigError
 from toka_cli.integrate.executable import command_words, is_toka, toka_command
+from toka_cli.integrate.inbox import inbox_command, is_inbox_command
 from toka_cli.integrate.mcp_servers import write_atomically
 
 # Codex 0.171's hook events, each with the label its trust keys use; PermissionRequest (a hook
@@ -56,6 +60,11 @@ EVENTS = {
 # The other labels Codex knows, for moving the trust of the user's hooks on those events.
 OTHER_LABELS = {"PermissionRequest": "permission_request"}
 HOOK_ARGS = ["hook", "codex"]
+# The events whose hook may answer with context for the model (toka_cli/hook.py, ANSWERED): they
+# run toka's hook; every other event's drops its payload into the daemon's inbox.
+ANSWERING = ("SessionStart", "UserPromptSubmit", "PreCompact")
+# The agent whose payloads toka's inbox command drops.
+AGENT = "codex"
 # hooks.json's ``hooks``: the groups of each event.
 Groups = dict[str, list[dict[str, Any]]]
 # A hook's timeout when it sets none, as Codex fills it in before hashing; SessionEnd's is
@@ -88,7 +97,15 @@ def hook_command() -> str:
     return toka_command(*HOOK_ARGS)
 
 
+def event_command(event: str, command: str, inbox: bool = True) -> str:
+    """What toka's hook of ``event`` runs: ``command`` when the event answers (or ``inbox`` is
+    false), else the shell command that drops the payload into the daemon's inbox."""
+    return command if event in ANSWERING or not inbox else inbox_command(AGENT)
+
+
 def is_toka_hook(handler: Any) -> TypeGuard[dict[str, Any]]:
+    if isinstance(handler, dict) and is_inbox_command(handler.get("command"), AGENT):
+        return True
     words = command_words(handler)
     return words is not None and len(words) == 3 and is_toka(words[0]) and words[1:] == HOOK_ARGS
 
@@ -138,11 +155,13 @@ class HooksChange:
     before: str
     after: str
     events: list[str] = field(default_factory=list)  # events whose toka hook was added / removed
-    updated: list[str] = field(default_factory=list)  # events whose toka hook now runs ``command``
+    # events whose toka hook now runs ``command`` or the inbox command, as the event wants
+    updated: list[str] = field(default_factory=list)
     edits: TrustEdits = field(default_factory=TrustEdits)
     trusted: list[str] = field(default_factory=list)  # events whose trust entry is written / removed
     disabled: list[str] = field(default_factory=list)  # toka's hooks the user turned off in Codex
     inline: bool = False  # config.toml declares hooks too: Codex warns of hooks in two places
+    inbox: bool = True  # the events that only record drop their payload into toka's inbox
 
     @property
     def changed(self) -> bool:
@@ -159,6 +178,7 @@ class HooksChange:
             "moved": len(self.edits.moves),
             "disabled": self.disabled,
             "inline": self.inline,
+            "inbox": self.inbox,
         }
 
 
@@ -186,17 +206,18 @@ def load(path: Path) -> tuple[str, dict[str, Any]]:
     return before, document
 
 
-def plan_hooks(path: Path, state: dict[str, Any], *, uninstall: bool = False) -> HooksChange:
+def plan_hooks(path: Path, state: dict[str, Any], *, uninstall: bool = False, inbox: bool = True) -> HooksChange:
     """What installing (or uninstalling) toka's hooks changes in ``path`` and in config.toml's
-    ``[hooks.state]`` (``state``, as it is now), written nowhere yet."""
+    ``[hooks.state]`` (``state``, as it is now), written nowhere yet; with ``inbox`` false, toka's
+    hook on every event."""
     before, document = load(path)
-    change = HooksChange(path, "uninstall" if uninstall else "install", hook_command(), before, before)
+    change = HooksChange(path, "uninstall" if uninstall else "install", hook_command(), before, before, inbox=inbox)
     source = key_source()
     hooks: Groups = document.get("hooks", {})
     if uninstall:
         _plan_removal(change, hooks, source, state)
     else:
-        _plan_install(change, hooks, source, state)
+        _plan_install(change, hooks, source, state, inbox)
     if change.events or change.updated:
         if hooks:
             document["hooks"] = hooks
@@ -206,8 +227,9 @@ def plan_hooks(path: Path, state: dict[str, Any], *, uninstall: bool = False) ->
     return change
 
 
-def _plan_install(change: HooksChange, hooks: Groups, source: str, state: dict[str, Any]) -> None:
+def _plan_install(change: HooksChange, hooks: Groups, source: str, state: dict[str, Any], inbox: bool) -> None:
     for event in EVENTS:
+        command = event_command(event, change.command, inbox)
         groups = hooks.get(event, [])
         found = False
         for g, group in enumerate(groups):
@@ -215,7 +237,7 @@ def _plan_install(change: HooksChange, hooks: Groups, source: str, state: dict[s
                 if not is_toka_hook(handler):
                     continue
                 found = True
-                wanted = {"type": "command", "command": change.command}
+                wanted = {"type": "command", "command": command}
                 wanted |= {name: handler[name] for name in HASHED if name in handler}
                 if handler != wanted:
                     group["hooks"][h] = handler = wanted
@@ -230,7 +252,7 @@ def _plan_install(change: HooksChange, hooks: Groups, source: str, state: dict[s
                     change.disabled.append(event)
         if found:
             continue
-        handler = {"type": "command", "command": change.command}
+        handler = {"type": "command", "command": command}
         key = trust_key(source, event, len(groups), 0)
         hooks[event] = [*groups, {"hooks": [handler]}]
         change.edits.trust[key] = trusted_hash(event, handler)
