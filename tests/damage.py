@@ -68,9 +68,34 @@ def append_and_die(path: Path, batches: int, durability: str = "normal") -> None
     )
 
 
+WAL_HEADER = 32
+WAL_FRAME_HEADER = 24
+
+
+def wal_frames(wal: Path) -> int:
+    """How many frames at the start of ``wal`` belong to its current generation (their salts are
+    the header's). A checkpoint that caught up lets the writer start the WAL from the top again,
+    over the older frames, so the file can be longer than what SQLite will read of it."""
+    data = wal.read_bytes()
+    page_size = int.from_bytes(data[8:12], "big")
+    salts = data[16:24]
+    frame = WAL_FRAME_HEADER + page_size
+    count = 0
+    while WAL_HEADER + (count + 1) * frame <= len(data):
+        start = WAL_HEADER + count * frame
+        if data[start + 8 : start + 16] != salts:
+            break
+        count += 1
+    return count
+
+
 def truncate_wal(path: Path, fraction: float) -> int:
-    """Cut the WAL to ``fraction`` of its size; the bytes it had."""
+    """Cut the WAL to ``fraction`` of its current generation's frames, so commits are lost
+    whenever a checkpoint ran meanwhile; the bytes it had."""
     wal = Path(f"{path}-wal")
     size = wal.stat().st_size
-    os.truncate(wal, int(size * fraction))
+    page_size = int.from_bytes(wal.read_bytes()[8:12], "big")
+    frames = wal_frames(wal)
+    assert frames > 1, f"the WAL of {path} holds {frames} frames of its generation: nothing to cut"
+    os.truncate(wal, WAL_HEADER + int(frames * fraction) * (WAL_FRAME_HEADER + page_size))
     return size
