@@ -172,6 +172,7 @@ class SpoolDrain(Component):
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._stop_watching = asyncio.Event()
         self._last_error: str | None = None
 
     def waiting(self) -> bool:
@@ -223,7 +224,13 @@ class SpoolDrain(Component):
             self._watcher = asyncio.create_task(self._watch_inbox(), name="inbox-watch")
 
     async def stop(self, deadline: float = 0.0) -> None:
-        """Stop draining; a drain cut short leaves its claimed file for the next start."""
+        """Stop draining; a drain cut short leaves its claimed file for the next start. The
+        inbox's watching thread ends at its next step (INBOX_NOTIFY), within ``deadline``;
+        cancelling its task alone would leave the thread running, and the process with it."""
+        self._stop_watching.set()
+        if self._watcher is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._watcher), deadline)
         for task in (self._watcher, self._task):
             if task is not None:
                 task.cancel()
@@ -237,7 +244,7 @@ class SpoolDrain(Component):
 
         try:
             private_dir(self._paths.inbox)
-            async for _ in awatch(self._paths.inbox, **INBOX_NOTIFY):
+            async for _ in awatch(self._paths.inbox, stop_event=self._stop_watching, **INBOX_NOTIFY):
                 self._wake.set()
         except Exception as exc:  # no inotify left, say: the timer still drains it
             log.warning("hook inbox not watched (%s); drained every %.0f s", exc, CHECK_S)
