@@ -31,8 +31,19 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-# What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver.
-PRELOAD = ("daemon.server.main", "store.sqlite.store", "aiosqlite", "sqlite3")
+# What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver,
+# the watchers' watchfiles (and anyio under it), the heads' signing keys, the platform's dirs.
+PRELOAD = (
+    "daemon.server.main",
+    "store.sqlite.store",
+    "aiosqlite",
+    "sqlite3",
+    "watchfiles",
+    "anyio._backends._asyncio",
+    "cryptography.hazmat.primitives.asymmetric.ed25519",
+    "cryptography.hazmat.primitives.serialization",
+    "platformdirs",
+)
 
 
 class WarmStart:
