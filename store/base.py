@@ -21,6 +21,7 @@ from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.tip import Tip
 from store.usage import BUCKET_US, Claims, UsageRow, fold_usage, sum_usage, usage_row
+from store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from store.merkle import Frontier, LogLeaf, Node
@@ -344,6 +345,13 @@ class EventStore(abc.ABC):
 
         A query that is not valid search syntax raises UsageError with a hint.
         """
+
+    def vectors(self) -> VectorIndex:
+        """The vectors of semantic recall (store/vectors.py); UsageError where none are kept."""
+        raise UsageError(
+            f"the log at {self.location} keeps no vectors, which semantic recall needs",
+            "run the daemon on a SQLite or PostgreSQL log (not --memory), or search by words (--fts)",
+        )
 
     @abc.abstractmethod
     async def rebuild_search_index(self) -> int:

@@ -1,0 +1,175 @@
+"""The embedder: follows the log by its cursor and embeds, in batches, the events worth recalling,
+off the write path (an append never waits for it), and embeds the queries of search and recall.
+
+The server hands it each commit (:meth:`Embeddings.committed`), which only wakes its task. The task
+loads the model on a thread at start (a fraction of a second), then reads the events of the
+embedded kinds past its cursor, a page at a time, embeds their text on a thread in batches of
+``recall.embedding_batch``, and stores each batch's vectors with the cursor's new place in one transaction
+(store/vectors.py): a restart resumes after the last batch stored. The cursor names the model; a
+different ``recall.embedding_model`` empties the vectors and embeds the log again, as ``toka admin rebuild``
+does.
+
+On a log several daemons share (PostgreSQL) each daemon embeds what it reads; a vector stored twice
+is stored once, and the cursor is the one every daemon reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from daemon.component import Component
+from daemon.core import Core
+from daemon.recall.model import Embedder, load_embedder
+from daemon.recall.settings import RecallSettings
+from daemon.tasks import finish_or_cancel
+from store.base import EventQuery
+from store.errors import StoreUnavailable, TokaError, UsageError
+from store.events import Event
+from store.kinds import kind_taken
+from store.vectors import VectorIndex, VectorState, embedded_text
+
+log = logging.getLogger("toka.daemon")
+
+# Events read from the log per page (their payloads with them).
+PAGE = 512
+# Seconds before trying again after the store could not be reached.
+RETRY_S = 2.0
+
+
+class Embeddings(Component):
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.settings = core.settings[RecallSettings]
+        self.index: VectorIndex | None = None
+        self.embedder: Embedder | None = None
+        self.problem: TokaError | None = None  # why semantic recall is off, when it is on but cannot run
+        self.embedded = 0  # vectors stored since start
+        self._wake = asyncio.Event()
+        self._loaded = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def on(self) -> bool:
+        """Whether queries are embedded: semantic recall is on and its model and index are ready."""
+        return self.embedder is not None and self.index is not None and self.problem is None
+
+    async def start(self) -> None:
+        if not self.settings.semantic:
+            return
+        try:
+            self.index = self.core.store.vectors()
+        except TokaError as exc:
+            self.problem = exc
+            self._loaded.set()
+            return
+        self._task = asyncio.create_task(self._follow(), name="embeddings")
+
+    def committed(self, events: list[Event], own: bool) -> None:
+        if self._task is not None and any(kind_taken(event.kind, self.settings.embedded_kinds) for event in events):
+            self._wake.set()
+
+    async def stop(self, deadline: float) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await finish_or_cancel([self._task], deadline)
+
+    async def _follow(self) -> None:
+        try:
+            self.embedder = await asyncio.to_thread(
+                load_embedder, self.settings.embedding_model, self.settings.embedding_model_dir
+            )
+        except TokaError as exc:
+            self.problem = exc
+            log.warning("semantic recall is off: %s", exc.message)
+            return
+        finally:
+            self._loaded.set()
+        while True:
+            try:
+                await self._catch_up(self.embedder)
+            except StoreUnavailable:
+                await asyncio.sleep(RETRY_S)
+                continue
+            except TokaError as exc:
+                log.warning("embedding stopped: %s", exc.message)
+                await asyncio.sleep(RETRY_S)
+                continue
+            await self._wake.wait()
+
+    async def _catch_up(self, embedder: Embedder) -> None:
+        """Embed everything of the embedded kinds past the cursor, a page at a time."""
+        index = self.index
+        assert index is not None
+        state = await index.state()
+        if state.model != embedder.name:
+            await index.clear(embedder.name)
+            state = VectorState(embedder.name, 0, 0)
+        while True:
+            self._wake.clear()  # a commit from here on wakes the next round
+            page = await self.core.store.query(
+                EventQuery(kinds=self.settings.embedded_kinds, after_seq=state.seq, limit=PAGE, order="asc")
+            )
+            if not page:
+                return
+            kinds = self.settings.embedded_kinds
+            texts = [(event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds))]
+            batch = self.settings.embedding_batch
+            for start in range(0, max(len(texts), 1), batch):
+                chunk = texts[start : start + batch]
+                vectors = await asyncio.to_thread(embedder.embed, [text for _, text in chunk]) if chunk else []
+                last = page[-1].seq if start + batch >= len(texts) else chunk[-1][0]
+                state = VectorState(embedder.name, last, state.count + len(chunk))
+                await index.add([(seq, vector) for (seq, _), vector in zip(chunk, vectors, strict=True)], state)
+                self.embedded += len(chunk)
+
+    async def embed_query(self, text: str) -> bytes:
+        """The query's vector; UsageError saying why when semantic recall is off."""
+        if not self.settings.semantic:
+            raise UsageError(
+                "semantic recall is off (recall.semantic = false)",
+                "toka config set recall.semantic true, or search by words (leave out --semantic)",
+            )
+        await self._loaded.wait()
+        if self.problem is not None:
+            raise UsageError(f"semantic recall cannot run: {self.problem.message}", self.problem.hint)
+        assert self.embedder is not None
+        return (await asyncio.to_thread(self.embedder.embed, [text]))[0]
+
+    async def rebuild(self) -> int:
+        """Drop the vectors and embed the log again (in the background); the events to embed."""
+        if self.index is None or self.embedder is None:
+            return 0
+        await self.index.clear(self.embedder.name)
+        self._wake.set()
+        if self._task is not None and self._task.done():
+            self._task = asyncio.create_task(self._follow(), name="embeddings")
+        return await self.core.store.count(EventQuery(kinds=self.settings.embedded_kinds))
+
+    async def status(self) -> dict[str, Any]:
+        """What doctor shows: on or off, the model, how the index searches, and the lag."""
+        result: dict[str, Any] = {
+            "semantic": self.settings.semantic,
+            "model": self.settings.embedding_model,
+            "method": None,
+            "embedded": None,
+            "through_seq": None,
+            "behind": None,
+            "problem": None if self.problem is None else self.problem.message,
+            "hint": None if self.problem is None else self.problem.hint,
+        }
+        if self.index is None or not self.settings.semantic:
+            return result
+        with contextlib.suppress(TokaError):
+            state = await self.index.state()
+            result["method"] = self.index.method
+            result["embedded"] = state.count
+            result["through_seq"] = state.seq
+            # Vectors of another model are dropped when the new one loads: all is still to embed.
+            after = state.seq if self.embedder is None or state.model == self.embedder.name else 0
+            result["behind"] = await self.core.store.count(
+                EventQuery(kinds=self.settings.embedded_kinds, after_seq=after)
+            )
+        return result
