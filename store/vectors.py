@@ -16,9 +16,12 @@ is why SQLite's and PostgreSQL's answers are the same.
 What is embedded: the text of messages, notes, memory values, compression and compaction
 summaries, handoffs and session titles, as search indexes it (store/search.py's
 ``indexed_text``), cut to :data:`MAX_EMBEDDED_CHARS`; not tool calls or their output by default
-(they hold code and logs, which a question in words rarely means), and not texts of fewer than
-:data:`MIN_WORDS` words ("Let me check the file:"), which say little and would stand close to
-every question.
+(they hold code and logs, which a question in words rarely means), and not messages of fewer than
+:data:`MIN_MESSAGE_WORDS` words ("Now let me check the tests and run the build:"): an agent's
+running commentary says little, and an average of few words stands close to every question
+(on the held-out questions of benchmarks/bench_recall.py, leaving them out took the meant message
+into the first five of its session for 14 questions of 20 instead of 8). A note, a memory value or
+a summary is recalled however short (:data:`MIN_WORDS`): it was written to be.
 """
 
 from __future__ import annotations
@@ -44,8 +47,10 @@ EMBEDDED_KINDS = (
 )
 # An embedding model averages what it reads: past a few pages, more text only blurs the meaning.
 MAX_EMBEDDED_CHARS = 4000
-# Fewer words than this say too little to be recalled by meaning (they are still found by words).
-MIN_WORDS = 8
+# Fewer words than these say too little to be recalled by meaning (they are still found by words):
+# a message, and anything else.
+MIN_MESSAGE_WORDS = 16
+MIN_WORDS = 3
 # The cursor (store/cursors.py) that says how far the vectors reach and which model made them.
 CURSOR = "embeddings"
 
@@ -55,7 +60,8 @@ def embedded_text(kind: str, payload: dict[str, Any], kinds: tuple[str, ...] = E
     if not kind_taken(kind, kinds):
         return None
     text = indexed_text(kind, payload)
-    if text is None or len(tokens(text[:MAX_EMBEDDED_CHARS])) < MIN_WORDS:
+    least = MIN_MESSAGE_WORDS if kind in ("message", "thinking") else MIN_WORDS
+    if text is None or len(tokens(text[:MAX_EMBEDDED_CHARS])) < least:
         return None
     return text[:MAX_EMBEDDED_CHARS]
 

@@ -40,9 +40,10 @@ KIND_WEIGHTS: tuple[tuple[str, float], ...] = (
     ("tool.call", 0.6),
     ("tool.result", 0.5),
 )
-# Cosine under which a text is not near enough to count as meant (WordLlama's unrelated pairs stand
-# around 0.1 to 0.3).
-MIN_SIMILARITY = 0.2
+# Cosine under which a text is not near enough to count as meant. Low: WordLlama's cosines of a
+# question and the message it means run from 0.1 to 0.6 (benchmarks/bench_recall.py), and at 0.2
+# a third of the meant messages were left out.
+MIN_SIMILARITY = 0.05
 # Characters of a meaning-only hit's text shown as its snippet.
 SNIPPET_CHARS = 200
 
