@@ -47,10 +47,7 @@ MODES = (
 DEPTH = 50
 # Words that carry no content: a question may share these with its target.
 FUNCTION_WORDS = frozenset(
-    "a an the of in on at to for by with and or but is are was were be been it its this that these those what which"
-    " who whom why how when where did do does done from as so if then than into out up down over under about after"
-    " before again all any each few more most other some such no nor not only own same too very can will just should"
-    " now there their they them we our you your i me my he she his her one".split()
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "but", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "what", "which", "who", "whom", "why", "how", "when", "where", "did", "do", "does", "done", "from", "as", "so", "if", "then", "than", "into", "out", "up", "down", "over", "under", "about", "after", "before", "again", "all", "any", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "too", "very", "can", "will", "just", "should", "now", "there", "their", "they", "them", "we", "our", "you", "your", "i", "me", "my", "he", "she", "his", "her", "one"]
 )
 
 
