@@ -65,7 +65,7 @@ def build_components(
         lifecycle.handoffs,
         lifecycle.compressor,
         Injector(core, lifecycle),
-        EventLog(core, refs, lifecycle.evaluated, heads.sign_or_log),
+        EventLog(core, refs, lifecycle.evaluated, heads.sign_or_log, embeddings.rebuild),
         embeddings,
         LogSearch(core, refs, embeddings),
         ContextAssembler(core, refs, memory, pool),
