@@ -34,6 +34,7 @@ NAMES = [
     "codex_notify",
     "daemon_clock",
     "export",
+    "recall",
     "prices",
     "heads",
     "tables",
