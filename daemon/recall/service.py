@@ -77,11 +77,18 @@ class Embeddings(Component):
             await finish_or_cancel([self._task], deadline)
 
     async def _follow(self) -> None:
+        index = self.index
+        assert index is not None  # started only with one
         try:
             self.embedder = await asyncio.to_thread(
                 load_embedder, self.settings.embedding_model, self.settings.embedding_model_dir
             )
-        except TokaError as exc:
+            # Queries are embedded only once the index holds this model's vectors alone.
+            if (await index.state()).model != self.embedder.name:
+                await index.clear(self.embedder.name)
+        except StoreUnavailable:
+            pass  # the loop below waits for the store
+        except TokaError as exc:  # no model, or a backend that cannot keep vectors (no pgvector)
             self.problem = exc
             log.warning("semantic recall is off: %s", exc.message)
             return
@@ -89,6 +96,7 @@ class Embeddings(Component):
             self._loaded.set()
         while True:
             try:
+                assert self.embedder is not None
                 await self._catch_up(self.embedder)
             except StoreUnavailable:
                 await asyncio.sleep(RETRY_S)
@@ -160,16 +168,16 @@ class Embeddings(Component):
             "problem": None if self.problem is None else self.problem.message,
             "hint": None if self.problem is None else self.problem.hint,
         }
-        if self.index is None or not self.settings.semantic:
+        if self.index is None or not self.settings.semantic or self.problem is not None:
             return result
         with contextlib.suppress(TokaError):
             state = await self.index.state()
             result["method"] = self.index.method
-            result["embedded"] = state.count
-            result["through_seq"] = state.seq
-            # Vectors of another model are dropped when the new one loads: all is still to embed.
-            after = state.seq if self.embedder is None or state.model == self.embedder.name else 0
-            result["behind"] = await self.core.store.count(
-                EventQuery(kinds=self.settings.embedded_kinds, after_seq=after)
-            )
+            # Until the model has loaded and emptied another model's vectors, all is still to embed.
+            current = self.embedder is not None and state.model == self.embedder.name
+            result["embedded"] = state.count if current else 0
+            result["through_seq"] = state.seq if current else 0
+            after = state.seq if current else 0
+            kinds = self.settings.embedded_kinds
+            result["behind"] = await self.core.store.count(EventQuery(kinds=kinds, after_seq=after))
         return result

@@ -50,10 +50,10 @@ async def _ranked(
 ) -> list[Ranked]:
     if mode == SearchMode.FTS:
         return by_words(await _words(store, query, fts=True))
-    if mode == SearchMode.SEMANTIC:
-        vector = await embeddings.embed_query(meaning_of)
-        return by_meaning(await store.vectors().nearest(vector, query.checked()), query.limit)
     wider = replace(query, limit=min(MAX_LIMIT, query.limit * CANDIDATES))
+    if mode == SearchMode.SEMANTIC:  # the kinds weighed among more than are returned
+        vector = await embeddings.embed_query(meaning_of)
+        return by_meaning(await store.vectors().nearest(vector, wider.checked()), query.limit)
     words = await _words(store, wider, fts=False)
     if not embeddings.on:
         return by_words(words[: query.limit])

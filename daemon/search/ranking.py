@@ -102,11 +102,13 @@ def fuse(words: list[SearchHit], meaning: list[VectorHit], limit: int) -> list[R
     similarity: dict[int, float] = {}
     found_by_words: set[int] = set()
     # Full-text scores are higher for better matches on every backend (BM25 negated, ts_rank).
-    for rank, hit in enumerate(sorted(words, key=lambda hit: -hit.score * kind_weight(hit.kind)), 1):
+    for rank, hit in enumerate(sorted(words, key=lambda hit: (-hit.score * kind_weight(hit.kind), hit.seq)), 1):
         score[hit.seq] = score.get(hit.seq, 0.0) + WORDS_WEIGHT / (RRF_K + rank)
         first[hit.seq] = hit
         found_by_words.add(hit.seq)
-    for rank, vector_hit in enumerate(sorted(meaning, key=lambda hit: -hit.similarity * kind_weight(hit.kind)), 1):
+    for rank, vector_hit in enumerate(
+        sorted(meaning, key=lambda hit: (-hit.similarity * kind_weight(hit.kind), hit.seq)), 1
+    ):
         score[vector_hit.seq] = score.get(vector_hit.seq, 0.0) + MEANING_WEIGHT / (RRF_K + rank)
         first.setdefault(vector_hit.seq, as_search_hit(vector_hit))
         similarity[vector_hit.seq] = vector_hit.similarity
