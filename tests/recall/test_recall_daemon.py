@@ -165,3 +165,28 @@ def test_a_model_that_cannot_load_is_a_problem_doctor_names(spawn: Spawner, mode
         assert hits(client, "job queue") == []  # words still work, on an empty log
     check = doctor_check("recall")
     assert check["status"] == "problem" and check["detail"].startswith("semantic recall cannot run: ")
+
+
+def test_on_postgresql_without_pgvector_semantic_recall_says_what_to_install(
+    spawn: Spawner, postgres_database: str
+) -> None:
+    daemon = spawn(env={"TOKA_BACKEND": "postgres", "TOKA_STORE_URL": postgres_database})
+    with daemon.client() as client:
+
+        def answered() -> dict[str, Any] | None:
+            found: dict[str, Any] = client.call("recall.status")
+            return found if found["problem"] or found["embedded"] is not None else None
+
+        status = wait_for(answered, "the index answers")
+        if status["problem"] is None:
+            pytest.skip("the server has pgvector: the same answers as SQLite's are tested in test_recall_store.py")
+        assert status["problem"] == "the PostgreSQL server has no pgvector extension, which semantic recall needs"
+        assert status["hint"].startswith("install pgvector on the PostgreSQL server (Debian, Ubuntu: apt install")
+        client.append(EVENTS)
+        assert {matched for _, _, matched in hits(client, "job queue")} == {"words"}  # words still found
+    refused = invoke("search", QUESTION, "--semantic")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(
+        "error: semantic recall cannot run: the PostgreSQL server has no pgvector extension"
+    )
+    assert doctor_check("recall")["status"] == "problem"
