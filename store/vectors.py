@@ -73,6 +73,13 @@ def pack(vector: Any) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
+def unpack_dot(a: bytes, b: bytes) -> float:
+    """The dot product of two packed vectors: their cosine, as both are of length 1."""
+    import numpy as np
+
+    return float(np.frombuffer(a, dtype="<f4") @ np.frombuffer(b, dtype="<f4"))
+
+
 @dataclass(frozen=True, slots=True)
 class VectorState:
     """How far the vectors reach: the model that made them (None: none yet), the last seq the

@@ -146,6 +146,13 @@ class Embeddings(Component):
         assert self.embedder is not None
         return (await asyncio.to_thread(self.embedder.embed, [text]))[0]
 
+    async def embed_texts(self, texts: list[str]) -> list[bytes]:
+        """Texts' vectors, for a ranking of a few texts that are not in the index (the notes given
+        at session start); UsageError when semantic recall is off, as :meth:`embed_query`."""
+        await self.embed_query("")  # the same checks, and the model loaded
+        assert self.embedder is not None
+        return await asyncio.to_thread(self.embedder.embed, texts)
+
     async def rebuild(self) -> int:
         """Drop the vectors and embed the log again (in the background); the events to embed."""
         if self.index is None or self.embedder is None:
@@ -170,14 +177,13 @@ class Embeddings(Component):
         }
         if self.index is None or not self.settings.semantic or self.problem is not None:
             return result
+        result["method"] = self.index.method
+        if self.embedder is None or not self._loaded.is_set():
+            return result  # the model is loading: how far the vectors reach is not known yet
         with contextlib.suppress(TokaError):
             state = await self.index.state()
-            result["method"] = self.index.method
-            # Until the model has loaded and emptied another model's vectors, all is still to embed.
-            current = self.embedder is not None and state.model == self.embedder.name
-            result["embedded"] = state.count if current else 0
-            result["through_seq"] = state.seq if current else 0
-            after = state.seq if current else 0
+            result["embedded"] = state.count
+            result["through_seq"] = state.seq
             kinds = self.settings.embedded_kinds
-            result["behind"] = await self.core.store.count(EventQuery(kinds=kinds, after_seq=after))
+            result["behind"] = await self.core.store.count(EventQuery(kinds=kinds, after_seq=state.seq))
         return result

@@ -64,7 +64,7 @@ def build_components(
         lifecycle,
         lifecycle.handoffs,
         lifecycle.compressor,
-        Injector(core, lifecycle),
+        Injector(core, lifecycle, embeddings),
         EventLog(core, refs, lifecycle.evaluated, heads.sign_or_log, embeddings.rebuild),
         embeddings,
         LogSearch(core, refs, embeddings),
