@@ -21,10 +21,10 @@ from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.tip import Tip
 from store.usage import BUCKET_US, Claims, UsageRow, fold_usage, sum_usage, usage_row
-from store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from store.merkle import Frontier, LogLeaf, Node
+    from store.vectors import VectorIndex  # imported by the backends that keep vectors
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
