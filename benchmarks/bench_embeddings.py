@@ -133,13 +133,14 @@ def throughput() -> dict[str, Any]:
     return found
 
 
-def ingest(events: int, rounds: int) -> dict[str, Any]:
+def ingest(events: int, rounds: int, on_config: str = "") -> dict[str, Any]:
     from daemon.client.sync import Client
     from daemon.paths import resolve_paths
 
     homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("on", "off")}
     for name, home in homes.items():
-        (home / "config.toml").write_text(f"[recall]\nsemantic = {'true' if name == 'on' else 'false'}\n")
+        semantic = "true" if name == "on" else "false"
+        (home / "config.toml").write_text(f"[recall]\nsemantic = {semantic}\n" + (on_config if name == "on" else ""))
     times: dict[str, list[float]] = {"on": [], "off": []}
     caught_up: list[float] = []
     body = texts(events, seed=11)
@@ -230,8 +231,8 @@ async def queries(count: int, postgres_url: str | None) -> dict[str, Any]:
             results = await store.append(batch)
             matrix = rng.standard_normal((len(batch), 256)).astype("<f4")
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-            rows = [(result.seq, matrix[i].tobytes()) for i, result in enumerate(results)]
-            await index.add(rows, VectorState("bench", results[-1].seq, start + len(batch)))
+            rows = [(result.event.seq, matrix[i].tobytes()) for i, result in enumerate(results)]
+            await index.add(rows, VectorState("bench", results[-1].event.seq, start + len(batch)))
         wanted = embedder.embed([question])[0]
         figures: dict[str, Any] = {"method": index.method}
         for label, query in (
@@ -267,6 +268,7 @@ def main() -> None:
     parser.add_argument("--ingest-events", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "queries"))
+    parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result: dict[str, Any] = {"load_before": load()}
@@ -275,6 +277,8 @@ def main() -> None:
         print(json.dumps(result["throughput"]), file=sys.stderr)
     if "ingest" not in args.skip:
         result["ingest"] = ingest(args.ingest_events, args.rounds)
+        if args.model_only:  # the model loaded, nothing of what is appended embedded
+            result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, 'embedded_kinds = ["note.*"]\n')
         print(json.dumps(result["ingest"]), file=sys.stderr)
     if "queries" not in args.skip:
         result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL")))

@@ -2,10 +2,11 @@
 off the write path (an append never waits for it), and embeds the queries of search and recall.
 
 The server hands it each commit (:meth:`Embeddings.committed`), which only wakes its task. The task
-loads the model on a thread at start (a fraction of a second), then reads the events of the
-embedded kinds past its cursor, a page at a time, embeds their text on a thread in batches of
-``recall.embedding_batch``, and stores each batch's vectors with the cursor's new place in one transaction
-(store/vectors.py): a restart resumes after the last batch stored. The cursor names the model; a
+loads the model on a thread at start (a fraction of a second), then, once the log has been quiet
+for a moment (:data:`QUIET_S`; at most :data:`MAX_WAIT_S` under appends that never pause), reads
+the events of the embedded kinds past its cursor, a page at a time, embeds their text on a thread
+in batches of ``recall.embedding_batch``, and stores the page's vectors with the cursor's new place
+in one transaction (store/vectors.py): a restart resumes after the last page stored. The cursor names the model; a
 different ``recall.embedding_model`` empties the vectors and embeds the log again, as ``toka admin rebuild``
 does.
 
@@ -37,6 +38,13 @@ log = logging.getLogger("toka.daemon")
 PAGE = 512
 # Seconds before trying again after the store could not be reached.
 RETRY_S = 2.0
+# The embedder waits for the log to be quiet (no commit for QUIET_S) before it reads and embeds a
+# page, and waits at most MAX_WAIT_S: a burst of appends (an import, a busy agent) is not slowed by
+# the embedder's reads, CPU and writes, which come in the pauses between bursts, or a page every
+# MAX_WAIT_S under a load that never pauses (benchmarks/bench_embeddings.py: embedding on each
+# commit made a burst of appends take twice as long on two cores).
+QUIET_S = 0.25
+MAX_WAIT_S = 5.0
 
 
 class Embeddings(Component):
@@ -47,7 +55,8 @@ class Embeddings(Component):
         self.embedder: Embedder | None = None
         self.problem: TokaError | None = None  # why semantic recall is off, when it is on but cannot run
         self.embedded = 0  # vectors stored since start
-        self._wake = asyncio.Event()
+        self._wake = asyncio.Event()  # events of the embedded kinds committed
+        self._committed = asyncio.Event()  # anything committed
         self._loaded = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -68,6 +77,7 @@ class Embeddings(Component):
         self._task = asyncio.create_task(self._follow(), name="embeddings")
 
     def committed(self, events: list[Event], own: bool) -> None:
+        self._committed.set()
         if self._task is not None and any(kind_taken(event.kind, self.settings.embedded_kinds) for event in events):
             self._wake.set()
 
@@ -107,6 +117,17 @@ class Embeddings(Component):
                 continue
             await self._wake.wait()
 
+    async def _quiet(self) -> None:
+        """Return once no commit has come for QUIET_S, or after MAX_WAIT_S."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MAX_WAIT_S
+        while (left := deadline - loop.time()) > 0:
+            self._committed.clear()
+            try:
+                await asyncio.wait_for(self._committed.wait(), min(QUIET_S, left))
+            except TimeoutError:
+                return
+
     async def _catch_up(self, embedder: Embedder) -> None:
         """Embed everything of the embedded kinds past the cursor, a page at a time."""
         index = self.index
@@ -116,6 +137,7 @@ class Embeddings(Component):
             await index.clear(embedder.name)
             state = VectorState(embedder.name, 0, 0)
         while True:
+            await self._quiet()
             self._wake.clear()  # a commit from here on wakes the next round
             page = await self.core.store.query(
                 EventQuery(kinds=self.settings.embedded_kinds, after_seq=state.seq, limit=PAGE, order="asc")
@@ -125,13 +147,13 @@ class Embeddings(Component):
             kinds = self.settings.embedded_kinds
             texts = [(event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds))]
             batch = self.settings.embedding_batch
-            for start in range(0, max(len(texts), 1), batch):
-                chunk = texts[start : start + batch]
-                vectors = await asyncio.to_thread(embedder.embed, [text for _, text in chunk]) if chunk else []
-                last = page[-1].seq if start + batch >= len(texts) else chunk[-1][0]
-                state = VectorState(embedder.name, last, state.count + len(chunk))
-                await index.add([(seq, vector) for (seq, _), vector in zip(chunk, vectors, strict=True)], state)
-                self.embedded += len(chunk)
+            vectors: list[bytes] = []
+            for start in range(0, len(texts), batch):  # the model's thread let go between batches
+                chunk = [text for _, text in texts[start : start + batch]]
+                vectors += await asyncio.to_thread(embedder.embed, chunk)
+            state = VectorState(embedder.name, page[-1].seq, state.count + len(texts))
+            await index.add([(seq, vector) for (seq, _), vector in zip(texts, vectors, strict=True)], state)
+            self.embedded += len(texts)
 
     async def embed_query(self, text: str) -> bytes:
         """The query's vector; UsageError saying why when semantic recall is off."""
