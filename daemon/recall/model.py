@@ -13,6 +13,7 @@ nothing that starts a hook or the status line imports this module.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ MODEL_FORM = re.compile(r"wordllama/(?P<config>[a-z0-9_]+)-(?P<dims>\d+)")
 MODEL_HINT = (
     "set recall.embedding_model to wordllama/CONFIG-DIMS, e.g. wordllama/l2_supercat-256 (the model toka ships)"
 )
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # The dimensions the shipped weights hold; fewer are a truncation of them (WordLlama is trained so).
 SHIPPED_DIMS = 256
 
@@ -70,6 +72,11 @@ def load_embedder(model: str, model_dir: str = "") -> Embedder:
     is not one toka reads, or the files are not there.
     """
     wanted = model_name(model)
+    # One BLAS thread: the daemon's vectors are a query and a few hundred texts at a time, which a
+    # pool of BLAS threads (one per core, spinning after each call) only makes compete with the
+    # daemon's own threads. Read when numpy is first imported, which is here.
+    for variable in BLAS_THREADS:
+        os.environ.setdefault(variable, "1")
     try:
         import wordllama
         from wordllama import WordLlama

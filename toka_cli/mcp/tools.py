@@ -81,8 +81,7 @@ def register(server: MCPServer, link: Link) -> None:
             bool, Field(description="Meaning only: events nearest the query's embedding, sharing words or not.")
         ] = False,
     ) -> dict[str, Any]:
-        """Search everything toka recorded, by words and meaning: event refs (seq, id, session, kind, ts) with
-        snippets, best first, each saying what matched (words, meaning, both)."""
+        """Search everything toka recorded by words and meaning: event refs with snippets, best first, each matched by words, meaning or both."""  # noqa: E501
         found = await link.call(
             "search",
             query=query,
