@@ -133,13 +133,13 @@ def throughput() -> dict[str, Any]:
     return found
 
 
-def ingest(events: int, rounds: int, on_config: str = "") -> dict[str, Any]:
+def ingest(events: int, rounds: int, on_config: str = "", control: bool = False) -> dict[str, Any]:
     from daemon.client.sync import Client
     from daemon.paths import resolve_paths
 
     homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("on", "off")}
     for name, home in homes.items():
-        semantic = "true" if name == "on" else "false"
+        semantic = "true" if name == "on" and not control else "false"
         (home / "config.toml").write_text(f"[recall]\nsemantic = {semantic}\n" + (on_config if name == "on" else ""))
     times: dict[str, list[float]] = {"on": [], "off": []}
     caught_up: list[float] = []
@@ -149,7 +149,7 @@ def ingest(events: int, rounds: int, on_config: str = "") -> dict[str, Any]:
             for name in ("off", "on") if round_ % 2 else ("on", "off"):
                 os.environ["TOKA_HOME"] = str(homes[name])
                 with Client(resolve_paths()) as client:
-                    if name == "on":  # the model loaded before the clock starts
+                    if name == "on" and not control:  # the model loaded before the clock starts
                         while client.call("recall.status")["embedded"] is None:
                             time.sleep(0.05)
                     batch = [{"session": f"r{round_}", "kind": "message", "payload": {"text": t}} for t in body]
@@ -157,7 +157,7 @@ def ingest(events: int, rounds: int, on_config: str = "") -> dict[str, Any]:
                     for start in range(0, len(batch), 100):
                         client.append(batch[start : start + 100])
                     times[name].append(time.perf_counter() - started)
-                    if name == "on":
+                    if name == "on" and not control:
                         done = time.perf_counter()
                         while client.call("recall.status")["behind"] != 0:
                             time.sleep(0.02)
@@ -177,7 +177,7 @@ def ingest(events: int, rounds: int, on_config: str = "") -> dict[str, Any]:
         "on_events_per_s": round(events / on),
         "off_events_per_s": round(events / off),
         "on_vs_off": round(off / on, 3),
-        "embedder_caught_up_after_s": round(statistics.median(caught_up), 2),
+        "embedder_caught_up_after_s": round(statistics.median(caught_up), 2) if caught_up else None,
     }
 
 
@@ -267,7 +267,8 @@ def main() -> None:
     parser.add_argument("--vectors", type=int, default=100_000)
     parser.add_argument("--ingest-events", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "queries"))
+    parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "ab", "queries"))
+    parser.add_argument("--control", action="store_true", help="also: both daemons off, the noise of the A/B")
     parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -276,7 +277,9 @@ def main() -> None:
         result["throughput"] = throughput()
         print(json.dumps(result["throughput"]), file=sys.stderr)
     if "ingest" not in args.skip:
-        result["ingest"] = ingest(args.ingest_events, args.rounds)
+        result["ingest"] = ingest(args.ingest_events, args.rounds) if "ab" not in args.skip else None
+        if args.control:  # both daemons off: how far apart two identical daemons measure
+            result["ingest_control"] = ingest(args.ingest_events, args.rounds, control=True)
         if args.model_only:  # the model loaded, nothing of what is appended embedded
             result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, 'embedded_kinds = ["note.*"]\n')
         print(json.dumps(result["ingest"]), file=sys.stderr)

@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-# What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver.
-PRELOAD = ("daemon.server.main", "store.sqlite.store", "aiosqlite", "sqlite3")
+# What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver,
+# and the embedding model's package, which the embedder imports on its thread at start (0.4 s).
+PRELOAD = ("daemon.server.main", "store.sqlite.store", "aiosqlite", "sqlite3", "wordllama")
 
 
 class WarmStart:
@@ -109,6 +110,10 @@ class WarmProcess:
 
 
 def serve() -> None:
+    from daemon.recall.model import BLAS_THREADS
+
+    for variable in BLAS_THREADS:  # as the embedder sets them before numpy is first imported
+        os.environ.setdefault(variable, "1")
     for name in PRELOAD:
         __import__(name)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from typing import Any
 
@@ -58,6 +59,10 @@ class Embeddings(Component):
         self._wake = asyncio.Event()  # events of the embedded kinds committed
         self._committed = asyncio.Event()  # anything committed
         self._loaded = asyncio.Event()
+        # Held while a page is read, embedded and stored, and while a rebuild empties the index, so
+        # that neither sees half of the other; the generation counts the rebuilds.
+        self._paging = asyncio.Lock()
+        self._generation = 0
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -93,6 +98,9 @@ class Embeddings(Component):
             self.embedder = await asyncio.to_thread(
                 load_embedder, self.settings.embedding_model, self.settings.embedding_model_dir
             )
+            # The model's modules (wordllama, numpy, pydantic, tokenizers) live as long as the daemon:
+            # out of the collector's sight, a full collection does not walk their objects again.
+            gc.freeze()
             # Queries are embedded only once the index holds this model's vectors alone.
             if (await index.state()).model != self.embedder.name:
                 await index.clear(self.embedder.name)
@@ -132,28 +140,39 @@ class Embeddings(Component):
         """Embed everything of the embedded kinds past the cursor, a page at a time."""
         index = self.index
         assert index is not None
+        generation = self._generation  # before the state: a rebuild after it is seen below
         state = await index.state()
         if state.model != embedder.name:
             await index.clear(embedder.name)
             state = VectorState(embedder.name, 0, 0)
         while True:
             await self._quiet()
-            self._wake.clear()  # a commit from here on wakes the next round
-            page = await self.core.store.query(
-                EventQuery(kinds=self.settings.embedded_kinds, after_seq=state.seq, limit=PAGE, order="asc")
-            )
-            if not page:
-                return
-            kinds = self.settings.embedded_kinds
-            texts = [(event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds))]
-            batch = self.settings.embedding_batch
-            vectors: list[bytes] = []
-            for start in range(0, len(texts), batch):  # the model's thread let go between batches
-                chunk = [text for _, text in texts[start : start + batch]]
-                vectors += await asyncio.to_thread(embedder.embed, chunk)
-            state = VectorState(embedder.name, page[-1].seq, state.count + len(texts))
-            await index.add([(seq, vector) for (seq, _), vector in zip(texts, vectors, strict=True)], state)
-            self.embedded += len(texts)
+            async with self._paging:
+                self._wake.clear()  # a commit from here on wakes the next round
+                if generation != self._generation:  # emptied by a rebuild: from the start again
+                    generation, state = self._generation, await index.state()
+                page = await self.core.store.query(
+                    EventQuery(kinds=self.settings.embedded_kinds, after_seq=state.seq, limit=PAGE, order="asc")
+                )
+                if not page:
+                    return
+                state = await self._embed_page(embedder, index, page, state)
+
+    async def _embed_page(
+        self, embedder: Embedder, index: VectorIndex, page: list[Event], state: VectorState
+    ) -> VectorState:
+        """Embed and store one page; the cursor after it."""
+        kinds = self.settings.embedded_kinds
+        texts = [(event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds))]
+        batch = self.settings.embedding_batch
+        vectors: list[bytes] = []
+        for start in range(0, len(texts), batch):  # the model's thread let go between batches
+            chunk = [text for _, text in texts[start : start + batch]]
+            vectors += await asyncio.to_thread(embedder.embed, chunk)
+        state = VectorState(embedder.name, page[-1].seq, state.count + len(texts))
+        await index.add([(seq, vector) for (seq, _), vector in zip(texts, vectors, strict=True)], state)
+        self.embedded += len(texts)
+        return state
 
     async def embed_query(self, text: str) -> bytes:
         """The query's vector; UsageError saying why when semantic recall is off."""
@@ -179,7 +198,9 @@ class Embeddings(Component):
         """Drop the vectors and embed the log again (in the background); the events to embed."""
         if self.index is None or self.embedder is None:
             return 0
-        await self.index.clear(self.embedder.name)
+        async with self._paging:
+            await self.index.clear(self.embedder.name)
+            self._generation += 1
         self._wake.set()
         if self._task is not None and self._task.done():
             self._task = asyncio.create_task(self._follow(), name="embeddings")

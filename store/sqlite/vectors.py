@@ -1,8 +1,10 @@
 """The SQLite backend's vectors (store/vectors.py): one float32 blob per embedded event in the
 table ``vectors`` (migration ``m013_vectors``), the embedder's cursor in ``cursors``.
 
-Nearest neighbours are exact: every vector the filters leave is compared with the query's. With
-the ``sqlite-vec`` extension loaded (its ``vec_distance_cosine`` runs inside the query) the
+Nearest neighbours are exact: every vector the filters leave is compared with the query's. A
+search of the whole log (not narrowed to a session, an agent or a time) compares a matrix of every
+vector held in memory (store/sqlite/vector_cache.py). A narrowed one reads the vectors its filters
+leave: with the ``sqlite-vec`` extension loaded (its ``vec_distance_cosine`` runs inside the query) the
 comparison is SQLite's; a Python whose ``sqlite3`` cannot load extensions (``enable_load_extension``
 is left out of some builds, macOS's system Python among them) compares the same blobs with numpy,
 a chunk of rows at a time. Both give the same neighbours. The searches run on the searches'
@@ -22,6 +24,7 @@ from store.events import now_us
 from store.query import narrowing_terms
 from store.rows import transaction
 from store.search import SearchQuery
+from store.sqlite.vector_cache import Matrix, nearest_in
 from store.vectors import CURSOR, VectorHit, VectorIndex, VectorState, read_state
 
 log = logging.getLogger("toka.store")
@@ -127,6 +130,10 @@ class SqliteVectors(VectorIndex):
     def __init__(self, write: Run, read: Run, search: Run) -> None:
         self._write, self._read, self._search = write, read, search
         self._extension: bool | None = None  # sqlite-vec loaded on the searches' connection
+        # Every vector in memory, for searches of the whole log (store/sqlite/vector_cache.py):
+        # read at the first, grown by each add (as the file is written), dropped by a clear.
+        self._matrix: Matrix | None = None
+        self._changes = 0  # adds and clears: a matrix read while one ran is not kept
 
     @property
     def method(self) -> str:
@@ -140,11 +147,25 @@ class SqliteVectors(VectorIndex):
 
     async def add(self, rows: list[tuple[int, bytes]], state: VectorState) -> None:
         await self._write(add_vectors, rows, state)
+        self._changes += 1
+        if self._matrix is not None and rows:
+            self._matrix = self._matrix.grown(rows)
 
     async def clear(self, model: str) -> None:
+        self._matrix = None
+        self._changes += 1
         await self._write(clear_vectors, model)
 
     async def nearest(self, vector: bytes, query: SearchQuery) -> list[VectorHit]:
+        if query.session is None and query.agent is None and query.since is None and query.until is None:
+            matrix, changes = self._matrix, self._changes
+            if matrix is None:
+                matrix = await self._search(Matrix.read)
+                if changes == self._changes:
+                    self._matrix = matrix
+            hits_in: list[VectorHit] = await self._search(nearest_in, matrix, vector, query)
+            return hits_in
+
         def run(db: sqlite3.Connection) -> list[VectorHit]:
             if self._extension is None:
                 self._extension = load_sqlite_vec(db)

@@ -120,3 +120,21 @@ def test_what_is_embedded_and_what_is_not() -> None:
     assert embedded_text("tool.result", {"output": LONG}, kinds=("tool.result",)) == LONG
     assert embedded_text("note.todo", {"text": "ship it"}) is None  # two words
     assert len(embedded_text("message", {"text": "word " * 5000}) or "") == 4000
+
+
+async def test_the_matrix_of_a_whole_log_search_follows_adds_and_clears(sqlite_store: SqliteStore) -> None:
+    index = await seeded(sqlite_store)
+    everywhere = SearchQuery("", limit=2)
+    assert [h.seq for h in await index.nearest(unit(0, 1, 0), everywhere)] == [2, 1]  # the matrix is read
+    await sqlite_store.append([NewEvent(session="late", kind="note.todo", payload={"text": "a late note here"})])
+    await index.add([(5, unit(0, 1, 0))], VectorState("test-model", 5, 4))
+    assert [(h.seq, round(h.similarity, 4)) for h in await index.nearest(unit(0, 1, 0), everywhere)] == [
+        (5, 1.0),
+        (2, round(1 / math.sqrt(2), 4)),
+    ]
+    # the kinds asked for are applied to the matrix's candidates; narrowed searches read the table
+    notes = SearchQuery("", kinds=("note.*",), limit=5)
+    assert [h.seq for h in await index.nearest(unit(0, 1, 0), notes)] == [5, 1]
+    assert [h.seq for h in await index.nearest(unit(0, 1, 0), SearchQuery("", session="late", limit=5))] == [5]
+    await index.clear("another-model")
+    assert await index.nearest(unit(0, 1, 0), everywhere) == []
