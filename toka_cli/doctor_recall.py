@@ -23,9 +23,11 @@ def recall_check(paths: Paths) -> Check:
     if not status["semantic"]:
         return Check("recall", "ok", "semantic recall is off (recall.semantic = false): search finds words only")
     if status["problem"]:
+        # A backend without vectors (a PostgreSQL server without pgvector) keeps the log and finds
+        # words: a warning. A model that does not load is a setting that does not work: a problem.
         return Check(
             "recall",
-            "problem",
+            "warning" if status["problem_in"] == "index" else "problem",
             f"semantic recall cannot run: {status['problem']}",
             status["hint"] or "toka daemon restart",
         )

@@ -378,6 +378,7 @@ class RecallStatus(TypedDict):
     through_seq: int | None  # the last seq the embedder has read past
     behind: int | None  # events of the embedded kinds not read yet
     problem: str | None  # why it cannot run, when it is on
+    problem_in: str | None  # "model": the model does not load; "index": the backend keeps no vectors (no pgvector)
     hint: str | None
 
 

@@ -55,6 +55,7 @@ class Embeddings(Component):
         self.index: VectorIndex | None = None
         self.embedder: Embedder | None = None
         self.problem: TokaError | None = None  # why semantic recall is off, when it is on but cannot run
+        self.problem_in: str | None = None  # "model" (it does not load) or "index" (the backend keeps no vectors)
         self.embedded = 0  # vectors stored since start
         self._wake = asyncio.Event()  # events of the embedded kinds committed
         self._committed = asyncio.Event()  # anything committed
@@ -76,7 +77,7 @@ class Embeddings(Component):
         try:
             self.index = self.core.store.vectors()
         except TokaError as exc:
-            self.problem = exc
+            self.problem, self.problem_in = exc, "index"
             self._loaded.set()
             return
         self._task = asyncio.create_task(self._follow(), name="embeddings")
@@ -95,9 +96,11 @@ class Embeddings(Component):
         index = self.index
         assert index is not None  # started only with one
         try:
+            self.problem_in = "model"
             self.embedder = await asyncio.to_thread(
                 load_embedder, self.settings.embedding_model, self.settings.embedding_model_dir
             )
+            self.problem_in = "index"
             # The model's modules (wordllama, numpy, pydantic, tokenizers) live as long as the daemon:
             # out of the collector's sight, a full collection does not walk their objects again.
             gc.freeze()
@@ -112,6 +115,8 @@ class Embeddings(Component):
             return
         finally:
             self._loaded.set()
+            if self.problem is None:
+                self.problem_in = None
         while True:
             try:
                 assert self.embedder is not None
@@ -196,7 +201,7 @@ class Embeddings(Component):
 
     async def rebuild(self) -> int:
         """Drop the vectors and embed the log again (in the background); the events to embed."""
-        if self.index is None or self.embedder is None:
+        if self.index is None or self.embedder is None or self.problem is not None:
             return 0
         async with self._paging:
             await self.index.clear(self.embedder.name)
@@ -216,6 +221,7 @@ class Embeddings(Component):
             "through_seq": None,
             "behind": None,
             "problem": None if self.problem is None else self.problem.message,
+            "problem_in": self.problem_in if self.problem is not None else None,
             "hint": None if self.problem is None else self.problem.hint,
         }
         if self.index is None or not self.settings.semantic or self.problem is not None:
