@@ -27,6 +27,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -170,6 +171,8 @@ def ingest(events: int, rounds: int, on_config: str = "", control: bool = False)
                 check=False,
                 capture_output=True,
             )
+        for home in homes.values():
+            shutil.rmtree(home, ignore_errors=True)
     on, off = statistics.median(times["on"]), statistics.median(times["off"])
     return {
         "events_per_round": events,
@@ -259,6 +262,7 @@ async def queries(count: int, postgres_url: str | None) -> dict[str, Any]:
         found[name] = figures
     for _, store in stores:
         await store.close()
+    shutil.rmtree(workdir, ignore_errors=True)
     return found
 
 
