@@ -38,6 +38,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from daemon.recall.model import BLAS_THREADS  # noqa: E402
+
+for _variable in BLAS_THREADS:  # as the daemon runs numpy: one BLAS thread (daemon/recall/model.py)
+    os.environ.setdefault(_variable, "1")
 TOKA = Path(sys.executable).parent / "toka"
 VOCABULARY = [
     "queue",
