@@ -17,6 +17,7 @@ from daemon.inject.settings import InjectSettings
 from daemon.lifecycle.settings import LifecycleSettings
 from daemon.memory.settings import PoolSettings
 from daemon.otel.settings import OtelSettings
+from daemon.recall.settings import RecallSettings
 from daemon.redact.settings import RedactionSettings
 
 SECTIONS = Sections(
@@ -30,6 +31,7 @@ SECTIONS = Sections(
     ModelSettings,
     PoolSettings,
     WatchSettings,
+    RecallSettings,
     AlertSettings,
     OtelSettings,
     OtlpExportSettings,

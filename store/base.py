@@ -24,6 +24,7 @@ from store.usage import BUCKET_US, Claims, UsageRow, fold_usage, sum_usage, usag
 
 if TYPE_CHECKING:
     from store.merkle import Frontier, LogLeaf, Node
+    from store.vectors import VectorIndex  # imported by the backends that keep vectors
 
 # How many events a replay or verify reads per round trip: big enough that the per-call cost
 # vanishes, small enough that memory stays flat on any session.
@@ -344,6 +345,13 @@ class EventStore(abc.ABC):
 
         A query that is not valid search syntax raises UsageError with a hint.
         """
+
+    def vectors(self) -> VectorIndex:
+        """The vectors of semantic recall (store/vectors.py); UsageError where none are kept."""
+        raise UsageError(
+            f"the log at {self.location} keeps no vectors, which semantic recall needs",
+            "run the daemon on a SQLite or PostgreSQL log (not --memory), or search by words (--fts)",
+        )
 
     @abc.abstractmethod
     async def rebuild_search_index(self) -> int:

@@ -42,6 +42,7 @@ DAEMON_LAYERS: tuple[frozenset[str], ...] = (
             "daemon.heads",
             "daemon.ingest",
             "daemon.transfer",
+            "daemon.recall",
         }
     ),
     frozenset({"daemon.cost", "daemon.handoff", "daemon.search", "daemon.otel"}),  # reading agents, redacting

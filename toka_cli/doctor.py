@@ -32,6 +32,7 @@ from toka_cli.doctor_export import export_check
 from toka_cli.doctor_integrations import integration_checks
 from toka_cli.doctor_postgres import postgres_checks
 from toka_cli.doctor_prices import prices_check
+from toka_cli.doctor_recall import recall_check
 from toka_cli.doctor_status import status_checks
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def run_checks(paths: Paths, cwd: Path | None = None) -> list[Check]:
         *integration_checks(cwd or Path.cwd()),
         _daemon_clock(paths),
         export_check(paths),
+        recall_check(paths),
         prices_check(paths),
         *status_checks(paths, settings[OtelSettings].listen if settings is not None else ""),
     ]

@@ -46,7 +46,12 @@ class Toka(LazyGroup):
             "The session as it stood at a point, in order: a readable transcript, or JSON lines.",
             EVERYDAY,
         ),
-        Lazy("search", "search", "Find events by their text, best match first (docs/search.md).", EVERYDAY),
+        Lazy(
+            "search",
+            "search",
+            "Find events by their words and their meaning, best first (docs/search.md, docs/recall.md).",
+            EVERYDAY,
+        ),
         Lazy(
             "usage",
             "usage",

@@ -18,7 +18,7 @@ from daemon.paths import Paths
 from store.errors import ConfigError, DaemonUnavailable, ProtocolError, UnsafePath
 
 if TYPE_CHECKING:
-    from daemon.contract.results import DatabaseHealth, ExportStatus, PostgresHealth, Status
+    from daemon.contract.results import DatabaseHealth, ExportStatus, PostgresHealth, RecallStatus, Status
 
 # quick_check reads every page: a large database takes a while, in the daemon as here.
 DATABASE_CHECK_TIMEOUT_S = 300.0
@@ -105,3 +105,10 @@ def export_status(paths: Paths) -> ExportStatus | None:
     with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
         status = cast("Status", client.call("status"))
     return status.get("export")
+
+
+def recall_status(paths: Paths) -> RecallStatus:
+    """Semantic recall as the daemon runs it (docs/recall.md). DaemonUnavailable when no daemon
+    answers (doctor does not start one)."""
+    with Client(paths, autostart=False, timeout=CLOCK_TIMEOUT_S) as client:
+        return cast("RecallStatus", client.call("recall.status"))

@@ -343,10 +343,15 @@ class PoolStats(TypedDict):
 
 
 class SearchHit(EventHeader):
-    """One match, best first; ``snippet`` holds the matched words between MARK_START and MARK_END."""
+    """One match, best first; ``snippet`` holds the matched words between MARK_START and MARK_END.
+    ``matched``: why it is a hit, ``words``, ``meaning`` or ``both`` (None: a recall item there for
+    being recent or a summary); ``similarity``: the cosine of its vector with the query's, when the
+    meaning found it (docs/recall.md)."""
 
     score: float | None
     snippet: str
+    matched: str | None
+    similarity: float | None
 
 
 class SearchResult(TypedDict):
@@ -361,6 +366,20 @@ class Recall(TypedDict):
     query: str
     session: str
     items: list[RecallItem]
+
+
+class RecallStatus(TypedDict):
+    """``recall.status``: semantic recall as the daemon runs it (docs/recall.md)."""
+
+    semantic: bool  # recall.semantic
+    model: str  # recall.embedding_model
+    method: str | None  # how neighbours are found: sqlite-vec, numpy or pgvector; None: no index
+    embedded: int | None  # vectors stored
+    through_seq: int | None  # the last seq the embedder has read past
+    behind: int | None  # events of the embedded kinds not read yet
+    problem: str | None  # why it cannot run, when it is on
+    problem_in: str | None  # "model": the model does not load; "index": the backend keeps no vectors (no pgvector)
+    hint: str | None
 
 
 class HookAnswer(TypedDict):

@@ -38,8 +38,10 @@ from daemon.contract.kinds import NOTE_PREFIX, Kind
 from daemon.contract.states import AgentState
 from daemon.core import Core
 from daemon.handoff.service import Handoffs
+from daemon.inject.recall import ranked_notes
 from daemon.inject.settings import InjectMode, InjectSettings
 from daemon.lifecycle.service import Lifecycle
+from daemon.recall.service import Embeddings
 from daemon.redact import redact
 from daemon.redact.settings import RedactionSettings
 from store.base import EventQuery
@@ -105,9 +107,10 @@ class Given:
 
 
 class Injector(Component):
-    def __init__(self, core: Core, lifecycle: Lifecycle) -> None:
+    def __init__(self, core: Core, lifecycle: Lifecycle, embeddings: Embeddings) -> None:
         self.core = core
         self.lifecycle = lifecycle
+        self.embeddings = embeddings  # the project recall's ranking
         self.handoffs: Handoffs = lifecycle.handoffs
         self.refs: Refs = lifecycle.directory.refs
         self.folder: dict[str, str] = {}  # session -> its working directory
@@ -293,21 +296,15 @@ class Injector(Component):
         return Given(text, "notice", handoff=None if handoff is None else handoff.id, notice=change)
 
     async def _recall(self, folder: str, session: str) -> Given | None:
-        """The latest notes of the folder's other sessions."""
-        lines: list[str] = []
-        for other in reversed([s for s in self.sessions_in.get(folder, {}) if s != session]):
-            query = EventQuery(session=other, kinds=(NOTE_PREFIX + "*",), order="desc", limit=_RECALLED_NOTES)
-            async for note in self.core.store.scan(query):
-                text = note.payload.get("text")
-                if isinstance(text, str) and text.strip():
-                    lines.append(f"- {note.kind.removeprefix(NOTE_PREFIX)}: {text.strip()}")
-            if len(lines) >= _RECALLED_NOTES:
-                break
+        """The notes of the folder's other sessions: the nearest its last request when semantic
+        recall runs (daemon/inject/recall.py), else the latest."""
+        others = list(reversed([s for s in self.sessions_in.get(folder, {}) if s != session]))
+        notes = await ranked_notes(self.core, self.embeddings, others, _RECALLED_NOTES)
+        lines = [f"- {note.kind.removeprefix(NOTE_PREFIX)}: {str(note.payload['text']).strip()}" for note in notes]
         if not lines:
             return None
-        text = "toka: notes recorded in this folder's earlier sessions (latest first):\n" + "\n".join(
-            lines[:_RECALLED_NOTES]
-        )
+        order = "nearest the last request first" if self.embeddings.on else "latest first"
+        text = f"toka: notes recorded in this folder's earlier sessions ({order}):\n" + "\n".join(lines)
         return Given(redact(text, self.core.settings[RedactionSettings].kinds).text, "recall")
 
     def _within_budget(self, text: str, handoff: str | None) -> tuple[str, bool, int]:

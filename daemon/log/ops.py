@@ -309,7 +309,11 @@ async def stats(log: EventLog, request: NoArgs, call: Call) -> results.Stats:
 @OPS.op("admin.rebuild", NoArgs)
 async def admin_rebuild(log: EventLog, request: NoArgs, call: Call) -> dict[str, Any]:
     store = log.core.store
-    return {"sessions": await store.rebuild_projections(), "search_events": await store.rebuild_search_index()}
+    return {
+        "sessions": await store.rebuild_projections(),
+        "search_events": await store.rebuild_search_index(),
+        "embed_events": await log.re_embed(),
+    }
 
 
 @dataclass(frozen=True, slots=True)

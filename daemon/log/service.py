@@ -20,6 +20,9 @@ class EventLog(Component):
     evaluated: Callable[[int], Awaitable[None]]  # Lifecycle.evaluated
     # Heads.sign_or_log: a head over what is committed, when heads are kept; why signing is refused
     sign: Callable[[], Awaitable[str | None]]
+    # Embeddings.rebuild: drops the vectors and embeds the log again in the background; the events
+    # of the embedded kinds to read (0 when semantic recall is off)
+    re_embed: Callable[[], Awaitable[int]]
 
     @property
     def hub(self) -> Hub:

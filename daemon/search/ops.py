@@ -1,26 +1,31 @@
-"""The ``search``, ``recall`` and ``search.rebuild`` operations (docs/search.md).
+"""The ``search``, ``recall`` and ``search.rebuild`` operations (docs/search.md, docs/recall.md).
 
-``search`` answers a full-text query over the log. ``recall`` is what an agent asks when it
-wants its memory of something: the session's latest events, the best matches (in its own
-session first, then in every other), and the summaries its session was compressed into,
-without duplicates, each item saying why it is there.
+``search`` answers a query over the log, by its words and its meaning (daemon/search/hybrid.py).
+``recall`` is what an agent asks when it wants its memory of something: the session's latest
+events, the best matches by the same ranking (in its own session first, then in every other), and
+the summaries its session was compressed into, without duplicates, each item saying why it is
+there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from daemon.agents.refs import Refs
 from daemon.component import Component
 from daemon.contract.kinds import Kind
 from daemon.core import Core
+from daemon.recall.service import Embeddings
 from daemon.rpc.registry import Call, Ops
 from daemon.rpc.requests import NoArgs, Timestamp
+from daemon.search.hybrid import SearchMode, ranked
+from daemon.search.ranking import NOTHING, WORDS, Ranked
 from store.base import EventQuery, EventStore
 from store.errors import UsageError
 from store.events import Event, format_ts
-from store.search import MAX_LIMIT, SearchHit, SearchQuery, indexed_text
+from store.search import MAX_LIMIT, SearchHit, SearchQuery, check_query_size, indexed_text
 from store.search_syntax import literal_query
 
 # Items a recall answers with unless asked otherwise, and at most.
@@ -37,10 +42,13 @@ SUMMARY_KINDS = (Kind.COMPRESSION, Kind.COMPACTION, Kind.COMPACTION_SUMMARY)
 
 @dataclass(frozen=True, slots=True)
 class LogSearch(Component):
-    """What the search ops are handed: the core, and the reader of session and agent names."""
+    """What the search ops are handed: the core, the reader of session and agent names, and the
+    embedder of queries."""
 
     core: Core
     refs: Refs
+    embeddings: Embeddings
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)  # held by the search running (hybrid.py)
 
     @property
     def store(self) -> EventStore:
@@ -50,7 +58,7 @@ class LogSearch(Component):
 OPS = Ops(LogSearch)
 
 
-def hit_json(hit: SearchHit) -> dict[str, Any]:
+def hit_json(hit: SearchHit, matched: str | None = WORDS, similarity: float | None = None) -> dict[str, Any]:
     return {
         "seq": hit.seq,
         "id": hit.id,
@@ -61,7 +69,13 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "digest": hit.digest,
         "score": round(hit.score, 6),
         "snippet": hit.snippet,
+        "matched": matched,
+        "similarity": None if similarity is None else round(similarity, 6),
     }
+
+
+def ranked_json(ranked: Ranked) -> dict[str, Any]:
+    return hit_json(replace(ranked.hit, score=ranked.score), ranked.matched, ranked.similarity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +87,19 @@ class Search:
     since: Timestamp | None = None
     until: Timestamp | None = None
     limit: int = 20
-    fts: bool = False  # the query is in FTS5 syntax; else its words are looked for as written
+    fts: bool = False  # the query is in FTS5 syntax and only its words are looked for
+    semantic: bool = False  # only the query's meaning is looked for
 
 
 @OPS.op("search", Search)
 async def search(searcher: LogSearch, request: Search, call: Call) -> dict[str, Any]:
+    if request.fts and request.semantic:
+        raise UsageError(
+            "fts and semantic exclude each other", "give one: --fts for words only, --semantic for meaning only"
+        )
+    mode = SearchMode.FTS if request.fts else SearchMode.SEMANTIC if request.semantic else SearchMode.HYBRID
     session, agent = (None, None) if request.session is None else await searcher.refs.session_and_agent(request.session)
+    check_query_size(request.query)
     query = SearchQuery(
         text=request.query if request.fts else literal_query(request.query),
         session=session,
@@ -88,19 +109,8 @@ async def search(searcher: LogSearch, request: Search, call: Call) -> dict[str, 
         until=request.until,
         limit=request.limit,
     )
-    return {"hits": [hit_json(hit) for hit in await _searched(searcher.store, query, request.fts)]}
-
-
-async def _searched(store: EventStore, query: SearchQuery, fts: bool) -> list[SearchHit]:
-    """The hits of ``query``; a query in FTS5 syntax that does not parse says how to search for
-    it as written instead."""
-    try:
-        return await store.search(query)
-    except UsageError as exc:
-        if not fts:
-            raise
-        hint = f"{exc.hint}; or search without FTS syntax (leave out --fts) to find the text as written"
-        raise UsageError(exc.message, hint) from None
+    hits = await ranked(searcher.store, searcher.embeddings, query, request.query, mode, searcher.turn)
+    return {"hits": [ranked_json(hit) for hit in hits]}
 
 
 @OPS.op("search.rebuild", NoArgs)
@@ -113,12 +123,12 @@ def _head(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _event_item(why: str, event: Event, text: str, width: int, hit: SearchHit | None) -> dict[str, Any]:
+def _event_item(why: str, event: Event, text: str, width: int, hit: Ranked | None) -> dict[str, Any]:
     """A recent event or a summary; with the score and snippet of its match when it matched."""
     if hit is not None:
-        return {"why": why, **hit_json(hit)}
+        return {"why": why, **ranked_json(hit)}
     unscored = SearchHit(event.seq, event.id, event.session, event.agent, event.kind, event.ts, event.digest, 0, "")
-    return {"why": why, **hit_json(unscored), "score": None, "snippet": _head(text, width)}
+    return {"why": why, **hit_json(unscored, matched=NOTHING), "score": None, "snippet": _head(text, width)}
 
 
 async def _with_text(
@@ -161,9 +171,13 @@ async def recall(searcher: LogSearch, request: Recall, call: Call) -> dict[str, 
 
     want = min(MAX_LIMIT, limit)
     words = literal_query(text)  # the words of the topic, as written
-    in_session = await store.search(SearchQuery(words, session=session, limit=want))
-    elsewhere = [h for h in await store.search(SearchQuery(words, limit=MAX_LIMIT)) if h.session != session]
-    matched = {hit.id: hit for hit in in_session}
+    embeddings, hybrid = searcher.embeddings, SearchMode.HYBRID
+    in_session = await ranked(
+        store, embeddings, SearchQuery(words, session=session, limit=want), text, hybrid, searcher.turn
+    )
+    everywhere = await ranked(store, embeddings, SearchQuery(words, limit=MAX_LIMIT), text, hybrid, searcher.turn)
+    elsewhere = [hit for hit in everywhere if hit.hit.session != session]
+    matched = {hit.hit.id: hit for hit in in_session}
     latest = EventQuery(session=session, order="desc", limit=RECENT_WINDOW)
     recent = await _with_text(store, latest, recent_quota, leave_out=SUMMARY_KINDS)
     summaries = await _with_text(
@@ -190,6 +204,6 @@ async def recall(searcher: LogSearch, request: Recall, call: Call) -> dict[str, 
     for hit in [*in_session, *elsewhere]:
         if room <= 0:
             break
-        if add({"why": "match", **hit_json(hit)}):
+        if add({"why": "match", **ranked_json(hit)}):
             room -= 1
     return {"query": text, "session": session, "items": items}

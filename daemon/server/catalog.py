@@ -15,6 +15,7 @@ from daemon.lifecycle import ops as agents
 from daemon.log import ops as log
 from daemon.memory import ops as memory
 from daemon.memory import pool_ops as pool
+from daemon.recall import ops as recall
 from daemon.retention import ops as retention
 from daemon.rpc.registry import Registry
 from daemon.search import ops as search
@@ -38,6 +39,7 @@ REGISTRY = Registry(
         states.OPS,
         deps.OPS,
         search.OPS,
+        recall.OPS,
         retention.OPS,
         transfer.OPS,
         cost.OPS,

@@ -27,6 +27,7 @@ from daemon.log.service import EventLog
 from daemon.memory.pool_service import PoolService
 from daemon.memory.service import Memory
 from daemon.otel.endpoint import Endpoint
+from daemon.recall.service import Embeddings
 from daemon.retention.ops import Retention
 from daemon.search.ops import LogSearch
 from daemon.server.catalog import REGISTRY
@@ -49,6 +50,7 @@ def build_components(
     lifecycle = Lifecycle(core)  # the agents, their directory, the handoffs and the compressor
     memory, pool = Memory(core), PoolService(core)
     refs = lifecycle.directory.refs
+    embeddings = Embeddings(core)  # embeds after commits, never in them
     components: list[Component] = [
         heads,
         Forwarder(core, costs.prices),  # sends only when export.otlp.endpoint is set
@@ -62,9 +64,10 @@ def build_components(
         lifecycle,
         lifecycle.handoffs,
         lifecycle.compressor,
-        Injector(core, lifecycle),
-        EventLog(core, refs, lifecycle.evaluated, heads.sign_or_log),
-        LogSearch(core, refs),
+        Injector(core, lifecycle, embeddings),
+        EventLog(core, refs, lifecycle.evaluated, heads.sign_or_log, embeddings.rebuild),
+        embeddings,
+        LogSearch(core, refs, embeddings),
         ContextAssembler(core, refs, memory, pool),
         Retention(core, lifecycle.agents, refs),
         Exporter(core, costs, refs),

@@ -45,11 +45,13 @@ from store.postgres.schema import migrate
 from store.postgres.search import hits, rebuild_search_index, search_sql
 from store.postgres.tree import LogTree, check_tree
 from store.postgres.usage import read_usage, sum_usage_rows
+from store.postgres.vectors import PostgresVectors
 from store.postgres.verify import verify_log
 from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
 from store.url import scrubbed
+from store.vectors import VectorIndex
 
 T = TypeVar("T")
 log = logging.getLogger("toka.store")
@@ -87,6 +89,7 @@ class PostgresStore(SqlStore):
         self._reader = Link(url, "reader", self.reach)
         # Searches on a connection of their own: a long one holds up the next search, not every read.
         self._searcher = Link(url, "searcher", self.reach)
+        self._vectors = PostgresVectors(self._write, self._read, self._search_on_own_connection)
         # One transaction at a time on the writer: two calls interleaving their statements on one
         # connection would nest one transaction in the other, and both would fail.
         self._writing = asyncio.Lock()
@@ -250,6 +253,12 @@ class PostgresStore(SqlStore):
 
     async def save_cursor(self, name: str, value: str) -> None:
         await self._write(fetch_rows, SAVE_CURSOR + " RETURNING name", (name, value, now_us()))
+
+    async def _search_on_own_connection(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        return await self._run(self._searcher, fn, *args)
+
+    def vectors(self) -> VectorIndex:
+        return self._vectors
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         checked = query.checked()

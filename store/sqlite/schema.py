@@ -232,6 +232,14 @@ def m012_last_active(db: sqlite3.Connection) -> None:
     del db
 
 
+def m013_vectors(db: sqlite3.Connection) -> None:
+    # Semantic recall's vectors (store/vectors.py, store/sqlite/vectors.py): the embedding of each
+    # event worth recalling, as float32 bytes under the event's seq, made by the daemon after the
+    # commit; which model made them and how far they reach is the cursor named "embeddings". A plain
+    # table, so a Python that cannot load sqlite-vec still reads it.
+    db.execute("CREATE TABLE vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -245,6 +253,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m010_usage_claims_by_size,
     m011_search_merges,
     m012_last_active,
+    m013_vectors,
 ]
 
 

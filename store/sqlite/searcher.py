@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -17,6 +19,8 @@ from store.sqlite.connect import describe, prepare_reader
 from store.sqlite.hop import on_thread
 from store.sqlite.integrity import Integrity
 from store.sqlite.search import run_search, search_sql
+
+T = TypeVar("T")
 
 
 class Searches:
@@ -45,17 +49,21 @@ class Searches:
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         sql, params, matcher = search_sql(query)
+        return await self.run(run_search, sql, params, matcher)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(connection, *args)`` on the searches' connection, after those queued before it."""
         if self._closed:
             raise RequestAbandoned()
         conn = await self._connection()
         token, gone, cancelled = object(), requester_gone.get(), asyncio.Event()
 
-        def run(db: sqlite3.Connection) -> list[SearchHit]:
+        def run(db: sqlite3.Connection) -> T:
             if cancelled.is_set() or self._closed or (gone is not None and gone()):
                 raise RequestAbandoned()
             self._running = token
             try:
-                return run_search(db, sql, params, matcher)
+                return fn(db, *args)
             finally:
                 self._running = None
 

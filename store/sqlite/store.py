@@ -60,8 +60,10 @@ from store.sqlite.search import rebuild_search_index
 from store.sqlite.searcher import Searches
 from store.sqlite.tree import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.sqlite.usage import read_usage, sum_usage_rows
+from store.sqlite.vectors import SqliteVectors
 from store.sqlite.verify import verify_chain
 from store.tip import Tip, log_tip
+from store.vectors import VectorIndex
 
 T = TypeVar("T")
 
@@ -109,6 +111,7 @@ class SqliteStore(SqlStore):
         self._reader = reader
         self._checkpointer = checkpointer
         self._searches = Searches(path, self._integrity)
+        self._vectors = SqliteVectors(self._write, self._read, self._searches.run)
         self._wal = Path(f"{path}-wal")
         self._checkpointing: asyncio.Task[None] | None = None
         self._appends = 0
@@ -303,6 +306,9 @@ class SqliteStore(SqlStore):
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         return await self._searches.search(query.checked())  # on a connection of their own
+
+    def vectors(self) -> VectorIndex:
+        return self._vectors
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
         pruned = await self._write(prune_session, session, before, dry_run)

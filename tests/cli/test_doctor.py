@@ -34,6 +34,7 @@ NAMES = [
     "codex_notify",
     "daemon_clock",
     "export",
+    "recall",
     "prices",
     "heads",
     "tables",
@@ -266,7 +267,7 @@ def test_doctor_exits_1_with_an_error_naming_the_failed_checks(toka_home: Path) 
     write_config(toka_home, "[store\n")
     result = run_doctor()
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: 1 of 19 checks found a problem (config)\n")
+    assert result.stderr.startswith("error: 1 of 20 checks found a problem (config)\n")
 
 
 def test_the_database_size_counts_the_wal_as_stats_does(daemon: Spawned) -> None:

@@ -38,6 +38,8 @@ DOCUMENTED: dict[tuple[str, int], Any] = {
     ("`toka note TARGET KIND TEXT --json`", 0): results.Noted,
     ("`toka import ... --json`", 0): results_upkeep.ImportReport,
     ("`toka export otel --json`", 0): results_otel.OtelExport,
+    ("`toka search QUERY --json`", 0): results.SearchResult,
+    ("`toka recall QUERY --session S --json`", 0): results.Recall,
     ("`toka admin recover --json`", 0): results_upkeep.Recovery,
     ("`toka admin copy --to URL --json`", 0): results_upkeep.CopyReport,
     ("`toka compress SESSION --json`", 0): results.Compression,

@@ -22,9 +22,12 @@ from cli_support import (
     normalise,
     volatile,
 )
+from daemons import wait_for
 
+from daemon.client.sync import Client
 from daemon.redact import KINDS
 from daemon.version import PROTOCOL_VERSION, VERSION
+from store.vectors import EMBEDDED_KINDS
 
 EVENT_FIELDS = ["seq", "id", "session", "agent", "kind", "ts", "parents", "digest", "key", "payload"]
 
@@ -394,6 +397,16 @@ def test_config_show_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> N
             {"key": "pool.sweep_s", "value": 5.0, "source": "default", "help": "<help>"},
             {"key": "watch.paths", "value": [], "source": "default", "help": "<help>"},
             {"key": "watch.agents", "value": True, "source": "default", "help": "<help>"},
+            {"key": "recall.semantic", "value": True, "source": "default", "help": "<help>"},
+            {
+                "key": "recall.embedding_model",
+                "value": "wordllama/l2_supercat-256",
+                "source": "default",
+                "help": "<help>",
+            },
+            {"key": "recall.embedding_model_dir", "value": "", "source": "default", "help": "<help>"},
+            {"key": "recall.embedded_kinds", "value": list(EMBEDDED_KINDS), "source": "default", "help": "<help>"},
+            {"key": "recall.embedding_batch", "value": 64, "source": "default", "help": "<help>"},
             {"key": "alerts.command", "value": "", "source": "default", "help": "<help>"},
             {"key": "alerts.command_interval_s", "value": 60.0, "source": "default", "help": "<help>"},
             {"key": "alerts.command_timeout_s", "value": 10.0, "source": "default", "help": "<help>"},
@@ -427,4 +440,7 @@ def test_config_get_json(toka_home: Path) -> None:
 
 
 def test_admin_rebuild_json(example: str) -> None:
-    assert invoke_json("admin", "rebuild") == {"sessions": 1, "search_events": 20}  # the usage events carry no text
+    with Client(autostart=False) as client:  # the embedding model loaded: its count is known
+        wait_for(lambda: client.call("recall.status")["embedded"] is not None, "the embedding model has loaded")
+    # The usage events carry no text; the messages are embedded again, in the background.
+    assert invoke_json("admin", "rebuild") == {"sessions": 1, "search_events": 20, "embed_events": 6}

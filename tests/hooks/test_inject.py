@@ -206,6 +206,24 @@ def test_recall_gives_a_new_session_the_folder_s_notes_when_turned_on(spawn: Spa
         assert injected(client, "s-new")[0]["why"] == "recall"
 
 
+def test_recall_gives_the_notes_nearest_the_last_request_first_with_semantic_recall(spawn: Spawner) -> None:
+    configure("[inject]\nrecall = true\n")
+    spawn()
+    near = "idle customers are signed out after thirty minutes because the session cookie is never renewed"
+    with Client(autostart=False) as client:
+        wait_for(lambda: client.call("recall.status")["embedded"] is not None, "the embedding model has loaded")
+        hook("s-login", "SessionStart", source="startup")
+        client.record("s-login", "message", {"role": "user", "text": "why does the login page time out?"})
+        client.note("s-login", "decision", near)
+        for text in ("the invoice PDF uses the new logo", "CSS grid for the settings screen", TODO):
+            client.note("s-login", "todo", text)
+        given = hook("s-next", "SessionStart", source="startup")
+        assert given is not None
+        header, first, *rest = given.splitlines()
+        assert header == "toka: notes recorded in this folder's earlier sessions (nearest the last request first):"
+        assert first == f"- decision: {near}" and len(rest) == 3
+
+
 def test_a_session_recorded_by_its_hooks_alone_is_given_its_prompts_and_notes(daemon: Spawned) -> None:
     with Client(autostart=False) as client:
         hook("s-hooks", "SessionStart", source="startup")

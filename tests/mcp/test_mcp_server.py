@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from daemons import PATIENCE, Spawned
+from daemons import PATIENCE, Spawned, wait_for
 from mcp_support import TOKA, mcp_session, text_of
 
 GOLDEN = Path(__file__).parent / "golden" / "tools.json"
@@ -208,6 +208,24 @@ def test_search_takes_the_times_of_the_cli(daemon: Spawned) -> None:
             return counts
 
     assert anyio.run(scenario) == [2, 2, 0, 0]
+
+
+def test_search_by_meaning_finds_a_decision_without_its_words(daemon: Spawned) -> None:
+    seed(daemon)
+    with daemon.client() as client:
+        client.note("s-mcp", "decision", "persist the job queue in Redis streams rather than RabbitMQ")
+        wait_for(lambda: client.call("recall.status")["embedded"] == 1, "the note is embedded")
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with mcp_session() as session:
+            question = "which message broker did we settle on"
+            by_meaning = structured(await session.call_tool("search", {"query": question, "semantic": True}))
+            by_words = structured(await session.call_tool("search", {"query": question, "fts": True}))
+            return by_meaning, by_words
+
+    by_meaning, by_words = anyio.run(scenario)
+    assert [(hit["kind"], hit["matched"]) for hit in by_meaning["hits"]] == [("note.decision", "meaning")]
+    assert by_words["hits"] == []
 
 
 def test_a_daemon_that_dies_gives_an_error_then_the_next_call_recovers(daemon: Spawned) -> None:

@@ -39,7 +39,7 @@ def test_search_prints_a_table_with_marked_matches_in_a_pipe(recorded: None) -> 
     result = invoke("search", "login")
     assert result.exit_code == 0, result.stderr
     header, *rows = result.stdout.splitlines()
-    assert header.split() == ["seq", "time", "(UTC)", "session", "kind", "snippet"]  # the zone of the times
+    assert header.split() == ["seq", "time", "(UTC)", "session", "kind", "matched", "snippet"]  # the zone of the times
     assert len(rows) == 3
     assert all(f"{MARK_START}login{MARK_END}" in row for row in rows)
 
@@ -96,7 +96,7 @@ def test_recall_table_and_json(recorded: None) -> None:
     result = invoke("recall", "login", "--session", "auth-1")
     assert result.exit_code == 0, result.stderr
     header, *rows = result.stdout.splitlines()
-    assert header.split() == ["why", "seq", "time", "(UTC)", "session", "kind", "snippet"]
+    assert header.split() == ["why", "seq", "time", "(UTC)", "session", "kind", "matched", "snippet"]
     assert [row.split()[0] for row in rows] == ["recent", "recent", "summary", "match"]
     document = json.loads(invoke("recall", "login", "--session", "auth-1", "--json", "--limit", "2").stdout)
     assert set(document) == {"query", "session", "items"}

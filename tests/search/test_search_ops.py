@@ -11,7 +11,7 @@ from daemon.client.sync import Client
 from store.errors import NotFound, UsageError
 from store.search import MARK_END, MARK_START
 
-HIT_KEYS = {"seq", "id", "session", "agent", "kind", "ts", "digest", "score", "snippet"}
+HIT_KEYS = {"seq", "id", "session", "agent", "kind", "ts", "digest", "score", "snippet", "matched", "similarity"}
 
 
 def seed(client: Client) -> None:

@@ -67,10 +67,11 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         db.execute("DROP TABLE merkle")
         db.execute("DROP TABLE usage_requests")
         db.execute("DROP TABLE cursors")
+        db.execute("DROP TABLE vectors")
         db.execute(
             "DELETE FROM toka_migrations WHERE name IN ('m004_search_index', 'm005_pruned', 'm006_usage_buckets',"
             " 'm007_merkle', 'm008_usage_requests', 'm009_cursors', 'm010_usage_claims_by_size',"
-            " 'm011_search_merges', 'm012_last_active')"
+            " 'm011_search_merges', 'm012_last_active', 'm013_vectors')"
         )
         db.execute("PRAGMA user_version = 3")
     tables = {row[0] for row in raw_fts(db_path, "SELECT name FROM sqlite_master")}
@@ -82,7 +83,7 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         await store.append([message("new", "a new pelican")])
         assert len(await store.search(SearchQuery("pelican"))) == 3
     names = [row[0] for row in raw_fts(db_path, "SELECT name FROM toka_migrations ORDER BY seq")]
-    assert names[-9:] == [
+    assert names[-10:] == [
         "m004_search_index",
         "m005_pruned",
         "m006_usage_buckets",
@@ -92,6 +93,7 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         "m010_usage_claims_by_size",
         "m011_search_merges",
         "m012_last_active",
+        "m013_vectors",
     ]
     # and the index merges its segments as a new one would (m011)
     assert raw_fts(db_path, "SELECT v FROM search_index_config WHERE k = 'automerge'") == [(16,)]

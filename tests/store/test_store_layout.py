@@ -24,6 +24,7 @@ SHARED_PARTS = {
     "projections": "the session tables, and every projection refilled",
     "usage": "the usage projection",
     "search": "the search index and its statements",
+    "vectors": "the vectors of semantic recall and their nearest neighbours",
     "verify": "the chain checked",
     "tree": "the log's Merkle tree as the backend keeps it",
     "health": "the read-only facts doctor reads",
@@ -36,6 +37,7 @@ SQLITE_ONLY = {
     "recover": "`toka admin recover`",
     "salvage": "a damaged file's rows read into a new one",
     "searcher": "searches on a connection of their own",
+    "vector_cache": "every vector in memory, for a search by meaning of the whole log",
 }
 OWN_PARTS = {"sqlite": set(SQLITE_ONLY), "postgres": set()}
 # The store class of each backend, in its package's store.py.

@@ -170,6 +170,7 @@ FINAL_SCHEMA = [
         "CREATE TABLE usage_requests ( session TEXT NOT NULL, request TEXT NOT NULL, origin TEXT NOT NULL,"
         " PRIMARY KEY (session, request) ) WITHOUT ROWID",
     ),
+    ("table", "vectors", "vectors", "CREATE TABLE vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL)"),
 ]
 
 
@@ -212,6 +213,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m010_usage_claims_by_size",
         "m011_search_merges",
         "m012_last_active",
+        "m013_vectors",
     ]
 
 
@@ -327,6 +329,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m010_usage_claims_by_size",
         "m011_search_merges",
         "m012_last_active",
+        "m013_vectors",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs

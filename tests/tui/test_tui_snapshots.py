@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from daemons import wait_for
 from textual.pilot import Pilot
 from tui_driver import import_example, rows, screen_text, wait_until
 
@@ -76,6 +77,13 @@ def data(daemon: Any) -> None:
     with daemon.client() as client:
         import_example(client)
         record_a_session(client)
+        # Searches rank by meaning too once the events are embedded: the same hits in every run.
+        wait_for(lambda: embedded(client), "the events are embedded")
+
+
+def embedded(client: Client) -> bool:
+    status = client.call("recall.status")
+    return status["embedded"] is not None and status["behind"] == 0
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

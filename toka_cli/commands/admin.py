@@ -25,7 +25,8 @@ app = make_app(
 
 @app.command()
 def rebuild(json_: JsonOpt = False) -> None:
-    """Recreate the session tables (projections) and the search index from the events themselves."""
+    """Recreate the session tables (projections), the search index and the vectors of semantic recall from the
+    events themselves (the vectors in the background: `toka doctor` shows how far they are)."""
     call_and_show("admin.rebuild", json_, _rebuilt)
 
 
@@ -33,6 +34,7 @@ def _rebuilt(result: dict[str, Any]) -> None:
     console().print(
         f"rebuilt the projections of {result['sessions']} sessions and the search index"
         f" ({result['search_events']} events) from the log"
+        + (f"; re-embedding {result['embed_events']} events in the background" if result.get("embed_events") else "")
     )
 
 

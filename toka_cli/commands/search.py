@@ -1,4 +1,5 @@
-"""`toka search QUERY` and `toka recall QUERY --session S`: full-text search over the log."""
+"""`toka search QUERY` and `toka recall QUERY --session S`: search over the log by its words and
+their meaning (docs/search.md, docs/recall.md)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,15 @@ if TYPE_CHECKING:
 
     from daemon.contract.results import Recall, RecallItem, SearchHit, SearchResult
 
-QueryArg = Annotated[str, typer.Argument(help="Words, names or paths to find, as written (every one of them).")]
+QueryArg = Annotated[
+    str, typer.Argument(help="Words, names or paths to find as written, or a question whose meaning to find.")
+]
 FtsOpt = Annotated[
-    bool, typer.Option("--fts", help='Read the query as FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().')
+    bool,
+    typer.Option("--fts", help='Words only, the query read as FTS5 syntax: "a phrase", pre*, AND, OR, NOT, NEAR().'),
+]
+SemanticOpt = Annotated[
+    bool, typer.Option("--semantic", help="Meaning only: the events nearest the query's embedding (docs/recall.md).")
 ]
 
 
@@ -42,9 +49,16 @@ def highlighted(snippet: str) -> Text | str:
 
 
 def _rows(items: Sequence[SearchHit], why: Sequence[str] = ()) -> None:
-    grid = table(*(("why",) if why else ()), "seq", "time", "session", "kind", "snippet")
+    grid = table(*(("why",) if why else ()), "seq", "time", "session", "kind", "matched", "snippet")
     for index, item in enumerate(items):
-        cells = [str(item["seq"]), short_ts(item["ts"]), item["session"], item["kind"], highlighted(item["snippet"])]
+        cells = [
+            str(item["seq"]),
+            short_ts(item["ts"]),
+            item["session"],
+            item["kind"],
+            item.get("matched") or "",
+            highlighted(item["snippet"]),
+        ]
         grid.add_row(*([why[index]] if why else []), *cells)
     print_view(grid)
 
@@ -67,13 +81,15 @@ def search(
     until: UntilOpt = None,
     limit: LimitOpt = None,
     fts: FtsOpt = False,
+    semantic: SemanticOpt = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Find events by their text, best match first (docs/search.md).
+    """Find events by their words and their meaning, best first (docs/search.md, docs/recall.md).
 
-    The query is searched for as written: `toka search src/auth/client.py` finds the path,
-    `toka search tmux-waiting.sh` the file name; every word must be found. --fts reads it as
-    FTS5 syntax instead.
+    The words are searched for as written (`toka search src/auth/client.py` finds the path; every
+    word must be found) and the meaning by the query's embedding; the two rankings are fused and
+    each hit says what matched: words, meaning or both. --fts: words only, in FTS5 syntax;
+    --semantic: meaning only.
     """
 
     def found(result: SearchResult) -> None:
@@ -94,6 +110,7 @@ def search(
         until=when(until, "--until"),
         limit=limit,
         fts=fts or None,
+        semantic=semantic or None,
     )
 
 

@@ -100,7 +100,7 @@ _toka_options() {
         'report monthly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
         'report session') echo '--since --until -z --timezone --source --project --breakdown --compare --format --json -h --help' ;;
         'report weekly') echo '--since --until -z --timezone --source --project --breakdown --format --json -h --help' ;;
-        'search') echo '-s --session -a --agent -k --kind --exclude-kind --since --until -n --limit --fts --json -h --help' ;;
+        'search') echo '-s --session -a --agent -k --kind --exclude-kind --since --until -n --limit --fts --semantic --json -h --help' ;;
         'sessions') echo '--since --until --source --project --json -n --limit -h --help' ;;
         'show') echo '--json -h --help' ;;
         'state') echo '-h --help' ;;

@@ -75,10 +75,13 @@ def register(server: MCPServer, link: Link) -> None:
         until: UntilParam = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many hits.")] = 20,
         fts: Annotated[
-            bool, Field(description='Read the query as SQLite FTS5 syntax ("phrases", pre*, OR, NOT) instead.')
+            bool, Field(description='Words only, the query read as SQLite FTS5 syntax ("phrases", pre*, OR, NOT).')
+        ] = False,
+        semantic: Annotated[
+            bool, Field(description="Meaning only: events nearest the query's embedding, sharing words or not.")
         ] = False,
     ) -> dict[str, Any]:
-        """Search everything toka recorded: event refs (seq, id, session, kind, ts) with snippets, best first."""
+        """Search everything toka recorded by words and meaning: event refs with snippets, best first, each matched by words, meaning or both."""  # noqa: E501
         found = await link.call(
             "search",
             query=query,
@@ -88,12 +91,13 @@ def register(server: MCPServer, link: Link) -> None:
             until=request_time(until, "until"),
             limit=limit,
             fts=fts or None,
+            semantic=semantic or None,
         )
         return dict(found)
 
     @server.tool(annotations=READ_ONLY)
     async def recall(
-        query: Annotated[str, Field(description="What to remember: words of the topic at hand.")],
+        query: Annotated[str, Field(description="What to remember: words or a question about the topic at hand.")],
         session: SessionParam = None,
         budget: Annotated[int, Field(ge=50, le=100_000, description="Token budget for the items returned.")] = 2000,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many items.")] = 10,

@@ -1,0 +1,301 @@
+"""Semantic recall's costs, each against a reference measured in the same run.
+
+    .venv/bin/python benchmarks/bench_embeddings.py [--vectors N] [--ingest-events N] [--rounds N] [--json]
+
+- **embedding throughput**: texts per second through the embedder the daemon uses
+  (daemon/recall/model.py, batches of 64) for WordLlama l2_supercat at 256, 128 and 64
+  dimensions, against the full-text tokenizer (store/search.py ``tokens``) over the same texts:
+  what the index already pays for every text.
+- **ingest with embeddings on against off**: two daemons in temporary homes, one with
+  ``recall.semantic = true`` and one with it false, alternating rounds; each round appends
+  ``--ingest-events`` messages of 40 to 120 words (all embedded) in requests of 100 through the
+  client and measures the appends alone, the embedder running beside them. Target: on ≥ 95% of
+  off. Also reported: how long after the last append the embedder caught up.
+- **query p50 at N embedded events** (``--vectors``, default 100,000): a SQLite log of N messages
+  whose vectors are stored directly (random unit vectors of 256 dimensions: the cost of a search
+  does not depend on what the vectors mean), then ``VectorIndex.nearest`` for 60 neighbours (what a
+  hybrid search of 20 hits asks) in every session and in one session, against a full-text search
+  of a word in 1% of the events on the same store; and the query's embedding alone. With numpy
+  where this Python's sqlite3 loads no extension, else sqlite-vec (both are reported when both run).
+  PostgreSQL is measured when ``TOKATEST_POSTGRES_URL`` names a server with pgvector.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from daemon.recall.model import BLAS_THREADS  # noqa: E402
+
+for _variable in BLAS_THREADS:  # as the daemon runs numpy: one BLAS thread (daemon/recall/model.py)
+    os.environ.setdefault(_variable, "1")
+TOKA = Path(sys.executable).parent / "toka"
+VOCABULARY = [
+    "queue",
+    "stream",
+    "broker",
+    "redis",
+    "worker",
+    "retry",
+    "export",
+    "order",
+    "invoice",
+    "login",
+    "session",
+    "cookie",
+    "timeout",
+    "page",
+    "database",
+    "migration",
+    "schema",
+    "column",
+    "index",
+    "table",
+    "query",
+    "cache",
+    "server",
+    "client",
+    "request",
+    "response",
+    "error",
+    "test",
+    "build",
+    "deploy",
+    "release",
+    "branch",
+    "commit",
+    "review",
+    "pipeline",
+    "config",
+    "setting",
+    "path",
+    "file",
+    "folder",
+    "module",
+    "function",
+    "class",
+    "method",
+    "type",
+    "value",
+    "key",
+    "token",
+    "budget",
+    "context",
+    "handoff",
+    "note",
+    "decision",
+    "summary",
+    "agent",
+]
+FILLER = ["the", "a", "of", "to", "in", "and", "for", "with", "on", "that", "is", "was", "it", "we", "this"]
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(VOCABULARY) if rng.random() < 0.6 else rng.choice(FILLER) for _ in range(words))
+
+
+def texts(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [sentence(rng, rng.randint(40, 120)) for _ in range(count)]
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def throughput() -> dict[str, Any]:
+    from daemon.recall.model import load_embedder
+    from store.search import tokens
+
+    sample = texts(5000)
+    started = time.perf_counter()
+    for text in sample:
+        tokens(text)
+    tokenizer = len(sample) / (time.perf_counter() - started)
+    found: dict[str, Any] = {"tokenizer_texts_per_s": round(tokenizer)}
+    for dims in (256, 128, 64):
+        embedder = load_embedder(f"wordllama/l2_supercat-{dims}")
+        embedder.embed(sample[:64])  # warm
+        started = time.perf_counter()
+        for start in range(0, len(sample), 64):
+            embedder.embed(sample[start : start + 64])
+        rate = len(sample) / (time.perf_counter() - started)
+        found[f"wordllama_{dims}_texts_per_s"] = round(rate)
+        found[f"wordllama_{dims}_vs_tokenizer"] = round(rate / tokenizer, 3)
+    return found
+
+
+def ingest(events: int, rounds: int, on_config: str = "", control: bool = False) -> dict[str, Any]:
+    from daemon.client.sync import Client
+    from daemon.paths import resolve_paths
+
+    homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("on", "off")}
+    for name, home in homes.items():
+        semantic = "true" if name == "on" and not control else "false"
+        (home / "config.toml").write_text(f"[recall]\nsemantic = {semantic}\n" + (on_config if name == "on" else ""))
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    caught_up: list[float] = []
+    body = texts(events, seed=11)
+    try:
+        for round_ in range(rounds):
+            for name in ("off", "on") if round_ % 2 else ("on", "off"):
+                os.environ["TOKA_HOME"] = str(homes[name])
+                with Client(resolve_paths()) as client:
+                    if name == "on" and not control:  # the model loaded before the clock starts
+                        while client.call("recall.status")["embedded"] is None:
+                            time.sleep(0.05)
+                    batch = [{"session": f"r{round_}", "kind": "message", "payload": {"text": t}} for t in body]
+                    started = time.perf_counter()
+                    for start in range(0, len(batch), 100):
+                        client.append(batch[start : start + 100])
+                    times[name].append(time.perf_counter() - started)
+                    if name == "on" and not control:
+                        done = time.perf_counter()
+                        while client.call("recall.status")["behind"] != 0:
+                            time.sleep(0.02)
+                        caught_up.append(time.perf_counter() - done)
+    finally:
+        for home in homes.values():
+            subprocess.run(
+                [str(TOKA), "daemon", "stop"],
+                env={**os.environ, "TOKA_HOME": str(home)},
+                check=False,
+                capture_output=True,
+            )
+        for home in homes.values():
+            shutil.rmtree(home, ignore_errors=True)
+    on, off = statistics.median(times["on"]), statistics.median(times["off"])
+    return {
+        "events_per_round": events,
+        "rounds": rounds,
+        "on_events_per_s": round(events / on),
+        "off_events_per_s": round(events / off),
+        "on_vs_off": round(off / on, 3),
+        "embedder_caught_up_after_s": round(statistics.median(caught_up), 2) if caught_up else None,
+    }
+
+
+async def queries(count: int, postgres_url: str | None) -> dict[str, Any]:
+    import numpy as np
+
+    from daemon.recall.model import load_embedder
+    from store.events import NewEvent
+    from store.search import SearchQuery
+    from store.sqlite.store import SqliteStore
+    from store.vectors import VectorState
+
+    rng = np.random.default_rng(3)
+    found: dict[str, Any] = {"vectors": count}
+    embedder = load_embedder("wordllama/l2_supercat-256")
+    question = "which message broker did we settle on"
+    embedder.embed([question])
+    samples = []
+    for _ in range(50):
+        started = time.perf_counter()
+        embedder.embed([question])
+        samples.append(time.perf_counter() - started)
+    found["embed_query_p50_ms"] = round(statistics.median(samples) * 1000, 3)
+    stores: list[tuple[str, Any]] = []
+    workdir = Path(tempfile.mkdtemp(prefix="tkrec-q-"))
+    sqlite = await SqliteStore.open(workdir / "toka.db")
+    stores.append(("sqlite", sqlite))
+    if postgres_url:
+        from store.postgres.store import PostgresStore
+
+        stores.append(("postgres", await PostgresStore.open(postgres_url)))
+    rare = "zebrafish"
+    for name, store in stores:
+        try:
+            index = store.vectors()
+            await index.state()
+        except Exception as exc:  # noqa: BLE001 - a server without pgvector: say so and go on
+            found[name] = f"not measured: {exc}"
+            continue
+        text_rng = random.Random(5)
+        chunk = 5000
+        for start in range(0, count, chunk):
+            batch = [
+                NewEvent(
+                    session=f"s{(start + i) % 100}",
+                    kind="message",
+                    payload={"text": sentence(text_rng, 30) + (f" {rare}" if (start + i) % 100 == 0 else "")},
+                )
+                for i in range(min(chunk, count - start))
+            ]
+            results = await store.append(batch)
+            matrix = rng.standard_normal((len(batch), 256)).astype("<f4")
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+            rows = [(result.event.seq, matrix[i].tobytes()) for i, result in enumerate(results)]
+            await index.add(rows, VectorState("bench", results[-1].event.seq, start + len(batch)))
+        wanted = embedder.embed([question])[0]
+        figures: dict[str, Any] = {"method": index.method}
+        for label, query in (
+            ("nearest_60_all_p50_ms", SearchQuery("", limit=60)),
+            ("nearest_60_one_session_p50_ms", SearchQuery("", session="s7", limit=60)),
+        ):
+            await index.nearest(wanted, query)
+            samples = []
+            for _ in range(15):
+                started = time.perf_counter()
+                await index.nearest(wanted, query)
+                samples.append(time.perf_counter() - started)
+            figures[label] = round(statistics.median(samples) * 1000, 2)
+        await store.search(SearchQuery(rare, limit=60))
+        samples = []
+        for _ in range(15):
+            started = time.perf_counter()
+            await store.search(SearchQuery(rare, limit=60))
+            samples.append(time.perf_counter() - started)
+        figures["fts_60_word_in_1pct_p50_ms"] = round(statistics.median(samples) * 1000, 2)
+        figures["nearest_all_vs_fts"] = round(
+            figures["nearest_60_all_p50_ms"] / figures["fts_60_word_in_1pct_p50_ms"], 2
+        )
+        found[name] = figures
+    for _, store in stores:
+        await store.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vectors", type=int, default=100_000)
+    parser.add_argument("--ingest-events", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "ab", "queries"))
+    parser.add_argument("--control", action="store_true", help="also: both daemons off, the noise of the A/B")
+    parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result: dict[str, Any] = {"load_before": load()}
+    if "throughput" not in args.skip:
+        result["throughput"] = throughput()
+        print(json.dumps(result["throughput"]), file=sys.stderr)
+    if "ingest" not in args.skip:
+        result["ingest"] = ingest(args.ingest_events, args.rounds) if "ab" not in args.skip else None
+        if args.control:  # both daemons off: how far apart two identical daemons measure
+            result["ingest_control"] = ingest(args.ingest_events, args.rounds, control=True)
+        if args.model_only:  # the model loaded, nothing of what is appended embedded
+            result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, 'embedded_kinds = ["note.*"]\n')
+        print(json.dumps(result["ingest"]), file=sys.stderr)
+    if "queries" not in args.skip:
+        result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL")))
+    result["load_after"] = load()
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

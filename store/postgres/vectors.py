@@ -1,0 +1,133 @@
+"""The PostgreSQL backend's vectors (store/vectors.py): pgvector's ``vector`` type in the table
+``vectors``, the embedder's cursor in ``cursors``.
+
+pgvector is a server extension, installed with the server (Debian and Ubuntu:
+``postgresql-NN-pgvector``; the official Docker image ``pgvector/pgvector``). A server without it
+still keeps toka's log: the table is made on the first use of semantic recall, not by a migration,
+so that a database whose server lacks the extension migrates and runs as before, and semantic
+recall says what to install (:data:`NO_PGVECTOR`). ``CREATE EXTENSION vector`` is run then too;
+on a managed server where the role may not create it, an administrator runs it once.
+
+Nearest neighbours are exact, as on SQLite: ``ORDER BY vector <=> query`` over what the filters
+leave, with no approximate index, so both backends answer the same events. The vectors are
+passed as pgvector's text form (``[0.1,0.2,...]``), so no adapter needs registering on the
+connection; the searches run on the searcher's connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from store.cursors import READ as READ_CURSOR
+from store.cursors import SAVE as SAVE_CURSOR
+from store.errors import UsageError
+from store.events import now_us
+from store.query import dialect, narrowing_terms
+from store.search import SearchQuery
+from store.vectors import CURSOR, VectorHit, VectorIndex, VectorState, read_state
+
+NO_PGVECTOR = (
+    "install pgvector on the PostgreSQL server (Debian, Ubuntu: apt install postgresql-NN-pgvector, NN its major"
+    " version; or run the pgvector/pgvector image), then `toka daemon restart`; or set recall.semantic = false"
+)
+
+TABLE = "CREATE TABLE IF NOT EXISTS vectors (seq bigint PRIMARY KEY, vector vector NOT NULL)"
+
+Run = Callable[..., Awaitable[Any]]
+
+
+def literal(vector: bytes) -> str:
+    """pgvector's text form of a packed vector."""
+    import numpy as np
+
+    return "[" + ",".join(repr(float(x)) for x in np.frombuffer(vector, dtype="<f4")) + "]"
+
+
+async def prepare(conn: AsyncConnection) -> None:
+    """The extension and the table; UsageError naming the install when the server lacks pgvector."""
+    cursor = await conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+    if await cursor.fetchone() is None:
+        raise UsageError("the PostgreSQL server has no pgvector extension, which semantic recall needs", NO_PGVECTOR)
+    async with conn.transaction():
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        await conn.execute(TABLE)
+
+
+async def vector_state(conn: AsyncConnection) -> VectorState:
+    cursor = await conn.execute("SELECT count(*) FROM vectors")
+    row = await cursor.fetchone()
+    saved = await (await conn.execute(dialect(READ_CURSOR), (CURSOR,))).fetchone()
+    return read_state(None if saved is None else str(saved[0]), int(row[0]) if row else 0)
+
+
+async def add_vectors(conn: AsyncConnection, rows: list[tuple[int, bytes]], state: VectorState) -> None:
+    """The batch and the cursor after it, in one transaction; a vector another daemon stored first
+    is kept."""
+    async with conn.transaction():
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                "INSERT INTO vectors (seq, vector) VALUES (%s, %s::vector) ON CONFLICT (seq) DO NOTHING",
+                [(seq, literal(vector)) for seq, vector in rows],
+            )
+        await conn.execute(dialect(SAVE_CURSOR), (CURSOR, state.cursor_value(), now_us()))
+
+
+async def clear_vectors(conn: AsyncConnection, model: str) -> None:
+    async with conn.transaction():
+        await conn.execute("DELETE FROM vectors")
+        await conn.execute(dialect(SAVE_CURSOR), (CURSOR, VectorState(model, 0, 0).cursor_value(), now_us()))
+
+
+async def nearest(conn: AsyncConnection, vector: bytes, query: SearchQuery) -> list[VectorHit]:
+    filters, params = narrowing_terms(query)
+    sql = dialect(
+        "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, 1 - (v.vector <=> ?::vector), t.text"
+        " FROM vectors v JOIN events e ON e.seq = v.seq LEFT JOIN search_text t ON t.seq = v.seq WHERE true"
+        + filters
+        + " ORDER BY v.vector <=> ?::vector, e.seq LIMIT ?"
+    )
+    wanted = literal(vector)
+    rows = await (await conn.execute(sql, [wanted, *params, wanted, query.limit])).fetchall()
+    return [
+        VectorHit(seq, event_id, session, agent, kind, ts, digest, float(similarity), text or "")
+        for seq, event_id, session, agent, kind, ts, digest, similarity, text in rows
+    ]
+
+
+class PostgresVectors(VectorIndex):
+    """The index as the store runs it: writes on the writer's connection, the state on the
+    reader's, nearest neighbours on the searcher's; the extension and table made on first use."""
+
+    def __init__(self, write: Run, read: Run, search: Run) -> None:
+        self._write, self._read, self._search = write, read, search
+        self._ready = False
+
+    @property
+    def method(self) -> str:
+        return "pgvector"
+
+    async def _prepared(self) -> None:
+        if not self._ready:
+            await self._write(prepare)
+            self._ready = True
+
+    async def state(self) -> VectorState:
+        await self._prepared()
+        state: VectorState = await self._read(vector_state)
+        return state
+
+    async def add(self, rows: list[tuple[int, bytes]], state: VectorState) -> None:
+        await self._prepared()
+        await self._write(add_vectors, rows, state)
+
+    async def clear(self, model: str) -> None:
+        await self._prepared()
+        await self._write(clear_vectors, model)
+
+    async def nearest(self, vector: bytes, query: SearchQuery) -> list[VectorHit]:
+        await self._prepared()
+        hits: list[VectorHit] = await self._search(nearest, vector, query)
+        return hits
