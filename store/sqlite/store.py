@@ -49,9 +49,10 @@ from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
+from store.sqlite.append import append_batch
 from store.sqlite.connect import Durability, describe, prepare_reader, prepare_writer
 from store.sqlite.health import disk_bytes
-from store.sqlite.hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
+from store.sqlite.hop import here, on_thread, unless_gone
 from store.sqlite.integrity import Integrity
 from store.sqlite.projections import read_sessions, rebuild_projections
 from store.sqlite.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, read_totals
@@ -61,13 +62,15 @@ from store.sqlite.searcher import Searches
 from store.sqlite.tree import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.sqlite.usage import read_usage, sum_usage_rows
 from store.sqlite.verify import verify_chain
+from store.sqlite.wal import wal_checkpoint, wal_held_bytes
 from store.tip import Tip, log_tip
 
 T = TypeVar("T")
 
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
-# and the size at which the writer stops waiting for the background checkpoint to catch up and
-# checkpoints itself (the size the file is cut back to: store/sqlite/connect.py).
+# and the size past which the background checkpoint makes the writer wait while it catches up
+# (RESTART), rather than copy what it can beside it (PASSIVE). The file is kept at up to the
+# latter when the WAL starts over (store/sqlite/connect.py, WAL_KEEP_BYTES).
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
@@ -109,8 +112,9 @@ class SqliteStore(SqlStore):
         self._reader = reader
         self._checkpointer = checkpointer
         self._searches = Searches(path, self._integrity)
-        self._wal = Path(f"{path}-wal")
+        self._wal_index = Path(f"{path}-shm")
         self._checkpointing: asyncio.Task[None] | None = None
+        self._catch_up_running = False  # a RESTART checkpoint holds the write lock
         self._appends = 0
         self._closed = False
         self._writer_jobs = 0  # queued or running on the writer's thread
@@ -188,22 +192,22 @@ class SqliteStore(SqlStore):
 
     async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
-        catch_up = wal_bytes >= CATCH_UP_WAL_BYTES
-        if alone and len(batch) <= self._inline_events and not catch_up and not self._writer_jobs:
+        # A catching-up checkpoint holds the write lock: a commit on the loop would block it.
+        free = not self._writer_jobs and not self._catch_up_running
+        if alone and len(batch) <= self._inline_events and free:
             # Nothing is queued on the writer's thread, so its connection is free: committing here
             # spares the two thread hand-offs that cost a lone writer more than a small commit
             # does. Writers that come together are better served by the thread: the event loop
             # reads the next group's requests while this one commits.
             self._integrity.refuse_writes()
             self._writes += 1  # no await until the commit is done: no totals read comes in between
-            args = (append_after_checkpoint, list(batch), False, self._tree)
-            results = here(self._writer, self.path, *args, seen=self._integrity)
+            results = here(self._writer, self.path, append_batch, list(batch), self._tree, seen=self._integrity)
         else:
-            results = await self._write(append_after_checkpoint, list(batch), catch_up, self._tree)
+            results = await self._write(append_batch, list(batch), self._tree)
         if created := [r.event for r in results if r.created]:
             self._integrity.committed(Tip(created[-1].seq, created[-1].id))
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
-            self._checkpoint_in_background()
+            self._checkpoint_in_background(catch_up=wal_bytes >= CATCH_UP_WAL_BYTES)
         return results
 
     def damage(self) -> Damage | None:
@@ -216,33 +220,37 @@ class SqliteStore(SqlStore):
         return await self._read(self._integrity.check, deep)
 
     def _wal_bytes(self) -> int:
-        """The WAL's size, looked at every WAL_LOOK_EVERY appends (a stat costs a syscall)."""
+        """What the WAL holds, looked at every WAL_LOOK_EVERY appends (a read of its index costs
+        three system calls)."""
         self._appends += 1
         if self._appends % WAL_LOOK_EVERY:
             return 0
-        try:
-            return self._wal.stat().st_size
-        except FileNotFoundError:
-            return 0
+        return wal_held_bytes(self._wal_index)
 
-    def _checkpoint_in_background(self) -> None:
+    def _checkpoint_in_background(self, catch_up: bool) -> None:
         """Copy the WAL back into the database on a connection of its own.
 
         SQLite's automatic checkpoint (off on the writer) runs inside whichever commit crosses
         its threshold, fsyncs included, and makes that append a hundred times slower than the
         rest. A PASSIVE checkpoint on another connection never blocks the writer, and once it
         has copied everything the writer starts the WAL from the top again. Under a write load
-        that never pauses it may never catch up, so past CATCH_UP_WAL_BYTES the writer runs one
-        checkpoint itself before its next transaction (see ``append_after_checkpoint``).
+        that never pauses it may never catch up, so past CATCH_UP_WAL_BYTES (``catch_up``) the
+        checkpoint is a RESTART one: it holds the write lock until it has copied everything and
+        the next commit starts the WAL over. The writer waits for the lock meanwhile, on its own
+        thread (no commit is made on the event loop while it runs), and never checkpoints itself.
         """
         if self._checkpointing is None or self._checkpointing.done():
-            self._checkpointing = asyncio.create_task(self._checkpoint("PASSIVE"), name="wal-checkpoint")
+            mode = "RESTART" if catch_up else "PASSIVE"
+            self._checkpointing = asyncio.create_task(self._checkpoint(mode), name="wal-checkpoint")
 
     async def _checkpoint(self, mode: str) -> None:
+        self._catch_up_running = mode == "RESTART"
         try:
             await on_thread(self._checkpointer, self.path, wal_checkpoint, mode)
         except TokaError as exc:  # the next append tries again; the commits themselves are safe
             logging.getLogger("toka.store").warning("WAL checkpoint failed: %s", exc.message)
+        finally:
+            self._catch_up_running = False
 
     async def totals(self) -> tuple[int, int]:
         writes = self._writes  # before the read: a write that ends meanwhile makes the next call read again

@@ -36,6 +36,7 @@ SQLITE_ONLY = {
     "recover": "`toka admin recover`",
     "salvage": "a damaged file's rows read into a new one",
     "searcher": "searches on a connection of their own",
+    "wal": "what the WAL holds, and its checkpoints",
 }
 OWN_PARTS = {"sqlite": set(SQLITE_ONLY), "postgres": set()}
 # The store class of each backend, in its package's store.py.
