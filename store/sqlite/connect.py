@@ -13,6 +13,7 @@ from typing import Literal
 
 from store.errors import StoreError
 from store.projection import AGREEMENT_SQL, disagreement
+from store.sqlite import projector
 from store.sqlite.projections import project_sessions, rebuild_projections
 from store.sqlite.schema import applied, check_not_newer, migrate
 
@@ -66,8 +67,17 @@ def prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
     db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
     # An upgraded database holds events that a projection added by the upgrade has never seen:
     # the last step refills them all from the log, in that step's transaction.
-    migrate(db, project_sessions)
+    migrate(db, refill_after_upgrade)
+    projector.catch_up(db)  # what was committed but not yet applied when the last process ended
     check_projections(db)
+
+
+def refill_after_upgrade(db: sqlite3.Connection) -> None:
+    """The derived tables made whole again after an upgrade, inside its last step's transaction:
+    what they had not yet applied first (the search index refills from nowhere else), then the
+    session tables and the usage projection refilled from the whole log."""
+    projector.catch_up_in_transaction(db)
+    project_sessions(db)
 
 
 def check_projections(db: sqlite3.Connection) -> None:

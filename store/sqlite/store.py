@@ -42,7 +42,7 @@ from store.base import (
 from store.cursors import read_cursor, save_cursor
 from store.damage import Damage
 from store.errors import DatabaseDamaged, StoreError, TokaError
-from store.events import NewEvent
+from store.events import Event, NewEvent
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.requester import RequestAbandoned, requester_gone
@@ -55,6 +55,7 @@ from store.sqlite.health import disk_bytes
 from store.sqlite.hop import here, on_thread, unless_gone
 from store.sqlite.integrity import Integrity
 from store.sqlite.projections import read_sessions, rebuild_projections
+from store.sqlite.projector import project_events
 from store.sqlite.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, read_totals
 from store.sqlite.retention import collect_garbage, prune_session
 from store.sqlite.search import rebuild_search_index
@@ -122,6 +123,9 @@ class SqliteStore(SqlStore):
         self._writes = 0
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._inline_events = 0  # appends of at most this many events commit on the event loop
+        # Committed, not yet applied to the derived tables (store/sqlite/projector.py), in seq order.
+        self._unprojected: list[Event] = []
+        self._projecting = asyncio.Lock()
 
     @property
     def location(self) -> str:
@@ -201,14 +205,36 @@ class SqliteStore(SqlStore):
             # reads the next group's requests while this one commits.
             self._integrity.refuse_writes()
             self._writes += 1  # no await until the commit is done: no totals read comes in between
-            results = here(self._writer, self.path, append_batch, list(batch), self._tree, seen=self._integrity)
+            results = here(self._writer, self.path, append_batch, list(batch), seen=self._integrity)
         else:
-            results = await self._write(append_batch, list(batch), self._tree)
+            results = await self._write(append_batch, list(batch))
         if created := [r.event for r in results if r.created]:
             self._integrity.committed(Tip(created[-1].seq, created[-1].id))
+            self._unprojected += created
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
             self._checkpoint_in_background(catch_up=wal_bytes >= CATCH_UP_WAL_BYTES)
         return results
+
+    def unprojected(self) -> int:
+        return len(self._unprojected)
+
+    async def project(self) -> None:
+        """Apply what was committed so far to the derived tables, in one transaction on the
+        writer's connection (store/sqlite/projector.py). A read of those tables calls it first, so
+        it sees every append acknowledged before it; the daemon's projector calls it behind the
+        commits. On a database found damaged (writes refused) the tables stay as they are."""
+        if not self._unprojected and not self._projecting.locked():
+            return
+        async with self._projecting:  # one under way holds events taken from the list: wait for it
+            events, self._unprojected = self._unprojected, []
+            if not events or self._integrity.damage is not None:
+                self._unprojected = events + self._unprojected
+                return
+            try:
+                await self._write(project_events, events, self._tree)
+            except BaseException:
+                self._unprojected = events + self._unprojected  # applied at the next call, or at the next open
+                raise
 
     def damage(self) -> Damage | None:
         return self._integrity.damage
@@ -253,12 +279,14 @@ class SqliteStore(SqlStore):
             self._catch_up_running = False
 
     async def totals(self) -> tuple[int, int]:
+        await self.project()
         writes = self._writes  # before the read: a write that ends meanwhile makes the next call read again
         if self._totals is None or self._totals[0] != writes:
             self._totals = (writes, await self._read(read_totals))  # one row of the sessions table's sums
         return self._totals[1]
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
+        await self.project()  # the session tables' heads are checked against the log
         report_progress = None
         if progress is not None:
             loop = asyncio.get_running_loop()
@@ -271,15 +299,19 @@ class SqliteStore(SqlStore):
             return VerifyReport(session, 0, (problem,), 1)
 
     async def stats(self) -> Stats:
+        await self.project()
         return await self._read(read_stats, self.path)
 
     async def tree(self) -> Frontier | None:
+        await self.project()
         return None if self._tree is None else self._tree.frontier
 
     async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        await self.project()
         return await self._read(node_hashes, list(nodes))
 
     async def tree_leaf(self, event_id: str) -> LogLeaf:
+        await self.project()
         return await self._read(find_leaf, event_id)
 
     async def check_tree(
@@ -287,6 +319,7 @@ class SqliteStore(SqlStore):
     ) -> TreeReport | None:
         if self._tree is None:
             return None
+        await self.project()
         return await self._read(check_tree, list(heads), self._threadsafe(progress))
 
     def _threadsafe(self, progress: ProgressCallback | None) -> ProgressCallback | None:
@@ -310,9 +343,12 @@ class SqliteStore(SqlStore):
         await self._write(save_cursor, name, value)
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
-        return await self._searches.search(query.checked())  # on a connection of their own
+        checked = query.checked()
+        await self.project()
+        return await self._searches.search(checked)  # on a connection of their own
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
+        await self.project()  # a prune recounts its session from the tables' own rows
         pruned = await self._write(prune_session, session, before, dry_run)
         if pruned is not None and not dry_run and (tip := await self._read(log_tip)) is not None:
             self._integrity.committed(tip)  # the checkpoint may have taken the last event's seq
@@ -336,6 +372,7 @@ class SqliteStore(SqlStore):
         self._closed = True
         await self._searches.close()  # a search running is interrupted: it would hold up the close
         try:
+            await self.project()
             if self._checkpointing is not None:
                 await self._checkpointing
             await self.checkpoint()

@@ -37,6 +37,7 @@ SQLITE_ONLY = {
     "salvage": "a damaged file's rows read into a new one",
     "searcher": "searches on a connection of their own",
     "wal": "what the WAL holds, and its checkpoints",
+    "projector": "the derived tables applied behind the log's commits",
 }
 OWN_PARTS = {"sqlite": set(SQLITE_ONLY), "postgres": set()}
 # The store class of each backend, in its package's store.py.
