@@ -80,6 +80,10 @@ WAL_LOOK_EVERY = 32
 # commit takes about as long as the two thread hand-offs it would otherwise cost, and a hook or a
 # lone client waits for both. While it commits the loop serves nothing else: a few hundred µs.
 INLINE_EVENTS = 8
+# The most committed events held for the derived tables before an append applies them itself: a
+# store used without the daemon's projector (a build of a large log, a copy) keeps its memory
+# bounded, and one transaction of them stays short.
+UNPROJECTED_MAX = 10_000
 
 
 class SqliteStore(SqlStore):
@@ -211,6 +215,8 @@ class SqliteStore(SqlStore):
         if created := [r.event for r in results if r.created]:
             self._integrity.committed(Tip(created[-1].seq, created[-1].id))
             self._unprojected += created
+            if len(self._unprojected) >= UNPROJECTED_MAX:  # nothing applies them (no reads, no projector): apply now
+                await self.project()
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
             self._checkpoint_in_background(catch_up=wal_bytes >= CATCH_UP_WAL_BYTES)
         return results

@@ -15,7 +15,7 @@ from pathlib import Path
 from store.events import NewEvent
 from store.merkle import SignedRoot
 from store.search import SearchQuery
-from store.sqlite.store import SqliteStore
+from store.sqlite.store import UNPROJECTED_MAX, SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in microseconds
@@ -75,11 +75,27 @@ async def test_reads_that_come_while_a_batch_is_applied_wait_for_it(sqlite_store
     assert sum(row.calls for row in usage) == 10
 
 
+async def test_appends_nothing_applies_are_applied_by_the_append_that_holds_too_many(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    batch = 1000
+    held = []
+    for start in range(0, UNPROJECTED_MAX + 2 * batch, batch):
+        await sqlite_store.append(
+            [NewEvent("bulk", "message", {"text": f"n{n}"}, "main", T0 + n) for n in range(start, start + batch)]
+        )
+        held.append(sqlite_store.unprojected())
+
+    assert max(held) < UNPROJECTED_MAX  # applied by the append that reached it
+    assert held[-1] == 2 * batch
+    assert _raw(db_path, "SELECT seq FROM projected") == UNPROJECTED_MAX
+
+
 KILLED_BEFORE_APPLYING = """
 import asyncio, os, sys
 sys.path.insert(0, sys.argv[2])
 from test_store_projector import _batch
-from store.sqlite.store import SqliteStore
+from store.sqlite.store import UNPROJECTED_MAX, SqliteStore
 
 async def main():
     store = await SqliteStore.open(sys.argv[1])
@@ -95,7 +111,7 @@ import asyncio, os, sys
 sys.path.insert(0, sys.argv[2])
 from test_store_projector import _batch
 from store.sqlite import projector
-from store.sqlite.store import SqliteStore
+from store.sqlite.store import UNPROJECTED_MAX, SqliteStore
 
 folded = projector.project_batch
 
