@@ -4,6 +4,7 @@ caught up loses nothing from them once it starts again."""
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 import threading
@@ -110,3 +111,15 @@ def test_a_daemon_killed_before_the_projector_caught_up_has_whole_tables_after_a
             report = client.call("verify")
             assert report["ok"] is True, report
     assert behind > 0, "no kill landed before the projector caught up: the case was not exercised"
+
+
+def test_a_clean_stop_leaves_the_tables_at_the_logs_end_and_signed(spawn: Spawner) -> None:
+    daemon = spawn()
+    with daemon.client() as client:
+        answered = client.append([{"kind": "message", "payload": {"text": f"last{n}"}} for n in range(5)], session="s")
+    assert daemon.stop() == 0
+    last = answered[-1]["seq"]
+    assert _raw(daemon.paths.database, "SELECT seq FROM projected") == last
+    assert _raw(daemon.paths.database, "SELECT max(size) FROM merkle") == last
+    heads = daemon.paths.heads_file.read_text().splitlines()
+    assert json.loads(heads[-1])["size"] == last  # the stop's head covers every event
