@@ -195,6 +195,17 @@ class EventStore(abc.ABC):
         (a memory key's version, a state change's predecessor) is a compare-and-set between
         writers that cannot see each other's tables."""
 
+    def unprojected(self) -> int:
+        """Events committed that the derived tables (search, sessions, usage, the Merkle tree) have
+        not applied yet; a backend that applies them in the append's transaction has none."""
+        return 0
+
+    async def project(self) -> None:
+        """Apply every event committed so far to the derived tables. Each read of those tables
+        does so first, so it sees every append acknowledged before it; the daemon's projector
+        (daemon/server/projector.py) does so behind the commits, a batch at a time."""
+        return None
+
     @abc.abstractmethod
     async def get(self, event_id: str) -> Event:
         """The event with this id, or with the only id starting with it (NotFound, Ambiguous)."""

@@ -97,25 +97,31 @@ class SqlStore(EventStore):
         return int(rows[0][0])
 
     async def sessions(self) -> list[SessionInfo]:
+        await self.project()  # the derived tables hold every append acknowledged so far
         found: list[SessionInfo] = await self._read(self.parts.read_sessions, None)
         return found
 
     async def session(self, name: str) -> SessionInfo:
+        await self.project()
         found: list[SessionInfo] = await self._read(self.parts.read_sessions, name)
         return found[0]
 
     async def usage_rows(
         self, since: int | None = None, until: int | None = None, session: str | None = None
     ) -> list[UsageRow]:
+        await self.project()
         rows: list[UsageRow] = await self._read(self.parts.read_usage, since, until, session)
         return rows
 
     async def _sum_usage(self, *args: Any) -> list[UsageRow]:
+        await self.project()
         rows: list[UsageRow] = await self._read(self.parts.sum_usage_rows, *args)  # one GROUP BY over the usage table
         return rows
 
     async def rebuild_projections(self) -> int:
+        await self.project()
         return int(await self._write(self.parts.rebuild_projections))
 
     async def rebuild_search_index(self) -> int:
+        await self.project()
         return int(await self._write(self.parts.rebuild_search_index))

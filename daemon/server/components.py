@@ -32,6 +32,7 @@ from daemon.retention.ops import Retention
 from daemon.search.ops import LogSearch
 from daemon.server.catalog import REGISTRY
 from daemon.server.commit import GroupCommitter
+from daemon.server.projector import Projector
 from daemon.states.machines import Machine
 from daemon.states.service import States
 
@@ -40,10 +41,10 @@ def build_components(
     core: Core, committer: GroupCommitter, machines: Mapping[str, Machine] | None = None
 ) -> list[Component]:
     """The components in start order. What must run before the first commit comes first (the
-    signing key is read, and the export cursor, before anything is appended), the committer
-    next, then the services, and last what feeds the log from outside (the hook spool, the
+    signing key is read, and the export cursor, before anything is appended), the projector and
+    the committer next, then the services, and last what feeds the log from outside (the hook spool, the
     watched files, the OTLP receiver), so that at shutdown those stop first, the committer
-    commits what they left, and the heads sign it."""
+    commits what they left, the projector applies it to the derived tables, and the heads sign it."""
     heads = Heads(core)  # a key that cannot be read stops start-up, before anything is appended
     alerting = core.settings[AlertSettings]
     costs = Costs(core, BlockLimits(alerting.block_token_limit, alerting.block_cost_limit))
@@ -54,6 +55,7 @@ def build_components(
     components: list[Component] = [
         heads,
         Forwarder(core, costs.prices),  # sends only when export.otlp.endpoint is set
+        Projector(core.store),  # stops after the committer: what it committed last is applied
         committer,
         memory,
         pool,

@@ -33,6 +33,7 @@ async def doctor_database(core: Core, request: NoArgs, call: Call) -> dict[str, 
         from store.postgres.health import inspect_postgres
 
         return (await asyncio.to_thread(inspect_postgres, core.settings[StoreSettings].url)).to_json()
+    await core.store.project()  # the file as it stands once every acknowledged append is applied, as stats reads it
     health = await asyncio.to_thread(inspect_database, core.paths.database)
     if health.quick_check != ("ok",):  # a failed check: the daemon takes no more writes
         core.store.mark_damaged(f"SQLite's quick_check failed: {'; '.join(health.quick_check[:3])}")

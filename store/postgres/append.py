@@ -30,10 +30,8 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from store.base import AppendResult
 from store.events import Event, NewEvent
+from store.postgres.projections import columns
 from store.postgres.schema import MIGRATION_LOCK
-from store.postgres.search import index_rows
-from store.postgres.usage import add_events
-from store.projection import fold
 from store.rows import SELECT, event_of, packed
 from store.sealer import SealedEvent, Sealer
 
@@ -110,44 +108,31 @@ async def _events_by_id(conn: AsyncConnection, ids: list[str]) -> dict[str, Even
 
 
 async def _write(conn: AsyncConnection, sealed: list[SealedEvent]) -> None:
-    """The blobs, events, search text and session tables of a sealed batch, and the notice of it
-    (in the append's pipeline: sent without waiting for each other's answers)."""
+    """The blobs and events of a sealed batch, the log's end, and the notice of it (in the
+    append's pipeline: sent without waiting for each other's answers). The derived tables follow
+    behind (store/postgres/projector.py)."""
     events = [item.event for item in sealed]
     blobs = _blob_rows(sealed)
-    texts = index_rows(events)
     # One statement per table, its rows as arrays (one per column, sent in binary): executemany
     # would send a statement per row, and text arrays cost a quoting pass per element.
     await conn.execute(
         "INSERT INTO blobs SELECT * FROM unnest(%b::text[], %b::bigint[], %b::smallint[], %b::bytea[])"
         " ON CONFLICT (digest) DO NOTHING",
-        _columns(blobs),
+        columns(blobs),
     )
     await conn.execute(
         "INSERT INTO events SELECT * FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], %b::text[],"
         " %b::bigint[], %b::text[], %b::text[], %b::text[])",
-        _columns(
+        columns(
             [(e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key) for e in events]
         ),
     )
-    if texts:
-        await conn.execute(
-            "INSERT INTO search_text SELECT seq, text, words::tsvector"
-            " FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS t (seq, text, words)",
-            _columns(texts),
-        )
     await conn.execute(
         "INSERT INTO log_end (seq, id) VALUES (%s, %s)"
         " ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, id = excluded.id",
         (events[-1].seq, events[-1].id),
     )
-    await _project(conn, events)
-    await add_events(conn, events)
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(events[-1].seq)))
-
-
-def _columns(rows: list[tuple[Any, ...]]) -> list[list[Any]]:
-    """Rows (at least one) as one list per column, for ``unnest``."""
-    return [list(column) for column in zip(*rows, strict=True)]
 
 
 def _blob_rows(sealed: list[SealedEvent]) -> list[tuple[str, int, int, bytes]]:
@@ -158,37 +143,6 @@ def _blob_rows(sealed: list[SealedEvent]) -> list[tuple[str, int, int, bytes]]:
             continue
         rows[name] = (name, len(data), *packed(data))
     return list(rows.values())
-
-
-async def _project(conn: AsyncConnection, events: list[Event]) -> None:
-    """Fold the batch into the session tables: one statement per table, a row per session,
-    agent and kind (each session, agent and kind appears once in a fold, as an upsert needs)."""
-    folded = fold(events)
-    # A new row's last active time is its activity's, or its first event's (store/projection.py);
-    # an existing row's moves only with activity, in the UPDATE after.
-    await conn.execute(
-        "INSERT INTO sessions AS s SELECT u.session, u.events, u.first_seq, u.last_seq, u.first_ts,"
-        " coalesce(u.active, u.first_ts), u.head FROM unnest(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[],"
-        " %b::bigint[], %b::bigint[], %b::text[]) AS u (session, events, first_seq, last_seq, first_ts, active, head)"
-        " ON CONFLICT (session) DO UPDATE SET"
-        " events = s.events + excluded.events, last_seq = excluded.last_seq,"
-        " first_ts = least(s.first_ts, excluded.first_ts), head = excluded.head",
-        _columns([tuple(row) for row in folded.sessions]),
-    )
-    active = [(row[0], row[5]) for row in folded.sessions if row[5] is not None]
-    if active:
-        await conn.execute(
-            "UPDATE sessions s SET last_ts = greatest(s.last_ts, u.active)"
-            " FROM unnest(%b::text[], %b::bigint[]) AS u (session, active) WHERE s.session = u.session",
-            _columns(active),
-        )
-    for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
-        if counts:
-            await conn.execute(
-                f"INSERT INTO {table} AS t SELECT * FROM unnest(%b::text[], %b::text[], %b::bigint[])"
-                f" ON CONFLICT (session, {column}) DO UPDATE SET events = t.events + excluded.events",
-                _columns(counts),
-            )
 
 
 async def forget_old_batches(conn: AsyncConnection) -> None:

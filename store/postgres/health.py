@@ -42,6 +42,8 @@ TABLE_RIGHTS: dict[str, tuple[str, ...]] = {
     "cursors": ("SELECT", "INSERT", "UPDATE"),
     # The last seq handed out, written by every append with INSERT ... ON CONFLICT DO UPDATE.
     "log_end": ("SELECT", "INSERT", "UPDATE"),
+    # The last seq applied to the derived tables (store/postgres/projector.py), moved by UPDATE.
+    "projected": ("SELECT", "UPDATE"),
     # DELETE: the idempotency records of appends a day old are dropped.
     "append_batches": ("SELECT", "INSERT", "DELETE"),
     "toka_migrations": ("SELECT",),

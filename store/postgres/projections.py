@@ -6,13 +6,15 @@ what both SQL backends keep in them; the usage projection is store/postgres/usag
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from psycopg import AsyncConnection
 
 from store.base import SessionInfo, resolve_prefix
+from store.events import Event
 from store.postgres.reads import HOLD_APPENDS, fetch_rows
 from store.postgres.usage import project_usage
-from store.projection import AGREEMENT_SQL, SESSIONS_SQL, disagreement, session_infos
+from store.projection import AGREEMENT_SQL, SESSIONS_SQL, disagreement, fold, session_infos
 
 
 async def read_sessions(conn: AsyncConnection, name: str | None) -> list[SessionInfo]:
@@ -59,3 +61,39 @@ async def rebuild_projections(conn: AsyncConnection) -> int:
         )
         await project_usage(conn)
         return int((await fetch_rows(conn, "SELECT count(*) FROM sessions", ()))[0][0])
+
+
+async def project_batch(conn: AsyncConnection, events: list[Event]) -> None:
+    """Fold the batch into the session tables: one statement per table, a row per session,
+    agent and kind (each session, agent and kind appears once in a fold, as an upsert needs)."""
+    folded = fold(events)
+    # A new row's last active time is its activity's, or its first event's (store/projection.py);
+    # an existing row's moves only with activity, in the UPDATE after.
+    await conn.execute(
+        "INSERT INTO sessions AS s SELECT u.session, u.events, u.first_seq, u.last_seq, u.first_ts,"
+        " coalesce(u.active, u.first_ts), u.head FROM unnest(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[],"
+        " %b::bigint[], %b::bigint[], %b::text[]) AS u (session, events, first_seq, last_seq, first_ts, active, head)"
+        " ON CONFLICT (session) DO UPDATE SET"
+        " events = s.events + excluded.events, last_seq = excluded.last_seq,"
+        " first_ts = least(s.first_ts, excluded.first_ts), head = excluded.head",
+        columns([tuple(row) for row in folded.sessions]),
+    )
+    active = [(row[0], row[5]) for row in folded.sessions if row[5] is not None]
+    if active:
+        await conn.execute(
+            "UPDATE sessions s SET last_ts = greatest(s.last_ts, u.active)"
+            " FROM unnest(%b::text[], %b::bigint[]) AS u (session, active) WHERE s.session = u.session",
+            columns(active),
+        )
+    for table, column, counts in (("session_agents", "agent", folded.agents), ("session_kinds", "kind", folded.kinds)):
+        if counts:
+            await conn.execute(
+                f"INSERT INTO {table} AS t SELECT * FROM unnest(%b::text[], %b::text[], %b::bigint[])"
+                f" ON CONFLICT (session, {column}) DO UPDATE SET events = t.events + excluded.events",
+                columns(counts),
+            )
+
+
+def columns(rows: list[tuple[Any, ...]]) -> list[list[Any]]:
+    """Rows (at least one) as one list per column, for ``unnest``."""
+    return [list(column) for column in zip(*rows, strict=True)]

@@ -192,6 +192,29 @@ STEPS: list[Step] = [
         "p010_last_active",
         (),
     ),
+    (
+        # The derived tables follow the log behind its commits (store/postgres/projector.py): the
+        # last seq applied to them, as SQLite's m013. Every event so far was applied by its append.
+        # The roles that may append get the rights moving it takes, so an upgrade does not stop
+        # their daemons.
+        "p011_projected",
+        (
+            "CREATE TABLE projected (name text PRIMARY KEY, seq bigint NOT NULL)",
+            "INSERT INTO projected SELECT 'tables', coalesce(max(seq), 0) FROM events",
+            """DO $$
+            DECLARE appender text;
+            BEGIN
+                FOR appender IN
+                    SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+                    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+                    LEFT JOIN pg_roles r ON r.oid = a.grantee
+                    WHERE c.oid = 'events'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner
+                LOOP
+                    EXECUTE 'GRANT SELECT, UPDATE ON projected TO ' || appender;
+                END LOOP;
+            END $$""",
+        ),
+    ),
 ]
 
 MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS toka_migrations (

@@ -1,10 +1,11 @@
 """The PostgreSQL backend: one log shared by the daemons of a whole team (docs/postgres.md).
 
 Each daemon keeps its own socket, hooks, spool, group commit and subscriptions, and connects
-to the shared database with three connections: a writer (appends, one transaction at a time
-across all daemons: store/postgres/append.py), a reader (queries, replay, verify, the session tables:
-store/postgres/reads.py, store/postgres/verify.py, store/postgres/projections.py), a searcher
-(store/postgres/search.py) and a listener,
+to the shared database with these connections: a writer (appends of the log alone, one
+transaction at a time across all daemons: store/postgres/append.py), a projector (the derived
+tables brought up to the log behind the appends: store/postgres/projector.py), a reader (queries,
+replay, verify, the session tables: store/postgres/reads.py, store/postgres/verify.py,
+store/postgres/projections.py), a searcher (store/postgres/search.py) and a listener,
 which LISTENs for the notice every append sends and tells the daemon to read what other
 daemons committed.
 
@@ -39,10 +40,11 @@ from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.postgres.append import CHANNEL, append_batch, forget_old_batches
 from store.postgres.connect import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
-from store.postgres.projections import projections_disagree, read_sessions, rebuild_projections
+from store.postgres.projections import projections_disagree, read_sessions
+from store.postgres.projector import behind, catch_up, rebuild_projections, rebuild_search_index
 from store.postgres.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats
 from store.postgres.schema import migrate
-from store.postgres.search import hits, rebuild_search_index, search_sql
+from store.postgres.search import hits, search_sql
 from store.postgres.tree import LogTree, check_tree
 from store.postgres.usage import read_usage, sum_usage_rows
 from store.postgres.vectors import PostgresVectors
@@ -89,11 +91,16 @@ class PostgresStore(SqlStore):
         self._reader = Link(url, "reader", self.reach)
         # Searches on a connection of their own: a long one holds up the next search, not every read.
         self._searcher = Link(url, "searcher", self.reach)
-        self._vectors = PostgresVectors(self._write, self._read, self._search_on_own_connection)
+        self._vectors = PostgresVectors(self._write, self._read, self._search_on_own_connection, self.project)
+        # The derived tables applied on a connection of their own (store/postgres/projector.py):
+        # appends never wait for them, nor they for an append riding out an outage.
+        self._projector = Link(url, "projector", self.reach)
+        self._projecting = asyncio.Lock()
         # One transaction at a time on the writer: two calls interleaving their statements on one
         # connection would nest one transaction in the other, and both would fail.
         self._writing = asyncio.Lock()
         self._appends = 0
+        self._unprojected = 0  # events this daemon committed since it last applied the derived tables
         self._tree = LogTree()
         self._tree_built: asyncio.Task[Frontier] | None = None
 
@@ -110,6 +117,7 @@ class PostgresStore(SqlStore):
             # An upgraded database holds events a projection added by the upgrade has never seen:
             # the last step refills them from the log, in its transaction (as SQLite does).
             await store._write(migrate, None, rebuild_projections)
+            await store.project()  # what was committed but not yet applied when the last daemon ended
             if (found := await store._read(projections_disagree)) is not None:
                 log.warning("the session tables disagree with the log (%s): rebuilding them", found)
                 await store._write(rebuild_projections)
@@ -172,6 +180,7 @@ class PostgresStore(SqlStore):
                 except StoreUnavailable:
                     conn = None
         self._appends += 1
+        self._unprojected += sum(1 for result in results if result.created)
         if self._appends % FORGET_EVERY == 0:
             await self._write(forget_old_batches)
         return results
@@ -205,15 +214,29 @@ class PostgresStore(SqlStore):
     def connection_state(self) -> dict[str, Any]:
         return self.reach.to_json()
 
+    def unprojected(self) -> int:
+        return self._unprojected
+
+    async def project(self) -> None:
+        """Bring the derived tables to the log's end (store/postgres/projector.py): every append
+        acknowledged so far, this daemon's and the others', is in them when it returns. A read of
+        them calls it first; the daemon's projector, behind this daemon's commits."""
+        self._unprojected = 0
+        async with self._projecting:
+            if await self._read(behind):
+                await self._run(self._projector, catch_up)
+
     async def present(self, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` the log holds: one indexed lookup for them all."""
         rows = await self._read(fetch_rows, "SELECT id FROM events WHERE id = ANY(?)", (list(ids),))
         return {row[0] for row in rows}
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
+        await self.project()  # the session tables' heads are checked against the log
         return await self._read(verify_log, session, progress)
 
     async def stats(self) -> Stats:
+        await self.project()
         return await self._read(read_stats)
 
     # The tree is this daemon's, in memory, grown from what it reads (store/postgres/tree.py).
@@ -262,6 +285,7 @@ class PostgresStore(SqlStore):
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         checked = query.checked()
+        await self.project()
         found: dict[int, SearchHit] = {}
         offset = 0
         while len(found) < checked.limit:  # more than one page only when a partial text did not match
@@ -290,12 +314,16 @@ class PostgresStore(SqlStore):
         await self._write(lambda conn: conn.execute("VACUUM"))
 
     async def close(self) -> None:
+        if self._unprojected:
+            with contextlib.suppress(StoreError):  # any daemon, or this one's next start, applies them
+                await self.project()
         if self._tree_built is not None:
             self._tree_built.cancel()
         await self._searcher.cancel()  # a search running would keep its connection until it ends
         await self._writer.close()
         await self._reader.close()
         await self._searcher.close()
+        await self._projector.close()
 
 
 def _retrieved(task: asyncio.Task[Frontier]) -> None:

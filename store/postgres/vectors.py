@@ -101,8 +101,11 @@ class PostgresVectors(VectorIndex):
     """The index as the store runs it: writes on the writer's connection, the state on the
     reader's, nearest neighbours on the searcher's; the extension and table made on first use."""
 
-    def __init__(self, write: Run, read: Run, search: Run) -> None:
+    def __init__(self, write: Run, read: Run, search: Run, project: Callable[[], Awaitable[None]]) -> None:
         self._write, self._read, self._search = write, read, search
+        # A hit's text is the search index's, which follows the log behind its commits: a search
+        # has the store apply what is waiting first, as a search by words does.
+        self._project = project
         self._ready = False
 
     @property
@@ -128,6 +131,7 @@ class PostgresVectors(VectorIndex):
         await self._write(clear_vectors, model)
 
     async def nearest(self, vector: bytes, query: SearchQuery) -> list[VectorHit]:
+        await self._project()
         await self._prepared()
         hits: list[VectorHit] = await self._search(nearest, vector, query)
         return hits

@@ -1,9 +1,11 @@
 """The append path of the SQLite backend: one batch of new events, sealed and written in one
 transaction.
 
-The transaction writes the payloads (``blobs``, stored once by digest, zlib-compressed when that
-makes a large one smaller), the events, their text in the search index and the session tables.
-So an event is committed, searchable and counted in its session all at once, or not at all.
+The transaction writes the log alone: the payloads (``blobs``, stored once by digest,
+zlib-compressed when that makes a large one smaller) and the events, each chained to its
+session's head and holding its idempotency key. Once it commits the events are acknowledged; the
+search index, the session tables, the usage projection and the Merkle tree follow behind, a
+batch of appends at a time (store/sqlite/projector.py).
 """
 
 from __future__ import annotations
@@ -16,18 +18,13 @@ from store.base import AppendResult
 from store.events import Event, NewEvent
 from store.rows import COMPRESS_FROM, JSON_LIST, SELECT, event_of, packed, transaction
 from store.sealer import SealedEvent, Sealer
-from store.sqlite.projections import project_batch
-from store.sqlite.search import index_events
-from store.sqlite.tree import Tree, grow
 
 # A session's last event: one step down the (session, seq) index.
 HEAD = "SELECT id FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
 
 
-def append_batch(db: sqlite3.Connection, batch: list[NewEvent], tree: Tree | None = None) -> list[AppendResult]:
-    """Seal ``batch`` onto the log and write it, and grow ``tree`` (the log's Merkle tree, None
-    when it is not kept) by its events; what became of each event, in order."""
-    grown = None
+def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
+    """Seal ``batch`` onto the log and write it; what became of each event, in order."""
     with transaction(db):
         next_seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM events").fetchone()[0]
 
@@ -55,12 +52,6 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent], tree: Tree | Non
                     for e in (s.event for s in sealer.sealed)
                 ],
             )
-            index_events(db, [s.event for s in sealer.sealed])
-            project_batch(db, [s.event for s in sealer.sealed])
-            if tree is not None:
-                grown = grow(db, tree, next_seq - 1, [(s.event.seq, s.event.id) for s in sealer.sealed])
-    if tree is not None and grown is not None:
-        tree.frontier = grown  # committed: the writer's next append starts from here
     return results
 
 

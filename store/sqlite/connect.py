@@ -13,6 +13,7 @@ from typing import Literal
 
 from store.errors import StoreError
 from store.projection import AGREEMENT_SQL, disagreement
+from store.sqlite import projector
 from store.sqlite.projections import project_sessions, rebuild_projections
 from store.sqlite.schema import applied, check_not_newer, migrate
 
@@ -23,8 +24,12 @@ BUSY_TIMEOUT_MS = 5000
 # key indexes at random places, and each page of them not in the cache is read again. Memory
 # is taken only as the database grows.
 WRITER_CACHE_KIB = 32 * 1024
-# The size the WAL file is cut back to when it starts over.
-WAL_KEEP_BYTES = 1024 * 1024
+# The size the WAL file is cut back to when it starts over: the most it holds before the writer
+# has a checkpoint catch up (store/sqlite/store.py, CATCH_UP_WAL_BYTES). Cut back to less, most
+# commits after a checkpoint grow the file again, which cost a fifth of a one-event append; kept,
+# the file stays at its high-water mark (at most this) while the daemon runs, and the checkpoint
+# of a clean stop truncates it (docs/storage.md, "Disk").
+WAL_KEEP_BYTES = 16 * 1024 * 1024
 
 
 def describe(path: Path, exc: sqlite3.Error) -> StoreError:
@@ -56,14 +61,23 @@ def prepare_writer(db: sqlite3.Connection, durability: Durability) -> None:
     _check_database(db)  # before any write: a file that is no toka database is refused untouched
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA wal_autocheckpoint = 0")  # see SqliteStore._checkpoint_in_background
-    # When the WAL starts over, cut the file back, so that its size says how much it holds.
+    # When the WAL starts over its file is cut back to WAL_KEEP_BYTES, no further.
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
     db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
     # An upgraded database holds events that a projection added by the upgrade has never seen:
     # the last step refills them all from the log, in that step's transaction.
-    migrate(db, project_sessions)
+    migrate(db, refill_after_upgrade)
+    projector.catch_up(db)  # what was committed but not yet applied when the last process ended
     check_projections(db)
+
+
+def refill_after_upgrade(db: sqlite3.Connection) -> None:
+    """The derived tables made whole again after an upgrade, inside its last step's transaction:
+    what they had not yet applied first (the search index refills from nowhere else), then the
+    session tables and the usage projection refilled from the whole log."""
+    projector.catch_up_in_transaction(db)
+    project_sessions(db)
 
 
 def check_projections(db: sqlite3.Connection) -> None:

@@ -12,15 +12,12 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from store.base import AppendResult
 from store.damage import Damage, is_corruption, record_damage
 from store.errors import TokaError
-from store.events import NewEvent, now_us
+from store.events import now_us
 from store.requester import RequestAbandoned
-from store.sqlite.append import append_batch
 from store.sqlite.connect import describe
 from store.sqlite.integrity import Integrity
-from store.sqlite.tree import Tree
 
 T = TypeVar("T")
 
@@ -68,16 +65,3 @@ def unless_gone(db: sqlite3.Connection, gone: Callable[[], bool], fn: Callable[.
     if gone():
         raise RequestAbandoned()
     return fn(db, *args)
-
-
-def wal_checkpoint(db: sqlite3.Connection, mode: str) -> None:
-    db.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
-
-
-def append_after_checkpoint(
-    db: sqlite3.Connection, batch: list[NewEvent], wal_catch_up: bool, tree: Tree | None
-) -> list[AppendResult]:
-    """The batch appended, after a checkpoint of the WAL when the background ones fell behind."""
-    if wal_catch_up:
-        wal_checkpoint(db, "PASSIVE")
-    return append_batch(db, batch, tree)

@@ -32,6 +32,7 @@ from typing import Any
 from store.damage import damage_path, sqlite_check
 from store.errors import NotFound, StoreError
 from store.sqlite.projections import rebuild_projections
+from store.sqlite.projector import mark_projected
 from store.sqlite.salvage import Salvage, copy_events, copy_payloads, copy_tombstones, count_lost
 from store.sqlite.schema import migrate
 from store.sqlite.search import rebuild_search_index
@@ -88,6 +89,7 @@ def recover(database: Path, sqlite3_shell: str | None = None) -> Recovery:
         target.isolation_level = None  # the rebuilds run their own transactions
         sessions = rebuild_projections(target)
         rebuild_search_index(target)
+        mark_projected(target)  # the tables were refilled from the whole log
         target.execute("PRAGMA journal_mode = WAL")  # as the store keeps it; the WAL goes on close
         check = sqlite_check(target, deep=True)
         last = log_tip(target)

@@ -240,6 +240,14 @@ def m013_vectors(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
 
 
+def m014_projected(db: sqlite3.Connection) -> None:
+    # The derived tables follow the log behind its commits (store/sqlite/projector.py): this
+    # tracking record holds the last seq applied to them, moved in the transaction that applies
+    # it. Every event so far was applied by the append that committed it.
+    db.execute("CREATE TABLE projected (name TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID")
+    db.execute("INSERT INTO projected SELECT 'tables', coalesce(max(seq), 0) FROM events")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -254,6 +262,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m011_search_merges,
     m012_last_active,
     m013_vectors,
+    m014_projected,
 ]
 
 

@@ -42,18 +42,20 @@ from store.base import (
 from store.cursors import read_cursor, save_cursor
 from store.damage import Damage
 from store.errors import DatabaseDamaged, StoreError, TokaError
-from store.events import NewEvent
+from store.events import Event, NewEvent
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
+from store.sqlite.append import append_batch
 from store.sqlite.connect import Durability, describe, prepare_reader, prepare_writer
 from store.sqlite.health import disk_bytes
-from store.sqlite.hop import append_after_checkpoint, here, on_thread, unless_gone, wal_checkpoint
+from store.sqlite.hop import here, on_thread, unless_gone
 from store.sqlite.integrity import Integrity
 from store.sqlite.projections import read_sessions, rebuild_projections
+from store.sqlite.projector import project_events
 from store.sqlite.reads import fetch_json, fetch_rows, get_event, get_payload, read_stats, read_totals
 from store.sqlite.retention import collect_garbage, prune_session
 from store.sqlite.search import rebuild_search_index
@@ -62,14 +64,16 @@ from store.sqlite.tree import Tree, catch_up, check_tree, find_leaf, node_hashes
 from store.sqlite.usage import read_usage, sum_usage_rows
 from store.sqlite.vectors import SqliteVectors
 from store.sqlite.verify import verify_chain
+from store.sqlite.wal import wal_checkpoint, wal_held_bytes
 from store.tip import Tip, log_tip
 from store.vectors import VectorIndex
 
 T = TypeVar("T")
 
 # WAL size at which a background checkpoint starts: SQLite's own default, 1000 pages of 4 KiB;
-# and the size at which the writer stops waiting for the background checkpoint to catch up and
-# checkpoints itself (the size the file is cut back to: store/sqlite/connect.py).
+# and the size past which the background checkpoint makes the writer wait while it catches up
+# (RESTART), rather than copy what it can beside it (PASSIVE). The file is kept at up to the
+# latter when the WAL starts over (store/sqlite/connect.py, WAL_KEEP_BYTES).
 CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
 CATCH_UP_WAL_BYTES = 16 * 1024 * 1024
 WAL_LOOK_EVERY = 32
@@ -78,6 +82,10 @@ WAL_LOOK_EVERY = 32
 # commit takes about as long as the two thread hand-offs it would otherwise cost, and a hook or a
 # lone client waits for both. While it commits the loop serves nothing else: a few hundred µs.
 INLINE_EVENTS = 8
+# The most committed events held for the derived tables before an append applies them itself: a
+# store used without the daemon's projector (a build of a large log, a copy) keeps its memory
+# bounded, and one transaction of them stays short.
+UNPROJECTED_MAX = 10_000
 
 
 class SqliteStore(SqlStore):
@@ -111,9 +119,10 @@ class SqliteStore(SqlStore):
         self._reader = reader
         self._checkpointer = checkpointer
         self._searches = Searches(path, self._integrity)
-        self._vectors = SqliteVectors(self._write, self._read, self._searches.run)
-        self._wal = Path(f"{path}-wal")
+        self._vectors = SqliteVectors(self._write, self._read, self._searches.run, self.project)
+        self._wal_index = Path(f"{path}-shm")
         self._checkpointing: asyncio.Task[None] | None = None
+        self._catch_up_running = False  # a RESTART checkpoint holds the write lock
         self._appends = 0
         self._closed = False
         self._writer_jobs = 0  # queued or running on the writer's thread
@@ -121,6 +130,9 @@ class SqliteStore(SqlStore):
         self._writes = 0
         self._totals: tuple[int, tuple[int, int]] | None = None
         self._inline_events = 0  # appends of at most this many events commit on the event loop
+        # Committed, not yet applied to the derived tables (store/sqlite/projector.py), in seq order.
+        self._unprojected: list[Event] = []
+        self._projecting = asyncio.Lock()
 
     @property
     def location(self) -> str:
@@ -191,23 +203,47 @@ class SqliteStore(SqlStore):
 
     async def append(self, batch: Sequence[NewEvent], *, alone: bool = False) -> list[AppendResult]:
         wal_bytes = self._wal_bytes()
-        catch_up = wal_bytes >= CATCH_UP_WAL_BYTES
-        if alone and len(batch) <= self._inline_events and not catch_up and not self._writer_jobs:
+        # A catching-up checkpoint holds the write lock: a commit on the loop would block it.
+        free = not self._writer_jobs and not self._catch_up_running
+        if alone and len(batch) <= self._inline_events and free:
             # Nothing is queued on the writer's thread, so its connection is free: committing here
             # spares the two thread hand-offs that cost a lone writer more than a small commit
             # does. Writers that come together are better served by the thread: the event loop
             # reads the next group's requests while this one commits.
             self._integrity.refuse_writes()
             self._writes += 1  # no await until the commit is done: no totals read comes in between
-            args = (append_after_checkpoint, list(batch), False, self._tree)
-            results = here(self._writer, self.path, *args, seen=self._integrity)
+            results = here(self._writer, self.path, append_batch, list(batch), seen=self._integrity)
         else:
-            results = await self._write(append_after_checkpoint, list(batch), catch_up, self._tree)
+            results = await self._write(append_batch, list(batch))
         if created := [r.event for r in results if r.created]:
             self._integrity.committed(Tip(created[-1].seq, created[-1].id))
+            self._unprojected += created
+            if len(self._unprojected) >= UNPROJECTED_MAX:  # nothing applies them (no reads, no projector): apply now
+                await self.project()
         if wal_bytes >= CHECKPOINT_WAL_BYTES:
-            self._checkpoint_in_background()
+            self._checkpoint_in_background(catch_up=wal_bytes >= CATCH_UP_WAL_BYTES)
         return results
+
+    def unprojected(self) -> int:
+        return len(self._unprojected)
+
+    async def project(self) -> None:
+        """Apply what was committed so far to the derived tables, in one transaction on the
+        writer's connection (store/sqlite/projector.py). A read of those tables calls it first, so
+        it sees every append acknowledged before it; the daemon's projector calls it behind the
+        commits. On a database found damaged (writes refused) the tables stay as they are."""
+        if not self._unprojected and not self._projecting.locked():
+            return
+        async with self._projecting:  # one under way holds events taken from the list: wait for it
+            events, self._unprojected = self._unprojected, []
+            if not events or self._integrity.damage is not None:
+                self._unprojected = events + self._unprojected
+                return
+            try:
+                await self._write(project_events, events, self._tree)
+            except BaseException:
+                self._unprojected = events + self._unprojected  # applied at the next call, or at the next open
+                raise
 
     def damage(self) -> Damage | None:
         return self._integrity.damage
@@ -219,41 +255,47 @@ class SqliteStore(SqlStore):
         return await self._read(self._integrity.check, deep)
 
     def _wal_bytes(self) -> int:
-        """The WAL's size, looked at every WAL_LOOK_EVERY appends (a stat costs a syscall)."""
+        """What the WAL holds, looked at every WAL_LOOK_EVERY appends (a read of its index costs
+        three system calls)."""
         self._appends += 1
         if self._appends % WAL_LOOK_EVERY:
             return 0
-        try:
-            return self._wal.stat().st_size
-        except FileNotFoundError:
-            return 0
+        return wal_held_bytes(self._wal_index)
 
-    def _checkpoint_in_background(self) -> None:
+    def _checkpoint_in_background(self, catch_up: bool) -> None:
         """Copy the WAL back into the database on a connection of its own.
 
         SQLite's automatic checkpoint (off on the writer) runs inside whichever commit crosses
         its threshold, fsyncs included, and makes that append a hundred times slower than the
         rest. A PASSIVE checkpoint on another connection never blocks the writer, and once it
         has copied everything the writer starts the WAL from the top again. Under a write load
-        that never pauses it may never catch up, so past CATCH_UP_WAL_BYTES the writer runs one
-        checkpoint itself before its next transaction (see ``append_after_checkpoint``).
+        that never pauses it may never catch up, so past CATCH_UP_WAL_BYTES (``catch_up``) the
+        checkpoint is a RESTART one: it holds the write lock until it has copied everything and
+        the next commit starts the WAL over. The writer waits for the lock meanwhile, on its own
+        thread (no commit is made on the event loop while it runs), and never checkpoints itself.
         """
         if self._checkpointing is None or self._checkpointing.done():
-            self._checkpointing = asyncio.create_task(self._checkpoint("PASSIVE"), name="wal-checkpoint")
+            mode = "RESTART" if catch_up else "PASSIVE"
+            self._checkpointing = asyncio.create_task(self._checkpoint(mode), name="wal-checkpoint")
 
     async def _checkpoint(self, mode: str) -> None:
+        self._catch_up_running = mode == "RESTART"
         try:
             await on_thread(self._checkpointer, self.path, wal_checkpoint, mode)
         except TokaError as exc:  # the next append tries again; the commits themselves are safe
             logging.getLogger("toka.store").warning("WAL checkpoint failed: %s", exc.message)
+        finally:
+            self._catch_up_running = False
 
     async def totals(self) -> tuple[int, int]:
+        await self.project()
         writes = self._writes  # before the read: a write that ends meanwhile makes the next call read again
         if self._totals is None or self._totals[0] != writes:
             self._totals = (writes, await self._read(read_totals))  # one row of the sessions table's sums
         return self._totals[1]
 
     async def verify(self, session: str | None = None, progress: ProgressCallback | None = None) -> VerifyReport:
+        await self.project()  # the session tables' heads are checked against the log
         report_progress = None
         if progress is not None:
             loop = asyncio.get_running_loop()
@@ -266,15 +308,19 @@ class SqliteStore(SqlStore):
             return VerifyReport(session, 0, (problem,), 1)
 
     async def stats(self) -> Stats:
+        await self.project()
         return await self._read(read_stats, self.path)
 
     async def tree(self) -> Frontier | None:
+        await self.project()
         return None if self._tree is None else self._tree.frontier
 
     async def tree_nodes(self, nodes: Sequence[Node]) -> dict[Node, bytes]:
+        await self.project()
         return await self._read(node_hashes, list(nodes))
 
     async def tree_leaf(self, event_id: str) -> LogLeaf:
+        await self.project()
         return await self._read(find_leaf, event_id)
 
     async def check_tree(
@@ -282,6 +328,7 @@ class SqliteStore(SqlStore):
     ) -> TreeReport | None:
         if self._tree is None:
             return None
+        await self.project()
         return await self._read(check_tree, list(heads), self._threadsafe(progress))
 
     def _threadsafe(self, progress: ProgressCallback | None) -> ProgressCallback | None:
@@ -305,12 +352,15 @@ class SqliteStore(SqlStore):
         await self._write(save_cursor, name, value)
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
-        return await self._searches.search(query.checked())  # on a connection of their own
+        checked = query.checked()
+        await self.project()
+        return await self._searches.search(checked)  # on a connection of their own
 
     def vectors(self) -> VectorIndex:
         return self._vectors
 
     async def prune(self, session: str, before: int, dry_run: bool = False) -> Pruned | None:
+        await self.project()  # a prune recounts its session from the tables' own rows
         pruned = await self._write(prune_session, session, before, dry_run)
         if pruned is not None and not dry_run and (tip := await self._read(log_tip)) is not None:
             self._integrity.committed(tip)  # the checkpoint may have taken the last event's seq
@@ -334,6 +384,7 @@ class SqliteStore(SqlStore):
         self._closed = True
         await self._searches.close()  # a search running is interrupted: it would hold up the close
         try:
+            await self.project()
             if self._checkpointing is not None:
                 await self._checkpointing
             await self.checkpoint()

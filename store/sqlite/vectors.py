@@ -127,8 +127,11 @@ class SqliteVectors(VectorIndex):
     reader's, nearest neighbours on the searches' (``write``, ``read``, ``search`` run a function of
     a connection on it)."""
 
-    def __init__(self, write: Run, read: Run, search: Run) -> None:
+    def __init__(self, write: Run, read: Run, search: Run, project: Callable[[], Awaitable[None]]) -> None:
         self._write, self._read, self._search = write, read, search
+        # A hit's text is the search index's, which follows the log behind its commits: a search
+        # has the store apply what is waiting first, as a search by words does.
+        self._project = project
         self._extension: bool | None = None  # sqlite-vec loaded on the searches' connection
         # Every vector in memory, for searches of the whole log (store/sqlite/vector_cache.py):
         # read at the first, grown by each add (as the file is written), dropped by a clear.
@@ -157,6 +160,7 @@ class SqliteVectors(VectorIndex):
         await self._write(clear_vectors, model)
 
     async def nearest(self, vector: bytes, query: SearchQuery) -> list[VectorHit]:
+        await self._project()
         if query.session is None and query.agent is None and query.since is None and query.until is None:
             matrix, changes = self._matrix, self._changes
             if matrix is None:

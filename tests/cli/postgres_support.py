@@ -26,6 +26,7 @@ ALL_RIGHTS = (
     "GRANT SELECT, INSERT ON events, blobs, search_text TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON sessions, session_agents, session_kinds, usage_buckets, cursors TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON log_end TO {role}",
+    "GRANT SELECT, UPDATE ON projected TO {role}",
     "GRANT SELECT, INSERT ON usage_requests TO {role}",
     "GRANT SELECT, INSERT, DELETE ON append_batches TO {role}",
     "GRANT SELECT ON toka_migrations TO {role}",

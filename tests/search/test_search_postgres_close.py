@@ -36,6 +36,7 @@ def test_closing_the_store_cancels_a_search_running_on_the_server(postgres_datab
     async def scenario() -> BaseException | None:
         store = await PostgresStore.open(postgres_database)
         await store.append([NewEvent(session="s", kind="message", payload={"text": "login timeout"})])
+        await store.project()  # in the search text before the table is locked: only the search waits
         async with await psycopg.AsyncConnection.connect(postgres_database, autocommit=True) as admin:
             locker = await psycopg.AsyncConnection.connect(postgres_database)
             # The search waits for the table, held by another transaction: a search that runs on.

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from older_toka import as_older_toka
 
 from store.base import EventStore
 from store.events import NewEvent
 from store.postgres.store import PostgresStore
-from store.sqlite import schema as migrations
 from store.sqlite.store import SqliteStore
 
 OpenSqlite = Callable[..., AbstractAsyncContextManager[SqliteStore]]
@@ -73,7 +73,7 @@ async def test_a_sqlite_upgrade_recomputes_the_last_active_time_of_an_existing_l
     db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with monkeypatch.context() as old_toka:  # a toka before m012: any event moved last_ts
-        old_toka.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:11])
+        as_older_toka(old_toka, 11)
         old_toka.setattr("store.projection.is_activity", lambda kind: True)
         async with open_sqlite(db_path) as store:
             await _import_two(store)

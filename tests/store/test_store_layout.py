@@ -28,6 +28,7 @@ SHARED_PARTS = {
     "verify": "the chain checked",
     "tree": "the log's Merkle tree as the backend keeps it",
     "health": "the read-only facts doctor reads",
+    "projector": "the derived tables applied behind the log's commits, with their tracking record",
 }
 # The parts only a database file needs, which the PostgreSQL server looks after itself.
 SQLITE_ONLY = {
@@ -38,6 +39,7 @@ SQLITE_ONLY = {
     "salvage": "a damaged file's rows read into a new one",
     "searcher": "searches on a connection of their own",
     "vector_cache": "every vector in memory, for a search by meaning of the whole log",
+    "wal": "what the WAL holds, and its checkpoints",
 }
 OWN_PARTS = {"sqlite": set(SQLITE_ONLY), "postgres": set()}
 # The store class of each backend, in its package's store.py.

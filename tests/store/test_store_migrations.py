@@ -10,12 +10,13 @@ from contextlib import AbstractAsyncContextManager, closing, contextmanager
 from pathlib import Path
 
 import pytest
+from older_toka import as_older_toka
 
 from store.base import EventQuery
 from store.errors import SchemaTooNew
 from store.events import NewEvent, canonical_json, digest, header_id
 from store.rows import CODEC_RAW, CODEC_ZLIB, COMPRESS_FROM
-from store.sqlite import append, connect
+from store.sqlite import connect, projector
 from store.sqlite import schema as migrations
 from store.sqlite import usage as sqlite_usage
 from store.sqlite.schema import MIGRATIONS
@@ -79,6 +80,12 @@ FINAL_SCHEMA = [
         "merkle",
         "merkle",
         "CREATE TABLE merkle (start INTEGER PRIMARY KEY, size INTEGER NOT NULL, hashes BLOB NOT NULL)",
+    ),
+    (
+        "table",
+        "projected",
+        "projected",
+        "CREATE TABLE projected (name TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID",
     ),
     (
         "table",
@@ -214,6 +221,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m011_search_merges",
         "m012_last_active",
         "m013_vectors",
+        "m014_projected",
     ]
 
 
@@ -298,8 +306,8 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
     db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with monkeypatch.context() as old_toka:  # a database as a toka of the first two steps left it
-        old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:2])
-        old_toka.setattr(append, "index_events", lambda db, events: None)  # it had no search index
+        as_older_toka(old_toka, 2)
+        old_toka.setattr(projector, "index_events", lambda db, events: None)  # it had no search index
         old_toka.setattr(connect, "check_projections", lambda db: None)  # nor the projections it checks
         async with open_sqlite(db_path) as store:
             await store.append(
@@ -330,6 +338,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m011_search_merges",
         "m012_last_active",
         "m013_vectors",
+        "m014_projected",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs
@@ -342,7 +351,7 @@ async def test_usage_recorded_before_the_usage_projection_is_in_it_after_the_upg
 ) -> None:
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
-        old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
+        as_older_toka(old_toka, 5)
         old_toka.setattr(sqlite_usage, "counted", lambda db, usage: [])
         old_toka.setattr(connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
@@ -362,7 +371,7 @@ async def test_a_request_an_older_toka_counted_twice_counts_once_after_the_upgra
     transcript = {"model": "claude-opus-4-6", "input_tokens": 10, "cache_read_tokens": 5000, "output_tokens": 70}
     telemetry = transcript | {"origin": "telemetry"}
     with monkeypatch.context() as old_toka:
-        old_toka.setattr(migrations, "MIGRATIONS", MIGRATIONS[:9])
+        as_older_toka(old_toka, 9)
         old_toka.setattr("store.usage.usage_names", lambda payload: NO_NAMES)
         async with open_sqlite(db_path) as store:
             await store.append([NewEvent("s1", "usage", transcript, "main", T0)])

@@ -90,8 +90,10 @@ async def test_a_token_tried_again_gets_the_first_answer_and_writes_nothing(
     batch = [say("s", "again", key="k"), say("s", "new"), NewEvent("t", "tool.call", {"tool": "grep"})]
     async with connected(postgres_database) as conn:
         first = await append_batch(conn, batch, "token-1", retry=False)
+        await store.project()  # the derived tables counted too, once they applied what was committed
         before = await rows(conn, COUNTS)
         again = await append_batch(conn, batch, "token-1", retry=True)
+        await store.project()
         after = await rows(conn, COUNTS)
         other = await append_batch(conn, batch, "token-2", retry=True)
 
@@ -118,6 +120,7 @@ async def test_an_append_after_the_writer_was_terminated_reconnects(
 
         [(new_writer, _)] = await rows(admin, TOKA_CONNECTIONS, "toka writer")
         assert new_writer != writer
+        await store.project()
         assert await rows(admin, COUNTS) == [(2, 2, 2, 2, 2)]
     assert (second.created, second.event.seq, second.event.parents) == (True, 2, (first.event.id,))
     assert store.connection_state()["reachable"] is True
@@ -139,6 +142,7 @@ async def test_an_append_cut_off_while_it_waits_is_retried_and_written_once(
             retried = await until("the retry to wait for the lock", lambda: _waiting(admin, not_pid=waiting))
             assert retried != waiting and not appending.done()
         [second] = await asyncio.wait_for(appending, 30)
+        await store.project()
         assert await rows(admin, COUNTS) == [(2, 2, 2, 2, 2)]
     assert (second.created, second.event.seq, second.event.parents) == (True, 2, (first.event.id,))
     assert (await store.verify()).ok
@@ -470,13 +474,19 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
     await store.append([NewEvent("s", "usage", usage, "main"), NewEvent("s", "usage", usage, "main")])
     await store.close()
-    async with connected(postgres_database) as conn:  # back to the schema before the last three steps
-        assert [name for name, _ in STEPS[-3:]] == ["p008_usage_claims_by_size", "p009_log_end", "p010_last_active"]
+    async with connected(postgres_database) as conn:  # back to the schema before the last four steps
+        assert [name for name, _ in STEPS[-4:]] == [
+            "p008_usage_claims_by_size",
+            "p009_log_end",
+            "p010_last_active",
+            "p011_projected",
+        ]
         await conn.execute(
             "DELETE FROM toka_migrations"
-            " WHERE name IN ('p008_usage_claims_by_size', 'p009_log_end', 'p010_last_active')"
+            " WHERE name IN ('p008_usage_claims_by_size', 'p009_log_end', 'p010_last_active', 'p011_projected')"
         )
         await conn.execute("DROP TABLE log_end")
+        await conn.execute("DROP TABLE projected")
 
     killed = subprocess.run(
         [sys.executable, "-c", UPGRADE_KILLED_IN_ITS_REBUILD, postgres_database], check=False, timeout=60

@@ -43,6 +43,7 @@ async def write_log(store: PostgresStore) -> list[Event]:
                 NewEvent("s2", "message", {"text": f"hello {n}"}, "user"),
             ]
         )
+    await store.project()  # the log written and its tables caught up, before anyone tampers with it
     return await store.query(EventQuery())
 
 

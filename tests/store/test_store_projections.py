@@ -10,6 +10,7 @@ from contextlib import AbstractAsyncContextManager, closing
 from pathlib import Path
 
 import pytest
+from older_toka import as_older_toka
 
 from store.base import EventQuery, EventStore, SessionInfo
 from store.events import NewEvent
@@ -205,7 +206,7 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
 ) -> None:
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 70}
     with monkeypatch.context() as old_toka:  # a toka of the first five steps, which kept no usage projection
-        old_toka.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:5])
+        as_older_toka(old_toka, 5)
         old_toka.setattr(sqlite_usage, "counted", lambda db, usage: [])
         old_toka.setattr(connect, "check_projections", lambda db: None)  # nor checked it at open
         async with open_sqlite(db_path) as store:
