@@ -20,6 +20,7 @@ from daemons import spawn_daemon
 from hook_support import run_hook
 
 from daemon.client.sync import Client
+from daemon.ingest.spool import claimed_path
 from daemon.paths import Paths, resolve_paths
 
 MiB = 1024 * 1024
@@ -31,7 +32,10 @@ def _payload(session: str = "s", size: int = 0) -> dict[str, Any]:
 
 
 def _spooled(paths: Paths) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in paths.spool.read_bytes().splitlines()] if paths.spool.exists() else []
+    """What waits in the spool: the spool itself, and what a drain of the running daemon claimed
+    but could not store (it stays claimed for the next start, daemon/ingest/spool.py)."""
+    files = [path for path in (claimed_path(paths), paths.spool) if path.exists()]
+    return [json.loads(line) for path in files for line in path.read_bytes().splitlines()]
 
 
 def _logged(paths: Paths, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
