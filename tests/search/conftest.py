@@ -1,5 +1,6 @@
-"""Fixtures for the search suite: the store suite's own (one test, every backend), loaded from
-tests/store/conftest.py so that both suites open, use and close stores the same way."""
+"""Fixtures for the search suite, by words and by meaning: the store suite's own (one test, every
+backend), loaded from tests/store/conftest.py so that both suites open, use and close stores the
+same way."""
 
 from __future__ import annotations
 
