@@ -25,6 +25,24 @@ from psycopg import AsyncConnection
 
 from store.errors import SchemaTooNew, StoreError
 
+
+def grant_to_appenders(rights: str) -> str:
+    """A statement granting ``rights`` (``"SELECT ON t"``) to every role that may append (insert into
+    events), so that an upgrade adding a table its daemons write does not stop them."""
+    return f"""DO $$
+            DECLARE appender text;
+            BEGIN
+                FOR appender IN
+                    SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+                    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+                    LEFT JOIN pg_roles r ON r.oid = a.grantee
+                    WHERE c.oid = 'events'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner
+                LOOP
+                    EXECUTE 'GRANT {rights} TO ' || appender;
+                END LOOP;
+            END $$"""
+
+
 # pg_advisory_lock's key for migrations: any constant that no other application on the same
 # database uses; this one is "toka" in ASCII.
 MIGRATION_LOCK = 0x746F6B61
@@ -172,18 +190,7 @@ STEPS: list[Step] = [
                 id text COLLATE "C" NOT NULL
             )""",
             "INSERT INTO log_end (seq, id) SELECT seq, id FROM events ORDER BY seq DESC LIMIT 1",
-            """DO $$
-            DECLARE appender text;
-            BEGIN
-                FOR appender IN
-                    SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
-                    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
-                    LEFT JOIN pg_roles r ON r.oid = a.grantee
-                    WHERE c.oid = 'events'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner
-                LOOP
-                    EXECUTE 'GRANT SELECT, INSERT, UPDATE ON log_end TO ' || appender;
-                END LOOP;
-            END $$""",
+            grant_to_appenders("SELECT, INSERT, UPDATE ON log_end"),
         ),
     ),
     (
@@ -201,18 +208,7 @@ STEPS: list[Step] = [
         (
             "CREATE TABLE projected (name text PRIMARY KEY, seq bigint NOT NULL)",
             "INSERT INTO projected SELECT 'tables', coalesce(max(seq), 0) FROM events",
-            """DO $$
-            DECLARE appender text;
-            BEGIN
-                FOR appender IN
-                    SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
-                    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
-                    LEFT JOIN pg_roles r ON r.oid = a.grantee
-                    WHERE c.oid = 'events'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner
-                LOOP
-                    EXECUTE 'GRANT SELECT, UPDATE ON projected TO ' || appender;
-                END LOOP;
-            END $$""",
+            grant_to_appenders("SELECT, UPDATE ON projected"),
         ),
     ),
 ]
