@@ -201,6 +201,8 @@ class Embeddings(Component):
 
     async def rebuild(self) -> int:
         """Drop the vectors and embed the log again (in the background); the events to embed."""
+        if self._task is not None:
+            await self._loaded.wait()  # until the model and the index are known usable, or not
         if self.index is None or self.embedder is None or self.problem is not None:
             return 0
         async with self._paging:
