@@ -29,7 +29,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ class Cursors:
         target = self._file(Path(cursor.path))
         tmp = target.with_suffix(f".{os.getpid()}.tmp")
         with open(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
-            out.write(json.dumps(asdict(cursor), separators=(",", ":")))
+            out.write(json.dumps(vars(cursor), separators=(",", ":")))  # not asdict: it deep-copies the state
         os.replace(tmp, target)
 
 
