@@ -58,7 +58,7 @@ class Embeddings(Component):
         self.problem_in: str | None = None  # "model" (it does not load) or "index" (the backend keeps no vectors)
         self.embedded = 0  # vectors stored since start
         self._wake = asyncio.Event()  # events of the embedded kinds committed
-        self._committed = asyncio.Event()  # anything committed
+        self._last_commit = 0.0  # the event loop's time of the last commit of anything
         self._loaded = asyncio.Event()
         # Held while a page is read, embedded and stored, and while a rebuild empties the index, so
         # that neither sees half of the other; the generation counts the rebuilds.
@@ -83,7 +83,9 @@ class Embeddings(Component):
         self._task = asyncio.create_task(self._follow(), name="embeddings")
 
     def committed(self, events: list[Event], own: bool) -> None:
-        self._committed.set()
+        # A time, not an event to wake on: every append passes here, and waking the embedder's
+        # wait (a timer cancelled and made again) cost each append more than this.
+        self._last_commit = asyncio.get_running_loop().time()
         if self._task is not None and any(kind_taken(event.kind, self.settings.embedded_kinds) for event in events):
             self._wake.set()
 
@@ -134,12 +136,8 @@ class Embeddings(Component):
         """Return once no commit has come for QUIET_S, or after MAX_WAIT_S."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + MAX_WAIT_S
-        while (left := deadline - loop.time()) > 0:
-            self._committed.clear()
-            try:
-                await asyncio.wait_for(self._committed.wait(), min(QUIET_S, left))
-            except TimeoutError:
-                return
+        while (until := min(self._last_commit + QUIET_S, deadline)) > (now := loop.time()):
+            await asyncio.sleep(until - now)
 
     async def _catch_up(self, embedder: Embedder) -> None:
         """Embed everything of the embedded kinds past the cursor, a page at a time."""
