@@ -221,10 +221,13 @@ class Daemon:
         for writer in list(self.connections.writers):
             writer.transport.abort()  # idle clients, and any that would not take their answer
         for component in reversed(self.components):
+            began = time.monotonic()
             try:
                 await component.stop(deadline)
             except Exception:  # the others must stop too, and the store be closed
                 log.exception("stopping %s failed", type(component).__name__)
+            if (took := time.monotonic() - began) > 1.0:  # a client waiting for the stop says why
+                log.warning("stopping %s took %.1fs", type(component).__name__, took)
         if self.follower is not None:
             await self.follower.stop()
         await self.store.close()

@@ -24,7 +24,8 @@ NINTH = json_lines(EXAMPLE.read_text())[8]
 
 def _stop_daemon() -> None:
     result = toka("daemon", "stop")
-    assert result.returncode == 0, result.stderr
+    logs = home() / "logs" / "daemon.log"
+    assert result.returncode == 0, result.stderr + (logs.read_text()[-4000:] if logs.exists() else "")
     assert result.stdout.startswith("stopped the daemon (pid ")
 
 
