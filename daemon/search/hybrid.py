@@ -4,7 +4,8 @@
 Hybrid search asks each side for more than it returns (:data:`CANDIDATES` times the limit), so
 that a hit ranked low by one side and high by the other can still reach the fused list. When
 semantic recall is off or cannot run, a hybrid search is a search by words, its hits saying so;
-only ``semantic`` refuses, naming why.
+only ``semantic`` refuses, naming why. A query that names a text as written (a path, a file, a
+flag: :func:`~daemon.search.ranking.as_written`) is answered by its word matches when it has any.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from enum import StrEnum
 
 from daemon.recall.service import Embeddings
-from daemon.search.ranking import Ranked, by_meaning, by_words, fuse
+from daemon.search.ranking import Ranked, as_written, by_meaning, by_words, fuse
 from store.base import EventStore
 from store.errors import UsageError
 from store.search import MAX_LIMIT, SearchHit, SearchQuery
@@ -55,7 +56,7 @@ async def _ranked(
         vector = await embeddings.embed_query(meaning_of)
         return by_meaning(await store.vectors().nearest(vector, wider.checked()), query.limit)
     words = await _words(store, wider, fts=False)
-    if not embeddings.on:
+    if not embeddings.on or (words and as_written(meaning_of)):
         return by_words(words[: query.limit])
     vector = await embeddings.embed_query(meaning_of)
     return fuse(words, await store.vectors().nearest(vector, wider.checked()), query.limit)

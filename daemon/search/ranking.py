@@ -12,6 +12,7 @@ alone rather than the least far of everything.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from store.kinds import kind_matches
@@ -47,6 +48,11 @@ MIN_SIMILARITY = 0.05
 # Characters of a meaning-only hit's text shown as its snippet.
 SNIPPET_CHARS = 200
 
+# A query that is one token holding a path's or a name's punctuation (``src/auth/login.py``,
+# ``tmux-waiting.sh``, ``--no-inbox``, ``auth.login``) asks for that text: its word matches are what
+# is meant, and the meaning of a path's pieces only finds text that is not it.
+AS_WRITTEN = re.compile(r"\S*\w[/.\-_:]+\w\S*|--?\w\S*")
+
 WORDS, MEANING, BOTH = "words", "meaning", "both"
 NOTHING: None = None  # a recall item that is there for being recent or a summary, not for matching
 
@@ -78,6 +84,12 @@ def as_search_hit(hit: VectorHit) -> SearchHit:
     return SearchHit(
         hit.seq, hit.id, hit.session, hit.agent, hit.kind, hit.ts, hit.digest, hit.similarity, head(hit.text)
     )
+
+
+def as_written(query: str) -> bool:
+    """Whether ``query`` names a text to find as written (a path, a file, a flag, a dotted or
+    hyphenated name), not a meaning: its word matches alone answer it when there are any."""
+    return AS_WRITTEN.fullmatch(query.strip()) is not None
 
 
 def by_words(hits: list[SearchHit]) -> list[Ranked]:

@@ -191,3 +191,37 @@ def test_on_postgresql_without_pgvector_semantic_recall_says_what_to_install(
         "error: semantic recall cannot run: the PostgreSQL server has no pgvector extension"
     )
     assert doctor_check("recall")["status"] == "warning"  # the log works, and search finds words
+
+
+PATHS: list[dict[str, Any]] = [
+    {
+        "session": "paths",
+        "kind": "message",
+        "payload": {
+            "text": "I moved the retry of the login request into src/auth/login.py and left the session code alone"
+        },
+    },
+    {
+        "session": "paths",
+        "kind": "message",
+        "payload": {
+            "text": "The login request now retries three times with a jittered backoff before it gives up on the server"
+        },
+    },
+    {
+        "session": "paths",
+        "kind": "note.decision",
+        "payload": {"text": "keep the authentication code in one module so that the login retries are easy to find"},
+    },
+]
+
+
+def test_a_path_is_found_as_written_and_not_by_what_its_pieces_mean(daemon: Spawned) -> None:
+    with daemon.client() as client:
+        client.append(PATHS)
+        embedded(client, 3)
+        # The other two are near in meaning to the path's pieces (auth, login): they are not it.
+        assert hits(client, "src/auth/login.py", semantic=True)[1:]  # the meaning alone finds them
+        assert hits(client, "src/auth/login.py") == [(1, "message", "words")]
+        assert hits(client, "login retries")[0][2] == "both"  # words with spaces: fused as before
+        assert hits(client, "src/billing/invoice.py")[:1] != []  # no word match: the meaning answers

@@ -12,6 +12,7 @@ from daemon.search.ranking import (
     RRF_K,
     WORDS,
     WORDS_WEIGHT,
+    as_written,
     by_meaning,
     fuse,
     kind_weight,
@@ -61,3 +62,18 @@ def test_the_meaning_alone_leaves_nothing_out_but_the_fusion_drops_what_is_not_n
 def test_the_limit_cuts_the_fused_list_and_ties_go_to_the_earlier_event() -> None:
     fused = fuse([], [meaning_hit(5, 0.5), meaning_hit(4, 0.5), meaning_hit(3, 0.4)], limit=2)
     assert [r.hit.seq for r in fused] == [4, 5]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["src/auth/login.py", "tmux-waiting.sh", "lib/spotter/services/tmux.ex", "--no-inbox", "auth.login", "snake_case"],
+)
+def test_a_path_a_file_a_flag_or_a_dotted_name_is_searched_as_written(query: str) -> None:
+    assert as_written(query) and as_written(f"  {query} ")
+
+
+@pytest.mark.parametrize(
+    "query", ["Redis", "which message broker", "job queue", "e.g. the broker", "login-page cookie"]
+)
+def test_words_and_questions_are_searched_by_meaning_too(query: str) -> None:
+    assert not as_written(query)
