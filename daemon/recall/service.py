@@ -172,7 +172,7 @@ class Embeddings(Component):
         texts = [
             (event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds, least))
         ]
-        batch = self.settings.embedding_batch
+        batch = min(self.settings.embedding_batch, embedder.most_per_batch or self.settings.embedding_batch)
         vectors: list[bytes] = []
         for start in range(0, len(texts), batch):  # the model's thread let go between batches
             chunk = [text for _, text in texts[start : start + batch]]

@@ -46,7 +46,8 @@ class RecallSettings:
     )
     embedding_batch: int = setting(
         64,
-        "events embedded together: larger batches embed faster and hold the model's thread longer",
+        "events embedded together: larger batches embed faster and hold the model's thread longer"
+        " (a model with MiniLM takes at most 8)",
         bounds=(1, 4096),
         env="TOKA_RECALL_EMBEDDING_BATCH",
     )

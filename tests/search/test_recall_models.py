@@ -46,6 +46,8 @@ def vectors(model: str, texts: list[str]) -> Any:
 def test_minilm_gives_unit_vectors_of_384_and_a_pair_joins_both_at_their_weights() -> None:
     assert (load_embedder(WORDLLAMA).min_message_words, load_embedder(MINILM).min_message_words) == (16, 25)
     assert load_embedder(PAIRED).min_message_words == 25
+    # MiniLM's batches are cut to 8 texts, so that a query never waits long behind one.
+    assert (load_embedder(WORDLLAMA).most_per_batch, load_embedder(PAIRED).most_per_batch) == (None, 8)
     texts = [MESSAGES[3], QUESTION]
     minilm, wordllama, paired = vectors(MINILM, texts), vectors(WORDLLAMA, texts), vectors(PAIRED, texts)
     assert (minilm.shape, wordllama.shape, paired.shape) == ((2, 384), (2, 256), (2, 640))
