@@ -1,6 +1,6 @@
 """Semantic recall's costs, each against a reference measured in the same run.
 
-    .venv/bin/python benchmarks/bench_embeddings.py [--vectors N] [--ingest-events N] [--rounds N] [--json]
+    .venv/bin/python benchmarks/bench_embeddings.py [--vectors N] [--ingest-events N] [--rounds N] [--model M] [--json]
 
 - **embedding throughput**: texts per second through the embedder the daemon uses
   (daemon/recall/model.py, batches of 64) for WordLlama l2_supercat at 256, 128 and 64
@@ -18,6 +18,10 @@
   of a word in 1% of the events on the same store; and the query's embedding alone. With numpy
   where this Python's sqlite3 loads no extension, else sqlite-vec (both are reported when both run).
   PostgreSQL is measured when ``TOKATEST_POSTGRES_URL`` names a server with pgvector.
+
+``--model`` names another ``recall.embedding_model`` (e.g. the pair of all-MiniLM-L6-v2 and
+WordLlama): its throughput is measured beside WordLlama's, on 320 texts, and the queries embed with
+it over random vectors of its dimensions.
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def throughput() -> dict[str, Any]:
+def throughput(model: str) -> dict[str, Any]:
     from daemon.recall.model import load_embedder
     from store.search import tokens
 
@@ -135,6 +139,15 @@ def throughput() -> dict[str, Any]:
         rate = len(sample) / (time.perf_counter() - started)
         found[f"wordllama_{dims}_texts_per_s"] = round(rate)
         found[f"wordllama_{dims}_vs_tokenizer"] = round(rate / tokenizer, 3)
+    if not model.startswith("wordllama/"):  # a model tens of times slower: fewer texts
+        embedder = load_embedder(model)
+        embedder.embed(sample[:64])
+        started = time.perf_counter()
+        for start in range(0, 320, 64):
+            embedder.embed(sample[start : start + 64])
+        rate = 320 / (time.perf_counter() - started)
+        found[f"{model}_texts_per_s"] = round(rate, 1)
+        found[f"{model}_vs_tokenizer"] = round(rate / tokenizer, 5)
     return found
 
 
@@ -188,7 +201,7 @@ def ingest(events: int, rounds: int, on_config: str = "", control: bool = False)
     }
 
 
-async def queries(count: int, postgres_url: str | None) -> dict[str, Any]:
+async def queries(count: int, postgres_url: str | None, model: str) -> dict[str, Any]:
     import numpy as np
 
     from daemon.recall.model import load_embedder
@@ -198,8 +211,8 @@ async def queries(count: int, postgres_url: str | None) -> dict[str, Any]:
     from store.vectors import VectorState
 
     rng = np.random.default_rng(3)
-    found: dict[str, Any] = {"vectors": count}
-    embedder = load_embedder("wordllama/l2_supercat-256")
+    found: dict[str, Any] = {"vectors": count, "model": model}
+    embedder = load_embedder(model)
     question = "which message broker did we settle on"
     embedder.embed([question])
     samples = []
@@ -236,7 +249,7 @@ async def queries(count: int, postgres_url: str | None) -> dict[str, Any]:
                 for i in range(min(chunk, count - start))
             ]
             results = await store.append(batch)
-            matrix = rng.standard_normal((len(batch), 256)).astype("<f4")
+            matrix = rng.standard_normal((len(batch), embedder.dims)).astype("<f4")
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             rows = [(result.event.seq, matrix[i].tobytes()) for i, result in enumerate(results)]
             await index.add(rows, VectorState("bench", results[-1].event.seq, start + len(batch)))
@@ -278,11 +291,12 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "ab", "queries"))
     parser.add_argument("--control", action="store_true", help="also: both daemons off, the noise of the A/B")
     parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
+    parser.add_argument("--model", default="wordllama/l2_supercat-256", help="the recall.embedding_model measured")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result: dict[str, Any] = {"load_before": load()}
     if "throughput" not in args.skip:
-        result["throughput"] = throughput()
+        result["throughput"] = throughput(args.model)
         print(json.dumps(result["throughput"]), file=sys.stderr)
     if "ingest" not in args.skip:
         result["ingest"] = ingest(args.ingest_events, args.rounds) if "ab" not in args.skip else None
@@ -292,7 +306,7 @@ def main() -> None:
             result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, 'embedded_kinds = ["note.*"]\n')
         print(json.dumps(result["ingest"]), file=sys.stderr)
     if "queries" not in args.skip:
-        result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL")))
+        result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL"), args.model))
     result["load_after"] = load()
     print(json.dumps(result, indent=2))
 

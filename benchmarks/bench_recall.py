@@ -1,6 +1,6 @@
 """Semantic recall's quality: held-out paraphrased questions over real sessions, through a real daemon.
 
-    .venv/bin/python benchmarks/bench_recall.py [--json]
+    .venv/bin/python benchmarks/bench_recall.py [--json] [--questions FILE]
 
 The questions are benchmarks/data/recall_questions.json: each names an event of one of the shared
 transcript fixtures (../shared/fixtures/transcripts/, by file and by the index of the event among
@@ -18,6 +18,12 @@ home, which embeds them; once it has caught up, each question is asked through t
   ``toka recall --session`` looks first.
 
 Also printed: the rank of each target (``-`` beyond the first 50).
+
+``--questions benchmarks/data/recall_questions_dev.json`` asks the twelve questions of the same
+kind over four other sessions instead: the set to tune the ranking on, so that the twenty of
+recall_questions.json stay held out (docs/benchmarks.md, "Semantic recall"). The daemon embeds
+with the model ``TOKA_RECALL_EMBEDDING_MODEL`` names (by default WordLlama), e.g.
+``minilm/all-MiniLM-L6-v2-int8+wordllama/l2_supercat-256`` with the minilm extra installed.
 """
 
 from __future__ import annotations
@@ -170,10 +176,11 @@ def targets(questions: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS, help="the questions (default: the held-out set)")
     args = parser.parse_args()
     if not FIXTURES.is_dir():
         raise SystemExit(f"{FIXTURES} is absent: the shared fixtures are not checked out beside the project")
-    questions = json.loads(QUESTIONS.read_text())["questions"]
+    questions = json.loads(args.questions.read_text())["questions"]
     wanted = targets(questions)
     files = sorted({str(FIXTURES / q["file"]) for q in questions})
     with tempfile.TemporaryDirectory() as home:

@@ -21,7 +21,7 @@ summaries, handoffs and session titles, as search indexes it (store/search.py's
 running commentary says little, and an average of few words stands close to every question
 (on the held-out questions of benchmarks/bench_recall.py, leaving them out, with the fusion's
 cosine floor lowered, took the meant message into the first five of its session for 11 questions
-of 20 instead of 8). A note, a memory value or
+of 20 instead of 8; a model may ask for more words, as MiniLM does, daemon/recall/model.py). A note, a memory value or
 a summary is recalled however short (:data:`MIN_WORDS`): it was written to be.
 """
 
@@ -56,12 +56,15 @@ MIN_WORDS = 3
 CURSOR = "embeddings"
 
 
-def embedded_text(kind: str, payload: dict[str, Any], kinds: tuple[str, ...] = EMBEDDED_KINDS) -> str | None:
-    """The text an event is embedded from, or None when it is not embedded."""
+def embedded_text(
+    kind: str, payload: dict[str, Any], kinds: tuple[str, ...] = EMBEDDED_KINDS, message_words: int = MIN_MESSAGE_WORDS
+) -> str | None:
+    """The text an event is embedded from, or None when it is not embedded; ``message_words``: the
+    fewest words of a message embedded, which the model decides (daemon/recall/model.py)."""
     if not kind_taken(kind, kinds):
         return None
     text = indexed_text(kind, payload)
-    least = MIN_MESSAGE_WORDS if kind in ("message", "thinking") else MIN_WORDS
+    least = message_words if kind in ("message", "thinking") else MIN_WORDS
     if text is None or len(tokens(text[:MAX_EMBEDDED_CHARS])) < least:
         return None
     return text[:MAX_EMBEDDED_CHARS]

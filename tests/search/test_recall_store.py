@@ -120,6 +120,10 @@ def test_what_is_embedded_and_what_is_not() -> None:
     assert embedded_text("tool.result", {"output": LONG}, kinds=("tool.result",)) == LONG
     assert embedded_text("note.todo", {"text": "ship it"}) is None  # two words
     assert len(embedded_text("message", {"text": "word " * 5000}) or "") == 4000
+    twenty = {"text": " ".join(["word"] * 20)}
+    assert embedded_text("message", twenty) == twenty["text"]  # 16 words at least: the default model's
+    assert embedded_text("message", twenty, message_words=25) is None  # a model that asks for 25 (MiniLM)
+    assert embedded_text("note.todo", {"text": "write release notes"}, message_words=25) is not None  # notes: 3
 
 
 async def test_the_matrix_of_a_whole_log_search_follows_adds_and_clears(sqlite_store: SqliteStore) -> None:
