@@ -849,30 +849,8 @@ def ingest_rows(work: Path, sizes: Sizes) -> list[Row]:
     return rows
 
 
-def run(sizes: Sizes, work: Path, skip_daemon_replay: bool, sections: set[str] = SECTIONS) -> list[Row]:
+def latency_rows(work: Path, sizes: Sizes) -> list[Row]:
     rows: list[Row] = []
-    if "ingest" in sections:
-        rows += ingest_rows(work, sizes)
-    if "concurrent" in sections:
-        log(
-            f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends x {sizes.ingest_reps}"
-        )
-        conc = bench_concurrent(work, sizes)
-        for side, label, target in (("same", "L", 0.25), ("full", "L+", 0.35)):
-            ratio = conc[f"ratio_{side}"]
-            rows.append(
-                Row(
-                    f"{CLIENTS} concurrent clients, 1 event/request, vs {label}",
-                    f"{conc['rate']:,.0f} ev/s",
-                    f"{label} {conc[side]:,.0f} ev/s",
-                    f"{ratio:.0%}",
-                    f"≥ {target:.0%}",
-                    f"{verdict(ratio >= target)} (load {conc['load'][0]}–{conc['load'][1]})",
-                    {**conc, "ratio": ratio},
-                )
-            )
-    if "latency" not in sections:
-        return rows
 
     log(f"sequential latency: echo, raw commit, daemon ({sizes.latency_events:,} each, interleaved)")
     load = load_average()
@@ -920,6 +898,33 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool, sections: set[str] =
         )
     )
 
+    return rows
+
+
+def run(sizes: Sizes, work: Path, skip_daemon_replay: bool, sections: set[str] = SECTIONS) -> list[Row]:
+    rows: list[Row] = []
+    if "ingest" in sections:
+        rows += ingest_rows(work, sizes)
+    if "concurrent" in sections:
+        log(
+            f"{CLIENTS} concurrent clients x {sizes.concurrent_per_client:,} single-event appends x {sizes.ingest_reps}"
+        )
+        conc = bench_concurrent(work, sizes)
+        for side, label, target in (("same", "L", 0.25), ("full", "L+", 0.35)):
+            ratio = conc[f"ratio_{side}"]
+            rows.append(
+                Row(
+                    f"{CLIENTS} concurrent clients, 1 event/request, vs {label}",
+                    f"{conc['rate']:,.0f} ev/s",
+                    f"{label} {conc[side]:,.0f} ev/s",
+                    f"{ratio:.0%}",
+                    f"≥ {target:.0%}",
+                    f"{verdict(ratio >= target)} (load {conc['load'][0]}–{conc['load'][1]})",
+                    {**conc, "ratio": ratio},
+                )
+            )
+    if "latency" in sections:
+        rows += latency_rows(work, sizes)
     if "replay" not in sections:
         return rows
     big = Home(work, "big")
