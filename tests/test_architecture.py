@@ -21,7 +21,12 @@ from import_graph import PACKAGES, ROOT, import_graph, modules, package_graph, p
 # not decide where code goes. Past HARD_MAX_LINES it fails.
 MAX_LINES = 400
 HARD_MAX_LINES = 800
-LONG_MODULES: dict[str, str] = {}
+LONG_MODULES: dict[str, str] = {
+    "daemon/contract/results.py": "the result shapes of the ops, one TypedDict each, as docs/json.md lists them;"
+    " the larger families (status, cost, otel) are modules of their own already",
+    "daemon/handoff/build.py": "one fold over a session's events, a handler per kind sharing the builder's"
+    " state; split, the handlers would reach into each other's state",
+}
 
 # The daemon's packages in layers, lowest first: a package may import its own modules and those of
 # lower layers only, never one of its own layer or above (docs/architecture.md draws them). At the
