@@ -304,35 +304,47 @@ def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:
 
 def canonical_payload(text: Any, sent_digest: Any) -> tuple[Any, bytes, str]:
     """A payload sent as the text of its canonical JSON with its blake3 ``digest``: (payload,
-    bytes, digest), once the bytes hash to the digest and are the payload's canonical JSON.
-
-    Neither is taken on trust. The digest is computed again (blake3 is fast: a few percent of
-    decoding the same bytes), and the bytes must be exactly what :func:`canonical_json` makes of
-    the payload they decode to, so that a payload has one digest however it was sent (an event
-    imported from an export, or sent again as an object, is the same event). The payload is
-    decoded either way, for the derived tables and the components that read it.
-    """
+    bytes, digest sent), the payload decoded from the text. Whether the bytes hash to the digest
+    and are the payload's canonical JSON is checked as the event is sealed
+    (:func:`checked_payload`), on the writer's side, where the payload would have been encoded."""
     if not isinstance(text, str):
         raise InvalidEvent(f"canonical must be the text of the payload's JSON, not {type(text).__name__}")
     if not isinstance(sent_digest, str) or not _HEX64.match(sent_digest):
         raise InvalidEvent("an event sent with canonical needs its digest", "the blake3 of its UTF-8 bytes, in hex")
     try:
         data = text.encode("utf-8")
+        payload = json.loads(text)
     except UnicodeEncodeError:
         raise InvalidEvent("canonical holds a lone surrogate, which has no UTF-8 form") from None
-    if digest(data) != sent_digest:
+    except (ValueError, RecursionError):
+        raise InvalidEvent("canonical is not the text of a JSON value") from None
+    return payload, data, sent_digest
+
+
+def checked_payload(new: NewEvent) -> tuple[bytes, str]:
+    """The bytes and digest of an event that came with them (:func:`canonical_payload`), once
+    they are checked; InvalidEvent if they do not hold.
+
+    Neither is taken on trust. The digest is computed again (blake3 is fast: a few percent of
+    decoding the same bytes), and the bytes must be exactly what :func:`canonical_json` makes of
+    the payload they decoded to, so that a payload has one digest however it was sent (an event
+    imported from an export, or sent again as an object, is the same event). That costs what
+    encoding a payload sent as an object costs.
+    """
+    assert new.payload_bytes is not None and new.payload_digest is not None
+    where = f"the {new.kind} event{'' if new.key is None else f' {new.key!r}'} of session {new.session!r}"
+    if digest(new.payload_bytes) != new.payload_digest:
         raise InvalidEvent(
-            "the digest sent does not match the payload's bytes",
+            f"{where}: the digest sent does not match its payload's bytes",
             "send the blake3 of the canonical bytes, or send the payload as an object",
         )
     try:
-        payload = json.loads(text)
-        canonical = _CANONICAL.encode(payload)
-    except (ValueError, RecursionError):
-        raise InvalidEvent("canonical is not the text of a JSON value") from None
-    if canonical != text:
+        canonical = canonical_json(new.payload)
+    except (TypeError, ValueError):  # NaN, say, which json.loads lets in
+        canonical = b""
+    if canonical != new.payload_bytes:
         raise InvalidEvent(
-            "canonical is not canonical JSON (sorted keys, no whitespace, UTF-8 unescaped)",
+            f"{where}: its payload is not canonical JSON (sorted keys, no whitespace, UTF-8 unescaped)",
             "encode it with sort_keys, separators (',', ':') and ensure_ascii off, or send the payload as an object",
         )
-    return payload, data, sent_digest
+    return new.payload_bytes, new.payload_digest

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from store.base import AppendResult
 from store.errors import InvalidEvent
-from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
+from store.events import Event, NewEvent, canonical_json, checked_payload, digest, header_id, now_us
 
 
 @dataclass(slots=True)
@@ -63,8 +63,10 @@ class Sealer:
         else:
             parents = new.parents
         ts = new.ts if new.ts is not None else now_us()
-        if new.payload_bytes is not None and new.payload_digest is not None:
-            payload_bytes, payload_digest = new.payload_bytes, new.payload_digest  # checked as they came
+        if new.payload_bytes is not None:
+            # Checked here rather than as the request is read: the check costs what encoding the
+            # payload would, and both run on the writer's side.
+            payload_bytes, payload_digest = checked_payload(new)
         else:
             payload_bytes, payload_digest = self._canonical(new)
         event_id = header_id(new.session, new.agent, new.kind, ts, parents, payload_digest, new.key)

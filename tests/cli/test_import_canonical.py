@@ -107,7 +107,9 @@ def test_a_digest_that_does_not_match_its_bytes_is_refused_and_the_other_batches
         stored = client.call("events.query", session="canon")["events"]
         with pytest.raises(NotFound):
             client.call("blobs.get", digest=blake3(bad.encode()).hexdigest())
-    assert str(refused.value.message) == "event 1: the digest sent does not match the payload's bytes"
+    assert refused.value.message == (
+        "the message event 'c' of session 'canon': the digest sent does not match its payload's bytes"
+    )
     assert "\n" not in refused.value.message
     assert [e["key"] for e in stored] == ["a", "d"]
     assert [e["payload"] for e in stored] == [{"text": "kept before"}, {"text": "kept after"}]
@@ -134,7 +136,8 @@ def test_bytes_that_are_not_canonical_are_refused_and_nothing_stored(daemon: Spa
         assert client.call("sessions.list")["sessions"] == []
     assert "\n" not in refused.value.message
     assert refused.value.message in (
-        "canonical is not canonical JSON (sorted keys, no whitespace, UTF-8 unescaped)",
+        "the message event 'k' of session 'canon': its payload is not canonical JSON"
+        " (sorted keys, no whitespace, UTF-8 unescaped)",
         "canonical is not the text of a JSON value",
         "payload must be a JSON object, not list",
     )
