@@ -165,10 +165,6 @@ class NewEvent:
     ts: int | None = None
     parents: tuple[str, ...] | None = None
     key: str | None = None
-    # The payload's canonical bytes and their digest when they came so (checked: see
-    # ``canonical_payload``); the sealer then hashes nothing more of the payload.
-    payload_bytes: bytes | None = None
-    payload_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,9 +254,7 @@ def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:
     """Validate one event as it arrives as JSON; ``session`` fills in a missing session.
 
     Unknown fields are ignored so that a record exported by toka (which carries ``seq``,
-    ``id`` and ``digest``) appends as it is. An event may carry its payload as ``canonical``, the
-    text of its canonical JSON, with ``digest``, its blake3 (``toka import`` sends them so): see
-    :func:`canonical_payload`.
+    ``id`` and ``digest``) appends as it is.
     """
     if not isinstance(data, dict):
         raise InvalidEvent(f"an event must be a JSON object, not {type(data).__name__}")
@@ -272,11 +266,7 @@ def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:
         raise InvalidEvent(f"kind {kind!r} is not a dotted name", "use letters, digits, - and _, e.g. tool.call")
     agent = _name(data, "agent", required=False)
     key = _name(data, "key", required=False, limit=MAX_KEY_CHARS)
-    payload_bytes = payload_digest = None
-    if "canonical" in data:
-        payload, payload_bytes, payload_digest = canonical_payload(data["canonical"], data.get("digest"))
-    else:
-        payload = data.get("payload", {})
+    payload = data.get("payload", {})
     if not isinstance(payload, dict):
         raise InvalidEvent(
             f"payload must be a JSON object, not {type(payload).__name__}",
@@ -299,52 +289,4 @@ def parse_new_event(data: Any, *, session: str | None = None) -> NewEvent:
                 "leave parents out to chain to the session's previous event",
             )
         parents = tuple(parents)
-    return NewEvent(session_name, kind, payload, agent, ts, parents, key, payload_bytes, payload_digest)
-
-
-def canonical_payload(text: Any, sent_digest: Any) -> tuple[Any, bytes, str]:
-    """A payload sent as the text of its canonical JSON with its blake3 ``digest``: (payload,
-    bytes, digest sent), the payload decoded from the text. Whether the bytes hash to the digest
-    and are the payload's canonical JSON is checked as the event is sealed
-    (:func:`checked_payload`), on the writer's side, where the payload would have been encoded."""
-    if not isinstance(text, str):
-        raise InvalidEvent(f"canonical must be the text of the payload's JSON, not {type(text).__name__}")
-    if not isinstance(sent_digest, str) or not _HEX64.match(sent_digest):
-        raise InvalidEvent("an event sent with canonical needs its digest", "the blake3 of its UTF-8 bytes, in hex")
-    try:
-        data = text.encode("utf-8")
-        payload = json.loads(text)
-    except UnicodeEncodeError:
-        raise InvalidEvent("canonical holds a lone surrogate, which has no UTF-8 form") from None
-    except (ValueError, RecursionError):
-        raise InvalidEvent("canonical is not the text of a JSON value") from None
-    return payload, data, sent_digest
-
-
-def checked_payload(new: NewEvent) -> tuple[bytes, str]:
-    """The bytes and digest of an event that came with them (:func:`canonical_payload`), once
-    they are checked; InvalidEvent if they do not hold.
-
-    Neither is taken on trust. The digest is computed again (blake3 is fast: a few percent of
-    decoding the same bytes), and the bytes must be exactly what :func:`canonical_json` makes of
-    the payload they decoded to, so that a payload has one digest however it was sent (an event
-    imported from an export, or sent again as an object, is the same event). That costs what
-    encoding a payload sent as an object costs.
-    """
-    assert new.payload_bytes is not None and new.payload_digest is not None
-    where = f"the {new.kind} event{'' if new.key is None else f' {new.key!r}'} of session {new.session!r}"
-    if digest(new.payload_bytes) != new.payload_digest:
-        raise InvalidEvent(
-            f"{where}: the digest sent does not match its payload's bytes",
-            "send the blake3 of the canonical bytes, or send the payload as an object",
-        )
-    try:
-        canonical = canonical_json(new.payload)
-    except (TypeError, ValueError):  # NaN, say, which json.loads lets in
-        canonical = b""
-    if canonical != new.payload_bytes:
-        raise InvalidEvent(
-            f"{where}: its payload is not canonical JSON (sorted keys, no whitespace, UTF-8 unescaped)",
-            "encode it with sort_keys, separators (',', ':') and ensure_ascii off, or send the payload as an object",
-        )
-    return new.payload_bytes, new.payload_digest
+    return NewEvent(session_name, kind, payload, agent, ts, parents, key)

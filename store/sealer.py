@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from store.base import AppendResult
 from store.errors import InvalidEvent
-from store.events import Event, NewEvent, canonical_json, checked_payload, digest, header_id, now_us
+from store.events import Event, NewEvent, canonical_json, digest, header_id, now_us
 
 
 @dataclass(slots=True)
@@ -63,12 +63,16 @@ class Sealer:
         else:
             parents = new.parents
         ts = new.ts if new.ts is not None else now_us()
-        if new.payload_bytes is not None:
-            # Checked here rather than as the request is read: the check costs what encoding the
-            # payload would, and both run on the writer's side.
-            payload_bytes, payload_digest = checked_payload(new)
-        else:
-            payload_bytes, payload_digest = self._canonical(new)
+        try:
+            payload_bytes = canonical_json(new.payload)
+        except (TypeError, ValueError) as exc:
+            # Bad input, not a bug: as InvalidEvent the daemon fails only this request, not
+            # every append committed in the same group (json.loads lets NaN in, for one).
+            raise InvalidEvent(
+                f"the payload of a {new.kind} event in session {new.session!r} is not JSON ({exc})",
+                "use JSON values only: no NaN or Infinity, sets, bytes or other objects",
+            ) from None
+        payload_digest = digest(payload_bytes)
         event_id = header_id(new.session, new.agent, new.kind, ts, parents, payload_digest, new.key)
         # An event chained onto the current head cannot exist yet; one with explicit parents
         # (an import of an export, say) may, and then appending it again changes nothing.
@@ -95,19 +99,6 @@ class Sealer:
             self._keys[(new.session, new.key)] = event
         self.sealed.append(SealedEvent(event, payload_bytes))
         return AppendResult(event, True)
-
-    @staticmethod
-    def _canonical(new: NewEvent) -> tuple[bytes, str]:
-        try:
-            payload_bytes = canonical_json(new.payload)
-        except (TypeError, ValueError) as exc:
-            # Bad input, not a bug: as InvalidEvent the daemon fails only this request, not
-            # every append committed in the same group (json.loads lets NaN in, for one).
-            raise InvalidEvent(
-                f"the payload of a {new.kind} event in session {new.session!r} is not JSON ({exc})",
-                "use JSON values only: no NaN or Infinity, sets, bytes or other objects",
-            ) from None
-        return payload_bytes, digest(payload_bytes)
 
     def seal_all(self, batch: Iterable[NewEvent]) -> list[AppendResult]:
         return [self.seal(new) for new in batch]

@@ -5,10 +5,7 @@ The daemon reads each request as one line and refuses, whole, a line longer than
 ``daemon.max_line_bytes`` (4 MiB unless configured; ``hello`` says how many). So events go in
 requests cut by their encoded size as well as their count (daemon/batching.py): each event is
 encoded once, a request is closed before its line would pass the limit less LINE_HEADROOM (the
-request around the events), and its line is written from the encoded events. To a daemon that
-says so in its ``hello``, each payload goes as the text of its canonical JSON with its blake3
-digest (:func:`encode_canonical`), so that the daemon checks and stores those bytes instead of
-encoding the payload again.
+request around the events), and its line is written from the encoded events.
 
 An event too large for a request even alone is stored truncated rather than refused with its
 neighbours (:func:`prepare`): its longest strings are cut, each ending in "…", until it fits,
@@ -81,49 +78,22 @@ def _mib(size: int) -> str:
 
 # One encoder for every event: json.dumps with options builds a new one on each call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-# The store's canonical form (store.events.canonical_json), written here so that the daemon
-# hashes and stores the bytes it is sent instead of encoding each payload again.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-Encode = Callable[[dict[str, Any]], bytes]
 
 
 def _encode(event: dict[str, Any]) -> bytes:
     return _ENCODER.encode(event).encode("utf-8")
 
 
-def encode_canonical(event: dict[str, Any]) -> bytes:
-    """``event`` with its payload as ``canonical``, the text of its canonical JSON, and
-    ``digest``, the blake3 of its bytes (docs/protocol.md): the daemon checks both and stores
-    the bytes as they are. A payload with no canonical form (NaN, a lone surrogate, not an
-    object) goes as it is, for the daemon to refuse as it refuses any such event."""
-    from blake3 import blake3  # loaded by the clients that append in bulk only
-
-    payload = event.get("payload")
-    if not isinstance(payload, dict) or "canonical" in event:
-        return _encode(event)
-    try:
-        canonical = _CANONICAL.encode(payload)
-        data = canonical.encode("utf-8")
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
-        return _encode(event)
-    head = {name: value for name, value in event.items() if name != "payload"}
-    head["canonical"] = canonical
-    head["digest"] = blake3(data).hexdigest()
-    return _encode(head)
-
-
-def prepare(event: dict[str, Any], limit: int, encode: Encode = _encode) -> Prepared:
-    """``event`` ready for a request line of at most ``limit`` bytes: as it is, or truncated;
-    ``encode`` writes its JSON (:func:`encode_canonical` for a daemon that takes that form)."""
-    line = encode(event)
+def prepare(event: dict[str, Any], limit: int) -> Prepared:
+    """``event`` ready for a request line of at most ``limit`` bytes: as it is, or truncated."""
+    line = _encode(event)
     budget = limit - LINE_HEADROOM
     if len(line) <= budget:
         return Prepared(event, line)
-    return _truncated(event, budget, limit, encode)
+    return _truncated(event, budget, limit)
 
 
-def _truncated(event: dict[str, Any], budget: int, limit: int, encode: Encode) -> Prepared:
+def _truncated(event: dict[str, Any], budget: int, limit: int) -> Prepared:
     from store.events import canonical_json, digest  # blake3: loaded only when an event is cut
 
     payload = event.get("payload")
@@ -135,7 +105,7 @@ def _truncated(event: dict[str, Any], budget: int, limit: int, encode: Encode) -
 
     def cut_to(chars: int) -> tuple[dict[str, Any], bytes]:
         cut = {**event, "payload": {**_cut(payload, chars), TRUNCATED: mark}}
-        return cut, encode(cut)
+        return cut, _encode(cut)
 
     # The longest cut of every string that fits, found by bisection: each try encodes at most
     # about as much as one request holds.
@@ -151,7 +121,7 @@ def _truncated(event: dict[str, Any], budget: int, limit: int, encode: Encode) -
     if best is None:  # not its strings but its shape is too large: keep the start of its JSON
         preview = whole.decode("utf-8")[: budget // 8]  # an escaped character takes at most 6 bytes
         cut = {**event, "payload": {TRUNCATED: mark, "preview": preview + CUT}}
-        best = cut, encode(cut)
+        best = cut, _encode(cut)
     return Prepared(best[0], best[1], truncation)
 
 
@@ -192,7 +162,6 @@ class Appends:
     def __init__(self, client: Client, answered: Answered) -> None:
         self._client = client
         self.limit = client.line_bytes
-        self._encode = encode_canonical if client.canonical_payloads else _encode
         self._batcher: Batcher[Prepared] = Batcher(self.limit - LINE_HEADROOM)
         self._answered = answered
         self._in_flight: deque[tuple[int, list[Prepared], str | None]] = deque()
@@ -201,7 +170,7 @@ class Appends:
 
     def add(self, event: dict[str, Any]) -> Prepared:
         """Add ``event`` to the next request (sending the one it closed); as it will be stored."""
-        prepared = prepare(event, self.limit, self._encode)
+        prepared = prepare(event, self.limit)
         full = self._batcher.add(prepared, len(prepared.line) + 1)  # and a comma
         if full:
             self._send(full)

@@ -83,12 +83,6 @@ class Client:
         limit = self.server.get("max_line_bytes")
         return limit if isinstance(limit, int) and limit > 0 else DEFAULT_LINE_BYTES
 
-    @property
-    def canonical_payloads(self) -> bool:
-        """Whether the daemon takes a payload as its canonical JSON text and digest (a daemon
-        older than that would store such an event with an empty payload)."""
-        return self.server.get("canonical_payloads") is True
-
     def result(self, request_id: int, progress: ProgressFn | None = None) -> Any:
         """The result of a request sent earlier (answers to requests before it are skipped)."""
         while True:

@@ -31,9 +31,6 @@ async def hello(process: Process, request: NoArgs, call: Call) -> dict[str, Any]
         "protocol": PROTOCOL_VERSION,
         "pid": os.getpid(),
         "max_line_bytes": process.settings[DaemonSettings].max_line_bytes,
-        # events.append takes payloads as their canonical JSON text with its digest
-        # (store.events.canonical_payload); a client sends them so only to a daemon that says it.
-        "canonical_payloads": True,
     }
 
 

@@ -328,13 +328,7 @@ def test_daemon_status_json_running() -> None:
     assert _daemon_state(invoke_json("daemon", "status")) == {
         "state": "running",
         "detail": "<detail>",
-        "server": {
-            "version": VERSION,
-            "protocol": PROTOCOL_VERSION,
-            "pid": "<pid>",
-            "max_line_bytes": 4194304,
-            "canonical_payloads": True,
-        },
+        "server": {"version": VERSION, "protocol": PROTOCOL_VERSION, "pid": "<pid>", "max_line_bytes": 4194304},
     }
     assert _daemon_state(invoke_json("daemon", "start")) == _daemon_state(invoke_json("daemon", "status"))
 
