@@ -73,8 +73,14 @@ def import_files(
     paths: Iterable[Path],
     fmt: str = "auto",
     progress: Callable[[int, int, str], None] | None = None,
+    wait: bool = False,
 ) -> ImportSummary:
     """Import every file (folders expanded) through ``client``.
+
+    It returns once the daemon has acknowledged every event, that is once the log holds them; the
+    daemon applies them to its search index and session tables behind that, within moments (a
+    search or a listing applies what is left first). With ``wait`` it returns once they are
+    applied.
 
     ``progress(done, total, name)`` is called in bytes of the files, with the name of the file
     being read: after each request sent, so the bar moves within a large file too, and after each
@@ -119,6 +125,8 @@ def import_files(
         if progress is not None:
             progress(done, total, path.name)
     appends.settle()
+    if wait:
+        client.call("log.applied")
     return summary
 
 

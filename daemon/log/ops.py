@@ -306,6 +306,15 @@ async def stats(log: EventLog, request: NoArgs, call: Call) -> results.Stats:
     return stats_json(await log.core.store.stats())
 
 
+@OPS.op("log.applied", NoArgs)
+async def log_applied(log: EventLog, request: NoArgs, call: Call) -> dict[str, Any]:
+    """Answered once every event acknowledged before it is applied to the derived tables (the
+    search index, the session tables, the usage projection, the Merkle tree), which the
+    projector otherwise brings up behind the appends: `toka import --wait`."""
+    events, sessions = await log.core.store.totals()
+    return {"events": events, "sessions": sessions}
+
+
 @OPS.op("admin.rebuild", NoArgs)
 async def admin_rebuild(log: EventLog, request: NoArgs, call: Call) -> dict[str, Any]:
     store = log.core.store

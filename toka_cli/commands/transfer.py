@@ -34,6 +34,9 @@ def import_(
     paths: Annotated[list[Path], typer.Argument(help="Files, or folders searched for *.jsonl.")],
     format_: Annotated[str, typer.Option("--format", help=FORMAT_HELP, autocompletion=FORMAT_CHOICES)] = "auto",
     json_: JsonOpt = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Return once the events are in the search index and session tables too.")
+    ] = False,
 ) -> None:
     """Import toka exports, Claude Code transcripts (with subagents) and Codex rollouts.
 
@@ -42,11 +45,15 @@ def import_(
     know are kept as `raw` events and counted. A file of no format toka reads (a Gemini CLI
     session, a JSON array) is refused whole, the others still imported. Bad lines are skipped
     and reported as file:line; the exit code is then 1.
+
+    The import returns once the log holds its events; the daemon adds them to the search index
+    and the session tables right behind (a search or a listing waits for what is left). With
+    --wait it returns once they are there.
     """
     from daemon.client.transfer import import_files  # the importers load for import only
 
     with connection() as client, progress("importing", in_bytes=True) as update:
-        summary = import_files(client, paths, format_, update)
+        summary = import_files(client, paths, format_, update, wait)
     report = emit(summary.to_json(), json_, _imported)
     if report["bad_lines"]:
         # Each was named on stderr (or is in the document), so no error line repeats them.

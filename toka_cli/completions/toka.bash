@@ -71,7 +71,7 @@ _toka_options() {
         'handoff verify') echo '--json -h --help' ;;
         'heads') echo '-n --limit --reset --yes --json -h --help' ;;
         'hook') echo '--headroom --statusline -h --help' ;;
-        'import') echo '--format --json -h --help' ;;
+        'import') echo '--format --json --wait -h --help' ;;
         'integrate') echo '--project --uninstall --statusline --mcp --no-mcp --notify --no-notify --hooks --no-hooks --otel --inbox --no-inbox --dry-run --json -h --help' ;;
         'mcp') echo '--session -h --help' ;;
         'memory') echo '-h --help' ;;

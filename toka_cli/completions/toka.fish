@@ -331,6 +331,7 @@ complete -c toka -n '__toka_at \'hook\'' -l 'statusline' -d 'Claude Code\'s stat
 complete -c toka -n '__toka_at \'hook\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'import\'' -l 'format' -x -a 'auto toka claude-code codex' -d 'auto (detected per file), toka, claude-code or codex.'
 complete -c toka -n '__toka_at \'import\'' -l 'json' -d 'Print JSON (shapes in docs/json.md) instead of tables.'
+complete -c toka -n '__toka_at \'import\'' -l 'wait' -d 'Return once the events are in the search index and session tables too.'
 complete -c toka -n '__toka_at \'import\'' -s 'h' -l 'help' -d 'Show this message and exit.'
 complete -c toka -n '__toka_at \'integrate\'' -l 'project' -r -F -d 'Claude Code: install into DIR/.claude/settings.json and DIR/.mcp.json instead of the user\'s files.'
 complete -c toka -n '__toka_at \'integrate\'' -l 'uninstall' -d 'Remove what toka added (hooks, MCP server, status line), only that.'
