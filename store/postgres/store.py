@@ -38,7 +38,7 @@ from store.errors import StoreError, StoreUnavailable, UsageError
 from store.events import NewEvent, now_us
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.postgres.append import CHANNEL, append_batch, forget_old_batches
+from store.postgres.append import CHANNEL, LogEnd, append_batch, forget_old_batches
 from store.postgres.connect import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
 from store.postgres.projections import projections_disagree, read_sessions
 from store.postgres.projector import behind, catch_up, rebuild_projections, rebuild_search_index
@@ -99,6 +99,7 @@ class PostgresStore(SqlStore):
         # One transaction at a time on the writer: two calls interleaving their statements on one
         # connection would nest one transaction in the other, and both would fail.
         self._writing = asyncio.Lock()
+        self._log_end = LogEnd()  # what this daemon's last append left, for sending the next at once
         self._appends = 0
         self._unprojected = 0  # events this daemon committed since it last applied the derived tables
         self._tree = LogTree()
@@ -167,7 +168,9 @@ class PostgresStore(SqlStore):
             while True:
                 if conn is not None:
                     try:
-                        results = await self._run(self._writer, append_batch, list(batch), token, retry, conn=conn)
+                        results = await self._run(
+                            self._writer, append_batch, list(batch), token, retry, self._log_end, conn=conn
+                        )
                         break
                     except StoreUnavailable:
                         retry = True  # it broke under the append: committed or not, the token tells
