@@ -76,6 +76,8 @@ async def catch_up(conn: AsyncConnection) -> int:
                 return applied
             await apply_events(conn, events)
         applied += len(events)
+        if len(events) < CHUNK:  # the read saw every commit before it: nothing is left to ask for
+            return applied
 
 
 async def catch_up_in_transaction(conn: AsyncConnection) -> None:

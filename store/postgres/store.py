@@ -189,9 +189,9 @@ class PostgresStore(SqlStore):
         return results
 
     async def follow(self, changed: Callable[[], None], reconnected: Callable[[], None]) -> None:
-        """Call ``changed()`` whenever another daemon may have committed: on each notice, every
-        POLL_S, and after the listener connects; ``reconnected()`` after it connects again
-        following an outage. Runs until cancelled."""
+        """Call ``changed()`` whenever another daemon may have committed: on each notice not sent
+        by this store's own writer, every POLL_S, and after the listener connects;
+        ``reconnected()`` after it connects again following an outage. Runs until cancelled."""
         listener = Link(self.url, "listener", self.reach)
         first = True
         try:
@@ -204,8 +204,12 @@ class PostgresStore(SqlStore):
                     first = False
                     changed()
                     while True:
-                        async for _ in conn.notifies(timeout=POLL_S):
-                            changed()
+                        async for notice in conn.notifies(timeout=POLL_S):
+                            # A notice of this daemon's own writer is of a commit its group
+                            # committer hands over itself (daemon/server/follow.py): a read for
+                            # it would find nothing new, and hold up the next append's hand-over.
+                            if notice.pid != self._writer.backend_pid():
+                                changed()
                         changed()
                 except StoreUnavailable:
                     await asyncio.sleep(max(FIRST_BACKOFF_S, listener.retry_at - time.monotonic()))
@@ -224,9 +228,11 @@ class PostgresStore(SqlStore):
         """Bring the derived tables to the log's end (store/postgres/projector.py): every append
         acknowledged so far, this daemon's and the others', is in them when it returns. A read of
         them calls it first; the daemon's projector, behind this daemon's commits."""
-        self._unprojected = 0
+        own, self._unprojected = self._unprojected, 0
         async with self._projecting:
-            if await self._read(behind):
+            # Behind for sure when this daemon committed events since (unless another daemon
+            # applied them meanwhile, which catch_up then finds): no need to ask.
+            if own or await self._read(behind):
                 await self._run(self._projector, catch_up)
 
     async def present(self, ids: Sequence[str]) -> set[str]:

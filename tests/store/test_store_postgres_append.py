@@ -1,11 +1,13 @@
 """The PostgreSQL append in one statement (``toka_append``, step p012_append_at_once): sent when the
 store knows the log's end from its own last append, it costs one round trip; when another store
 moved the end, it writes nothing and the append is sealed again on what is read under the lock.
-Chain, dense seqs and idempotency records are the same as the two-trip append's."""
+Chain, dense seqs and idempotency records are the same as the two-trip append's. And the notices
+of a store's own commits do not wake its own follower."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -18,6 +20,7 @@ from psycopg import pq
 
 from store.base import EventQuery
 from store.events import Event, NewEvent
+from store.postgres import store as postgres_store
 from store.postgres.append import LogEnd, append_batch
 from store.postgres.schema import APPEND_LOCK
 from store.postgres.store import PostgresStore
@@ -228,3 +231,38 @@ async def test_two_stores_each_appending_in_turn_keep_one_dense_chain_per_sessio
                 break
             await asyncio.sleep(0.01)
     assert calls[0][0] > 0
+
+
+async def test_the_notices_of_a_stores_own_commits_do_not_wake_its_follower(
+    open_store: OpenStore, postgres_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own commits reach its daemon through the group committer: only another daemon's
+    commit calls ``changed()`` (with no poll in the test's time, only notices count)."""
+    monkeypatch.setattr(postgres_store, "POLL_S", 3600.0)
+    own, other = await open_store(), await open_store()
+    calls: list[int] = []
+    woken = asyncio.Event()
+
+    def changed() -> None:
+        calls.append(len(calls))
+        woken.set()
+
+    following = asyncio.create_task(own.follow(changed, lambda: None))
+    try:
+        async with connected(postgres_database) as listener:
+            await listener.execute("LISTEN toka_events")
+            await asyncio.wait_for(woken.wait(), 30)  # once, as the store's listener connects
+            calls.clear()
+            woken.clear()
+            for n in range(10):
+                await own.append([say("s", f"own {n}")])
+            # Sent to every listener, the store's too, by the time this one has them all.
+            notices = listener.notifies(timeout=30, stop_after=10)
+            assert len([notice async for notice in notices]) == 10
+        await other.append([say("s", "other")])
+        await asyncio.wait_for(woken.wait(), 30)
+        assert calls == [0]
+    finally:
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
