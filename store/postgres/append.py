@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection, AsyncCursor
 
 from store.base import AppendResult
@@ -77,6 +78,7 @@ class LogEnd:
 
     next_seq: int | None = None
     heads: dict[str, str | None] = field(default_factory=dict)
+    at_once: bool = True  # False once the role was refused toka_append
 
     def moved(self, next_seq: int | None, heads: dict[str, str | None]) -> None:
         self.next_seq = next_seq
@@ -93,8 +95,14 @@ async def append_batch(
     ``end``, or events with explicit parents, whose ids may be in the log already) two; ``end``
     then holds what this append left."""
     end = end if end is not None else LogEnd()
-    if not retry and end.next_seq is not None and batch and all(new.parents is None for new in batch):
-        results = await _append_at_once(conn, batch, token, end)
+    if end.at_once and not retry and end.next_seq is not None and batch and all(n.parents is None for n in batch):
+        try:
+            results = await _append_at_once(conn, batch, token, end)
+        except psycopg.errors.InsufficientPrivilege:
+            # A role not granted EXECUTE on toka_append (a database that revoked it from PUBLIC):
+            # the two-trip append needs only the tables' rights.
+            end.at_once = False
+            results = None
         if results is not None:
             return results
     end.next_seq = None  # not known until this append's reads

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import tempfile
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -266,3 +268,34 @@ async def test_the_notices_of_a_stores_own_commits_do_not_wake_its_follower(
         following.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await following
+
+
+async def test_a_role_refused_toka_append_appends_in_two_trips(open_store: OpenStore, postgres_database: str) -> None:
+    """A database that revoked EXECUTE from PUBLIC, and a role granted only the tables' rights
+    (docs/postgres.md): its appends are written all the same, chained."""
+    await open_store()  # the schema, as the owner
+    role = "toka_append_" + secrets.token_hex(4)
+    async with connected(postgres_database) as conn:
+        for statement in (
+            "REVOKE EXECUTE ON FUNCTION toka_append FROM PUBLIC",
+            f"CREATE ROLE {role} LOGIN",
+            f"GRANT USAGE ON SCHEMA public TO {role}",
+            f"GRANT SELECT, INSERT ON events, blobs, search_text, toka_migrations, usage_requests TO {role}",
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON sessions, session_agents, session_kinds, usage_buckets,"
+            f" append_batches, cursors, log_end TO {role}",
+            f"GRANT SELECT, UPDATE ON projected TO {role}",
+        ):
+            await conn.execute(statement)
+    parts = urllib.parse.urlsplit(postgres_database)
+    as_role = parts._replace(netloc=f"{role}@{parts.netloc.rsplit('@', 1)[-1]}").geturl()
+    store = await PostgresStore.open(as_role)
+    try:
+        results = [(await store.append([say("s", f"n{n}")]))[0] for n in range(3)]
+        assert [r.event.seq for r in results] == [1, 2, 3]
+        assert chain_breaks(await store.query(EventQuery())) == []
+        assert (await store.verify()).ok
+    finally:
+        await store.close()
+        async with connected(postgres_database) as conn:
+            await conn.execute(f"DROP OWNED BY {role}")
+            await conn.execute(f"DROP ROLE {role}")
