@@ -10,7 +10,8 @@ hits them alike:
   clock starts): ``with conn.transaction()`` around one ``INSERT ... VALUES`` per table, the way
   one writes it by hand. **R8**: 8 such processes on 8 connections, a session each.
 - **toka, 1 writer**: one client (daemon.client.sync) appending the same events one per request
-  to a daemon on its own fresh database; the ratio is against R1.
+  to a daemon on its own fresh database; the ratio is against R1. The daemon's CPU per event
+  (every thread's, /proc) is reported beside: the wall time at this size moves with the load.
 - **toka, 8 writers**: 8 client processes, one event per request, against R8 (the daemon commits
   concurrent clients' events together, which raw per-event transactions cannot).
 
@@ -40,6 +41,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import postgres_server  # noqa: E402
 import psycopg  # noqa: E402
+from bench_capacity import cpu_ns  # noqa: E402
 from bench_foundation import (  # noqa: E402
     CLIENTS,
     DaemonProcess,
@@ -90,6 +92,14 @@ def raw_writers(admin: str, name: str, writers: int, per_writer: int) -> float:
     return sum(d[3] for d in done) / (max(d[2] for d in done) - min(d[1] for d in done))
 
 
+def empty_database(admin: str, name: str) -> str:
+    """A new, empty database: the daemon that opens it makes toka's schema with its own code."""
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return postgres_server.with_dbname(admin, name)
+
+
 def daemon_settings(url: str, tree: str | None) -> dict[str, str]:
     settings = postgres_settings(url)
     if tree is not None:  # the daemon's code from that tree, ahead of the installed one
@@ -97,26 +107,36 @@ def daemon_settings(url: str, tree: str | None) -> dict[str, str]:
     return settings
 
 
-def toka_one_writer(work: Path, name: str, settings: dict[str, str], count: int) -> float:
-    """Events/s of one client appending one event per request."""
+def daemon_command(tree: str | None) -> list[str]:
+    # -P: not the working directory first on sys.path (this tree, when run from it), PYTHONPATH's tree.
+    return [sys.executable, "-P", "-m", "daemon"] if tree is not None else [sys.executable, "-m", "daemon"]
+
+
+def toka_one_writer(
+    work: Path, name: str, settings: dict[str, str], command: list[str], count: int
+) -> tuple[float, float]:
+    """Events/s of one client appending one event per request, and the daemon's CPU per event
+    meanwhile (µs, every thread's; the derived tables it applied behind them included)."""
     home = Home(work, name)
     events = [event_dict("one", i) for i in range(WARMUP + count)]
-    with DaemonProcess(home, settings=settings) as daemon, Client(daemon.home.paths, autostart=False) as client:
+    with DaemonProcess(home, command, settings) as daemon, Client(daemon.home.paths, autostart=False) as client:
         for event in events[:WARMUP]:
             client.call("events.append", events=[event])
-        start = time.perf_counter()
+        cpu, start = cpu_ns(daemon.pid), time.perf_counter()
         for event in events[WARMUP:]:
             client.call("events.append", events=[event])
         elapsed = time.perf_counter() - start
+        client.call("status")  # what the projector had not applied yet, applied
+        cpu = cpu_ns(daemon.pid) - cpu
     shutil.rmtree(home.root, ignore_errors=True)
-    return count / elapsed
+    return count / elapsed, cpu / count / 1000
 
 
-def toka_eight_writers(work: Path, name: str, settings: dict[str, str], per_client: int) -> float:
+def toka_eight_writers(work: Path, name: str, settings: dict[str, str], command: list[str], per_client: int) -> float:
     """Aggregate events/s of CLIENTS processes appending one event per request."""
     home = Home(work, name)
     ctx = mp.get_context("spawn")
-    with DaemonProcess(home, settings=settings):
+    with DaemonProcess(home, command, settings):
         barrier, results = ctx.Barrier(CLIENTS), ctx.Queue()
         workers = [
             ctx.Process(target=_concurrent_worker, args=(str(home.root), i, per_client, barrier, results))
@@ -140,21 +160,26 @@ def run(events: int, reps: int, other_tree: str | None) -> dict[str, Any]:
     per_client = max(50, events // CLIENTS)
     figures: dict[str, list[float]] = {"raw1": [], "raw8": []}
     for side in trees:
-        figures[f"{side}1"], figures[f"{side}8"] = [], []
+        figures[f"{side}1"], figures[f"{side}8"], figures[f"{side}1_cpu_us"] = [], [], []
     loads = [_loadavg()]
+    steps: dict[str, str] = {}  # the last schema step each side's daemon made: which code ran
     try:
         for rep in range(reps):
             log(f"rep {rep + 1}/{reps}: one writer")
             figures["raw1"].append(raw_writers(server.url, f"raw1_{rep}", 1, events))
             for side, tree in trees.items():
-                url = fresh_database(server.url, f"{side}1_{rep}")
-                figures[f"{side}1"].append(toka_one_writer(work, f"{side}1{rep}", daemon_settings(url, tree), events))
+                url = empty_database(server.url, f"{side}1_{rep}")
+                settings, command = daemon_settings(url, tree), daemon_command(tree)
+                rate, cpu = toka_one_writer(work, f"{side}1{rep}", settings, command, events)
+                steps[side] = _last_step(url)
+                figures[f"{side}1"].append(rate)
+                figures[f"{side}1_cpu_us"].append(cpu)
             log(f"rep {rep + 1}/{reps}: {CLIENTS} writers")
             figures["raw8"].append(raw_writers(server.url, f"raw8_{rep}", CLIENTS, per_client))
             for side, tree in trees.items():
-                url = fresh_database(server.url, f"{side}8_{rep}")
-                settings = daemon_settings(url, tree)
-                figures[f"{side}8"].append(toka_eight_writers(work, f"{side}8{rep}", settings, per_client))
+                url = empty_database(server.url, f"{side}8_{rep}")
+                settings, command = daemon_settings(url, tree), daemon_command(tree)
+                figures[f"{side}8"].append(toka_eight_writers(work, f"{side}8{rep}", settings, command, per_client))
             loads.append(_loadavg())
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -169,8 +194,14 @@ def run(events: int, reps: int, other_tree: str | None) -> dict[str, Any]:
             t / r for t, r in zip(figures[f"{side}8"], figures["raw8"], strict=True)
         ]
     result["targets"] = TARGETS
+    result["schema_steps"] = steps
     result["other_tree"] = trees.get("other")
     return result
+
+
+def _last_step(url: str) -> str:
+    with psycopg.connect(url) as conn:
+        return str(conn.execute("SELECT name FROM toka_migrations ORDER BY seq DESC LIMIT 1").fetchone()[0])  # type: ignore[index]
 
 
 def _loadavg() -> str:
@@ -189,6 +220,7 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"load: {' | '.join(result['loadavg'])}")
+    print(f"schema steps made by each side's daemon: {result['schema_steps']}")
     print(f"R1, raw psycopg, 1 writer: {median(result['raw1']):,.0f} ev/s {_each(result['raw1'])}")
     print(f"R8, raw psycopg, {CLIENTS} writers: {median(result['raw8']):,.0f} ev/s {_each(result['raw8'])}")
     for side in ("this", "other"):
@@ -199,6 +231,7 @@ def main() -> None:
             f"{name}, 1 writer: {median(result[f'{side}1']):,.0f} ev/s {_each(result[f'{side}1'])}"
             f" = {result[f'{side}_one_writer_ratio']:.2f}x R1 (target >= {TARGETS['one_writer_ratio']}x)"
         )
+        print(f"{name}, daemon CPU per event, 1 writer: {median(result[f'{side}1_cpu_us']):,.0f} µs")
         print(
             f"{name}, {CLIENTS} writers: {median(result[f'{side}8']):,.0f} ev/s {_each(result[f'{side}8'])}"
             f" = {result[f'{side}_eight_writers_ratio']:.2f}x R8 (target >= {TARGETS['eight_writers_ratio']}x)"
