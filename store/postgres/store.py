@@ -139,7 +139,7 @@ class PostgresStore(SqlStore):
     ) -> T:
         conn = conn or await link.get()
         try:
-            return await fn(conn, *args)
+            result = await fn(conn, *args)
         except psycopg.Error as exc:
             if not reusable(conn):
                 # Whatever the error says, the connection is unusable (a backend ended mid-pipeline
@@ -150,6 +150,11 @@ class PostgresStore(SqlStore):
                     await conn.close()
                 raise self.reach.unavailable() from None
             raise StoreError(f"database error on {self.location}: {scrubbed(first_line(exc), self.url)}") from None
+        if not self.reach.reachable:
+            # The server answered: whichever connection broke last (the projector's, say, between
+            # two batches), the database is reachable, though none had to be opened again.
+            self.reach.reached()
+        return result
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(self._reader, fn, *args)
