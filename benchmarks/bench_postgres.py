@@ -18,6 +18,9 @@ for toka and the reference alike.
   event arriving at B.
 
     .venv/bin/python benchmarks/bench_postgres.py [--events N] [--reps N] [--samples N] [--json]
+
+One event per transaction, one writer and eight, against raw psycopg doing the same, is
+bench_postgres_writers.py's.
 """
 
 from __future__ import annotations

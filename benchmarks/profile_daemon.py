@@ -6,7 +6,10 @@ the event loop and one more on each connection thread (the store functions it ru
 wrapped), drives the chosen workload from other processes, stops the daemon with SIGTERM and
 prints the top functions of each thread by own time.
 
-    python benchmarks/profile_daemon.py batched|concurrent|sequential|replay|import [--top 25]
+    python benchmarks/profile_daemon.py batched|concurrent|sequential|replay|import [--top 25] [--postgres]
+
+``--postgres`` runs the daemon on a throw-away PostgreSQL server (tests/postgres_server.py, its
+default durability) instead of SQLite; the PostgreSQL backend works on the event loop only.
 
 ``import`` runs ``toka import``'s own code (daemon.client.transfer) over the largest Claude Code fixture,
 replicated as bench_import.py does (``--events`` is then the number of copies).
@@ -40,7 +43,7 @@ TIMER = (time.thread_time,) if os.environ.get("TOKA_PROFILE_CPU") == "1" else ()
 def serve(out_dir: str) -> None:
     """Runs in the daemon process: the daemon, profiled on every thread that does its work."""
     import store.sqlite.store as sqlite_backend
-    from daemon.server.main import main
+    from daemon.server.main import run_foreground
 
     profiles: dict[int, tuple[str, cProfile.Profile]] = {}
     lock = threading.Lock()
@@ -69,7 +72,8 @@ def serve(out_dir: str) -> None:
     main_profile = cProfile.Profile(*TIMER)
     main_profile.enable()
     try:
-        main([])
+        # Not main(), whose exit ends the process at once when a library's thread is alive.
+        run_foreground({})
     finally:
         main_profile.disable()
         main_profile.dump_stats(os.path.join(out_dir, "loop.prof"))
@@ -84,12 +88,21 @@ def report(path: Path, top: int) -> str:
     return buffer.getvalue()
 
 
-def drive(workload: str, top: int, events: int) -> None:
+def drive(workload: str, top: int, events: int, postgres: bool, save: str | None = None) -> None:
     import bench_foundation as bench
 
     work = Path(tempfile.mkdtemp(prefix="tkp", dir="/tmp"))
     out = work / "prof"
     out.mkdir()
+    server = None
+    settings: dict[str, str] = {}
+    if postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        import bench_postgres
+        import postgres_server
+
+        server = postgres_server.start(durable=True)
+        settings = bench_postgres.postgres_settings(bench_postgres.fresh_database(server.url, "profiled"))
     try:
         home = bench.Home(work, "home")
         sizes = bench.Sizes(events, 1, max(1, events // bench.CLIENTS), events, 50, events, 1, 10_000, 50)
@@ -101,7 +114,7 @@ def drive(workload: str, top: int, events: int) -> None:
             transcript = work / "import.jsonl"
             bench_import.replicate(bench_import.largest("claude"), transcript, events, "claude-code")
         command = [sys.executable, str(Path(__file__).resolve()), "--serve", str(out)]
-        with bench.DaemonProcess(home, command) as daemon:
+        with bench.DaemonProcess(home, command, settings) as daemon:
             start = time.perf_counter()
             if workload == "batched":
                 payloads = [bench.event_dict("ingest", i) for i in range(events)]
@@ -142,8 +155,13 @@ def drive(workload: str, top: int, events: int) -> None:
         for path in sorted(out.glob("*.prof")):
             print(f"==== {path.stem} " + "=" * 60)
             print(report(path, top))
+            if save is not None:  # for pstats' callers and callees
+                Path(save).mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, Path(save) / path.name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if server is not None:
+            postgres_server.stop(server)
 
 
 def main() -> None:
@@ -151,9 +169,11 @@ def main() -> None:
     parser.add_argument("workload", choices=["batched", "concurrent", "sequential", "replay", "import"])
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--events", type=int, help="events to send (default depends on workload)")
+    parser.add_argument("--postgres", action="store_true", help="the daemon on a throw-away PostgreSQL server")
+    parser.add_argument("--save", help="a folder to keep the profiles in")
     args = parser.parse_args()
     default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "replay": 200_000, "import": 6}
-    drive(args.workload, args.top, args.events or default[args.workload])
+    drive(args.workload, args.top, args.events or default[args.workload], args.postgres, args.save)
 
 
 if __name__ == "__main__":

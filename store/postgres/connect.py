@@ -140,6 +140,12 @@ class Link:
         self._reach.reached()
         return self._conn
 
+    def backend_pid(self) -> int | None:
+        """The server process of the open connection (None: none open): it names the notices
+        this connection's commits send."""
+        conn = self._conn
+        return None if conn is None or conn.closed else conn.info.backend_pid
+
     def lost(self, exc: BaseException) -> None:
         """The connection broke: the next call opens a new one (at once, the first time)."""
         self._reach.failed(exc)

@@ -46,6 +46,8 @@ def grant_to_appenders(rights: str) -> str:
 # pg_advisory_lock's key for migrations: any constant that no other application on the same
 # database uses; this one is "toka" in ASCII.
 MIGRATION_LOCK = 0x746F6B61
+# The transaction-level advisory lock every append takes (store/postgres/append.py).
+APPEND_LOCK = MIGRATION_LOCK + 1
 
 Step = tuple[str, tuple[str, ...]]
 
@@ -209,6 +211,55 @@ STEPS: list[Step] = [
             "CREATE TABLE projected (name text PRIMARY KEY, seq bigint NOT NULL)",
             "INSERT INTO projected SELECT 'tables', coalesce(max(seq), 0) FROM events",
             grant_to_appenders("SELECT, UPDATE ON projected"),
+        ),
+    ),
+    (
+        # An append in one statement (store/postgres/append.py): under the append lock, it writes
+        # a batch sealed on what the daemon expects the log's end to be (the next seq, each
+        # session's head, no key held), or, if the log moved on, nothing, and says which. Each
+        # statement of a PL/pgSQL function reads what committed before it ran, so the checks see
+        # every append that committed before the lock was granted. The roles that may append get
+        # the right to call it, so an upgrade does not stop their daemons.
+        "p012_append_at_once",
+        (
+            f"""CREATE FUNCTION toka_append(
+                first_seq bigint, sessions text[], heads text[], key_sessions text[], keys text[],
+                blob_digests text[], blob_sizes bigint[], blob_codecs smallint[], blob_data bytea[],
+                seqs bigint[], ids text[], event_sessions text[], agents text[], kinds text[], tss bigint[],
+                parents text[], digests text[], event_keys text[], token text
+            ) RETURNS boolean LANGUAGE plpgsql AS $$
+            DECLARE
+                n integer := cardinality(seqs);  -- the batch's last event is the n-th
+            BEGIN
+                PERFORM pg_advisory_xact_lock({APPEND_LOCK});
+                IF first_seq <> coalesce(greatest((SELECT max(seq) FROM events), (SELECT seq FROM log_end)), 0) + 1
+                THEN
+                    RETURN false;
+                END IF;
+                IF EXISTS (
+                    SELECT FROM unnest(sessions, heads) AS h (session, head)
+                    WHERE (SELECT id FROM events e WHERE e.session = h.session ORDER BY seq DESC LIMIT 1)
+                        IS DISTINCT FROM h.head
+                ) OR EXISTS (
+                    SELECT FROM unnest(key_sessions, keys) AS k (session, key)
+                    JOIN events e ON e.session = k.session AND e.key = k.key
+                ) THEN
+                    RETURN false;
+                END IF;
+                INSERT INTO blobs SELECT * FROM unnest(blob_digests, blob_sizes, blob_codecs, blob_data)
+                    ON CONFLICT (digest) DO NOTHING;
+                INSERT INTO events
+                    SELECT * FROM unnest(seqs, ids, event_sessions, agents, kinds, tss, parents, digests, event_keys);
+                INSERT INTO log_end (seq, id) VALUES (seqs[n], ids[n])
+                    ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, id = excluded.id;
+                INSERT INTO append_batches (token, ids, created) VALUES (token, ids, array_fill(true, ARRAY[n]));
+                PERFORM pg_notify('toka_events', seqs[n]::text);
+                RETURN true;
+            END $$""",
+            grant_to_appenders(
+                "EXECUTE ON FUNCTION toka_append(bigint, text[], text[], text[], text[], text[], bigint[], smallint[],"
+                " bytea[], bigint[], text[], text[], text[], text[], bigint[], text[], text[], text[], text)"
+            ),
         ),
     ),
 ]

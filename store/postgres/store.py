@@ -38,7 +38,7 @@ from store.errors import StoreError, StoreUnavailable, UsageError
 from store.events import NewEvent, now_us
 from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
-from store.postgres.append import CHANNEL, append_batch, forget_old_batches
+from store.postgres.append import CHANNEL, LogEnd, append_batch, forget_old_batches
 from store.postgres.connect import FIRST_BACKOFF_S, Link, Reachability, first_line, reusable, server_cause
 from store.postgres.projections import projections_disagree, read_sessions
 from store.postgres.projector import behind, catch_up, rebuild_projections, rebuild_search_index
@@ -99,6 +99,7 @@ class PostgresStore(SqlStore):
         # One transaction at a time on the writer: two calls interleaving their statements on one
         # connection would nest one transaction in the other, and both would fail.
         self._writing = asyncio.Lock()
+        self._log_end = LogEnd()  # what this daemon's last append left, for sending the next at once
         self._appends = 0
         self._unprojected = 0  # events this daemon committed since it last applied the derived tables
         self._tree = LogTree()
@@ -138,7 +139,7 @@ class PostgresStore(SqlStore):
     ) -> T:
         conn = conn or await link.get()
         try:
-            return await fn(conn, *args)
+            result = await fn(conn, *args)
         except psycopg.Error as exc:
             if not reusable(conn):
                 # Whatever the error says, the connection is unusable (a backend ended mid-pipeline
@@ -149,6 +150,11 @@ class PostgresStore(SqlStore):
                     await conn.close()
                 raise self.reach.unavailable() from None
             raise StoreError(f"database error on {self.location}: {scrubbed(first_line(exc), self.url)}") from None
+        if not self.reach.reachable:
+            # The server answered: whichever connection broke last (the projector's, say, between
+            # two batches), the database is reachable, though none had to be opened again.
+            self.reach.reached()
+        return result
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(self._reader, fn, *args)
@@ -167,7 +173,9 @@ class PostgresStore(SqlStore):
             while True:
                 if conn is not None:
                     try:
-                        results = await self._run(self._writer, append_batch, list(batch), token, retry, conn=conn)
+                        results = await self._run(
+                            self._writer, append_batch, list(batch), token, retry, self._log_end, conn=conn
+                        )
                         break
                     except StoreUnavailable:
                         retry = True  # it broke under the append: committed or not, the token tells
@@ -186,9 +194,9 @@ class PostgresStore(SqlStore):
         return results
 
     async def follow(self, changed: Callable[[], None], reconnected: Callable[[], None]) -> None:
-        """Call ``changed()`` whenever another daemon may have committed: on each notice, every
-        POLL_S, and after the listener connects; ``reconnected()`` after it connects again
-        following an outage. Runs until cancelled."""
+        """Call ``changed()`` whenever another daemon may have committed: on each notice not sent
+        by this store's own writer, every POLL_S, and after the listener connects;
+        ``reconnected()`` after it connects again following an outage. Runs until cancelled."""
         listener = Link(self.url, "listener", self.reach)
         first = True
         try:
@@ -201,8 +209,12 @@ class PostgresStore(SqlStore):
                     first = False
                     changed()
                     while True:
-                        async for _ in conn.notifies(timeout=POLL_S):
-                            changed()
+                        async for notice in conn.notifies(timeout=POLL_S):
+                            # A notice of this daemon's own writer is of a commit its group
+                            # committer hands over itself (daemon/server/follow.py): a read for
+                            # it would find nothing new, and hold up the next append's hand-over.
+                            if notice.pid != self._writer.backend_pid():
+                                changed()
                         changed()
                 except StoreUnavailable:
                     await asyncio.sleep(max(FIRST_BACKOFF_S, listener.retry_at - time.monotonic()))
@@ -221,9 +233,11 @@ class PostgresStore(SqlStore):
         """Bring the derived tables to the log's end (store/postgres/projector.py): every append
         acknowledged so far, this daemon's and the others', is in them when it returns. A read of
         them calls it first; the daemon's projector, behind this daemon's commits."""
-        self._unprojected = 0
+        own, self._unprojected = self._unprojected, 0
         async with self._projecting:
-            if await self._read(behind):
+            # Behind for sure when this daemon committed events since (unless another daemon
+            # applied them meanwhile, which catch_up then finds): no need to ask.
+            if own or await self._read(behind):
                 await self._run(self._projector, catch_up)
 
     async def present(self, ids: Sequence[str]) -> set[str]:

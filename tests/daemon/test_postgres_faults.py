@@ -103,6 +103,40 @@ def test_a_writer_terminated_during_its_inserts_is_answered_once(team: Team, pos
 IN_FLIGHT = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()
     AND application_name = 'toka writer' AND state = 'active' AND query LIKE 'INSERT INTO%'"""
 COMMITTED = "SELECT 1 FROM events WHERE key = %s"
+AT_ONCE_IN_FLIGHT = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()
+    AND application_name = 'toka writer' AND state = 'active' AND query LIKE 'SELECT toka_append(%'"""
+
+
+def test_a_writer_terminated_during_its_one_statement_append_is_answered_once(
+    team: Team, postgres_database: str
+) -> None:
+    """The same, once the daemon knows the log's end and sends its appends as one statement."""
+    a = team(postgres_database, "a").start()
+    keys: list[str] = []
+    with psycopg.connect(postgres_database, autocommit=True) as admin, a.client(timeout=60) as client:
+        client.record("s", "before", {}, key="before")  # the log's end, known from this append on
+        for attempt in range(5):  # a batch may commit before the test sees it: then another
+            batch = [
+                {"kind": "tool.call", "payload": {"text": "x" * 200}, "key": f"{attempt}-{n}"} for n in range(3000)
+            ]
+            request = client.submit("events.append", events=batch, session="s")
+            hit = 0
+            while not hit:
+                row = admin.execute(AT_ONCE_IN_FLIGHT).fetchone()
+                hit = row[0] if row else 0
+                if admin.execute(COMMITTED, [f"{attempt}-2999"]).fetchone():
+                    break
+            answered = client.result(request)["events"]
+            assert [event["created"] for event in answered] == [True] * 3000
+            keys += [f"{attempt}-{n}" for n in range(3000)]
+            if hit:
+                break
+        assert hit, "no one-statement append was seen in flight"
+        after = client.record("s", "after", {}, key="after")
+    rows = log_rows(postgres_database)
+    assert [row.key for row in rows] == ["before", *keys, "after"]
+    assert after["seq"] == len(keys) + 2 and chain_problems(rows) == []
+    assert a.connection()["reachable"]
 
 
 def test_a_connection_left_in_an_aborted_pipeline_is_replaced(postgres_database: str) -> None:

@@ -474,19 +474,21 @@ async def test_an_upgrade_killed_while_it_refills_a_projection_commits_nothing_o
     usage = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
     await store.append([NewEvent("s", "usage", usage, "main"), NewEvent("s", "usage", usage, "main")])
     await store.close()
-    async with connected(postgres_database) as conn:  # back to the schema before the last four steps
-        assert [name for name, _ in STEPS[-4:]] == [
+    async with connected(postgres_database) as conn:  # back to the schema before the last five steps
+        assert [name for name, _ in STEPS[-5:]] == [
             "p008_usage_claims_by_size",
             "p009_log_end",
             "p010_last_active",
             "p011_projected",
+            "p012_append_at_once",
         ]
         await conn.execute(
-            "DELETE FROM toka_migrations"
-            " WHERE name IN ('p008_usage_claims_by_size', 'p009_log_end', 'p010_last_active', 'p011_projected')"
+            "DELETE FROM toka_migrations WHERE name IN ('p008_usage_claims_by_size', 'p009_log_end',"
+            " 'p010_last_active', 'p011_projected', 'p012_append_at_once')"
         )
         await conn.execute("DROP TABLE log_end")
         await conn.execute("DROP TABLE projected")
+        await conn.execute("DROP FUNCTION toka_append")
 
     killed = subprocess.run(
         [sys.executable, "-c", UPGRADE_KILLED_IN_ITS_REBUILD, postgres_database], check=False, timeout=60
