@@ -26,6 +26,8 @@ LONG_MODULES: dict[str, str] = {
     " the larger families (status, cost, otel) are modules of their own already",
     "daemon/handoff/build.py": "one fold over a session's events, a handler per kind sharing the builder's"
     " state; split, the handlers would reach into each other's state",
+    "store/base.py": "the store's interface, which both backends implement, with the values its methods take and"
+    " return; a reader of one method needs the others beside it",
 }
 
 # The daemon's packages in layers, lowest first: a package may import its own modules and those of
