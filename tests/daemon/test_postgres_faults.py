@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable
 
 import psycopg
 from daemon_support import PATIENCE
-from postgres_daemons import Team, Writers, assert_once, chain_problems, log_rows
+from postgres_daemons import PgDaemon, Team, Writers, assert_once, chain_problems, log_rows
 
 from store.events import NewEvent, parse_new_event
 from store.postgres.store import PostgresStore
@@ -70,36 +71,6 @@ def test_a_daemon_killed_in_the_middle_of_its_groups_loses_nothing_acknowledged(
         assert verified.returncode == 0 and verified.stdout.startswith(f"ok: {total} events"), verified
 
 
-def test_a_writer_terminated_during_its_inserts_is_answered_once(team: Team, postgres_database: str) -> None:
-    """The backend ends while a big append's inserts are in flight: the daemon retries it on a new
-    connection with the same token, and the batch is there once."""
-    a = team(postgres_database, "a").start()
-    keys: list[str] = []
-    with psycopg.connect(postgres_database, autocommit=True) as admin, a.client(timeout=60) as client:
-        for attempt in range(5):  # a batch may commit before the test sees its inserts: then another
-            batch = [
-                {"kind": "tool.call", "payload": {"text": "x" * 200}, "key": f"{attempt}-{n}"} for n in range(3000)
-            ]
-            request = client.submit("events.append", events=batch, session="s")
-            hit = 0
-            while not hit:
-                row = admin.execute(IN_FLIGHT).fetchone()
-                hit = row[0] if row else 0
-                if admin.execute(COMMITTED, [f"{attempt}-2999"]).fetchone():
-                    break
-            answered = client.result(request)["events"]
-            assert [event["created"] for event in answered] == [True] * 3000
-            keys += [f"{attempt}-{n}" for n in range(3000)]
-            if hit:
-                break
-        assert hit, "no append was seen in the middle of its inserts"
-        after = client.record("s", "after", {}, key="after")
-    rows = log_rows(postgres_database)
-    assert [row.key for row in rows] == [*keys, "after"]
-    assert after["seq"] == len(keys) + 1 and chain_problems(rows) == []
-    assert a.connection()["reachable"]
-
-
 IN_FLIGHT = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()
     AND application_name = 'toka writer' AND state = 'active' AND query LIKE 'INSERT INTO%'"""
 COMMITTED = "SELECT 1 FROM events WHERE key = %s"
@@ -107,22 +78,40 @@ AT_ONCE_IN_FLIGHT = """SELECT count(pg_terminate_backend(pid)) FROM pg_stat_acti
     AND application_name = 'toka writer' AND state = 'active' AND query LIKE 'SELECT toka_append(%'"""
 
 
+def test_a_writer_terminated_during_its_inserts_is_answered_once(team: Team, postgres_database: str) -> None:
+    """The backend ends while a big append's inserts are in flight: the daemon retries it on a new
+    connection with the same token, and the batch is there once."""
+    a, b = team(postgres_database, "a").start(), team(postgres_database, "b").start()
+    with b.client(timeout=60) as other:
+        # Another daemon's append before each batch moves the log's end from where a left it, so a's
+        # batch is written by its inserts under the lock (the one-statement append writes nothing).
+        _terminated_once(a, postgres_database, IN_FLIGHT, lambda n: other.record("s", "other", {}, key=f"other-{n}"))
+
+
 def test_a_writer_terminated_during_its_one_statement_append_is_answered_once(
     team: Team, postgres_database: str
 ) -> None:
     """The same, once the daemon knows the log's end and sends its appends as one statement."""
-    a = team(postgres_database, "a").start()
+    _terminated_once(team(postgres_database, "a").start(), postgres_database, AT_ONCE_IN_FLIGHT, lambda n: None)
+
+
+def _terminated_once(a: PgDaemon, database: str, in_flight: str, before: Callable[[int], object]) -> None:
+    """Batches of 3,000 appended through ``a``, ``before(attempt)`` ahead of each, until one is
+    caught in flight (``in_flight`` terminates the writer's connection while the statement it
+    names runs): each batch is answered created once, and the log holds every batch once."""
     keys: list[str] = []
-    with psycopg.connect(postgres_database, autocommit=True) as admin, a.client(timeout=60) as client:
+    with psycopg.connect(database, autocommit=True) as admin, a.client(timeout=60) as client:
         client.record("s", "before", {}, key="before")  # the log's end, known from this append on
+        keys.append("before")
         for attempt in range(5):  # a batch may commit before the test sees it: then another
+            before(attempt)
             batch = [
                 {"kind": "tool.call", "payload": {"text": "x" * 200}, "key": f"{attempt}-{n}"} for n in range(3000)
             ]
             request = client.submit("events.append", events=batch, session="s")
             hit = 0
             while not hit:
-                row = admin.execute(AT_ONCE_IN_FLIGHT).fetchone()
+                row = admin.execute(in_flight).fetchone()
                 hit = row[0] if row else 0
                 if admin.execute(COMMITTED, [f"{attempt}-2999"]).fetchone():
                     break
@@ -131,11 +120,11 @@ def test_a_writer_terminated_during_its_one_statement_append_is_answered_once(
             keys += [f"{attempt}-{n}" for n in range(3000)]
             if hit:
                 break
-        assert hit, "no one-statement append was seen in flight"
+        assert hit, "no append was seen in flight"
         after = client.record("s", "after", {}, key="after")
-    rows = log_rows(postgres_database)
-    assert [row.key for row in rows] == ["before", *keys, "after"]
-    assert after["seq"] == len(keys) + 2 and chain_problems(rows) == []
+    every = log_rows(database)
+    assert [row.key for row in every if not (row.key or "").startswith("other-")] == [*keys, "after"]
+    assert after["seq"] == len(every) and chain_problems(every) == []
     assert a.connection()["reachable"]
 
 
