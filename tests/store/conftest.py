@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import secrets
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from psycopg import sql
 
 from store.base import EventStore
 from store.ephemeral import EphemeralStore
+from store.postgres.store import PostgresStore
 from store.sqlite.connect import Durability
 from store.sqlite.store import SqliteStore
 
@@ -135,6 +136,23 @@ async def _opened(path: Path, durability: Durability = "normal", merkle: bool = 
         yield store
     finally:
         await store.close()
+
+
+@pytest.fixture
+def open_store(
+    postgres_database: str, loop: asyncio.AbstractEventLoop
+) -> Iterator[Callable[[], Awaitable[PostgresStore]]]:
+    """Open a PostgresStore on the test's database, as one more daemon would; all closed at the end."""
+    opened: list[PostgresStore] = []
+
+    async def open_() -> PostgresStore:
+        store = await PostgresStore.open(postgres_database)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        loop.run_until_complete(store.close())
 
 
 @pytest.fixture

@@ -62,21 +62,6 @@ async def until(what: str, found: Callable[[], Awaitable[Any]], timeout: float =
     return value
 
 
-@pytest.fixture
-def open_store(postgres_database: str, loop: asyncio.AbstractEventLoop) -> Iterator[OpenStore]:
-    """Open a PostgresStore on the test's database, as one more daemon would; all closed at the end."""
-    opened: list[PostgresStore] = []
-
-    async def open_() -> PostgresStore:
-        store = await PostgresStore.open(postgres_database)
-        opened.append(store)
-        return store
-
-    yield open_
-    for store in opened:
-        loop.run_until_complete(store.close())
-
-
 def say(session: str, text: str, **fields: Any) -> NewEvent:
     return NewEvent(session, "message", {"text": text}, **fields)
 

@@ -12,7 +12,7 @@ import os
 import secrets
 import tempfile
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,20 +41,6 @@ async def connected(url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
 async def rows(conn: psycopg.AsyncConnection[Any], sql: str, *params: Any) -> list[tuple[Any, ...]]:
     cursor = await conn.execute(sql, params or None)
     return await cursor.fetchall()
-
-
-@pytest.fixture
-def open_store(postgres_database: str, loop: asyncio.AbstractEventLoop) -> Iterator[OpenStore]:
-    opened: list[PostgresStore] = []
-
-    async def open_() -> PostgresStore:
-        store = await PostgresStore.open(postgres_database)
-        opened.append(store)
-        return store
-
-    yield open_
-    for store in opened:
-        loop.run_until_complete(store.close())
 
 
 def say(session: str, text: str, key: str | None = None) -> NewEvent:
