@@ -1,4 +1,7 @@
-"""`toka search` and `toka recall` through Typer's runner, against an autostarted daemon."""
+"""`toka search` and `toka recall` through Typer's runner, against an autostarted daemon: the words'
+search, its tables, JSON, filters and syntax. The daemons here run without semantic recall, whose
+hits would otherwise join these once the embedder has caught up, at a moment no test chooses;
+search by meaning through the CLI is tested in test_recall_daemon.py."""
 
 from __future__ import annotations
 
@@ -20,6 +23,11 @@ from toka_cli.main import app
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(autouse=True)
+def words_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKA_RECALL_SEMANTIC", "false")
 
 
 @pytest.fixture
