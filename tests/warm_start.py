@@ -141,12 +141,14 @@ def serve() -> None:
         os.environ.setdefault(variable, "1")
     for name in PRELOAD:
         __import__(name)
-    # The shipped model as well, which every daemon's embedder loads at start (0.25 s of CPU):
-    # the forked daemons find it loaded (daemon/recall/model.py keeps it per process).
+    # The shipped model as well, which every daemon's embedder loads at start (0.2 s of CPU):
+    # the forked daemons find it loaded (daemon/recall/model.py keeps it per process, by the
+    # arguments it was called with, so it is called here as the embedder calls it).
     from daemon.recall.model import load_embedder
-    from daemon.recall.settings import DEFAULT_MODEL
+    from daemon.recall.settings import RecallSettings
 
-    load_embedder(DEFAULT_MODEL)
+    defaults = RecallSettings()
+    load_embedder(defaults.embedding_model, defaults.embedding_model_dir)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     exited: dict[int, int] = {}
     # Daemons killed by a test are reaped at once, not left as zombies that still answer
