@@ -1,4 +1,7 @@
-"""The ``search``, ``recall`` and ``search.rebuild`` operations of a real daemon on a real socket."""
+"""The ``search``, ``recall`` and ``search.rebuild`` operations of a real daemon on a real socket, by
+words: the daemons here embed nothing (the ranking by meaning has its own tests, test_recall_*.py),
+since a summary of three words is embedded, and its hit would join theirs whenever the embedder
+had caught up before the search."""
 
 from __future__ import annotations
 
@@ -12,6 +15,11 @@ from store.errors import NotFound, UsageError
 from store.search import MARK_END, MARK_START
 
 HIT_KEYS = {"seq", "id", "session", "agent", "kind", "ts", "digest", "score", "snippet", "matched", "similarity"}
+
+
+@pytest.fixture(autouse=True)
+def words_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKA_RECALL_SEMANTIC", "false")
 
 
 def seed(client: Client) -> None:
