@@ -15,7 +15,7 @@ import postgres_server
 import pytest
 from agent_homes import AgentsHome, make_agents_home
 from daemons import Spawned, Spawner, shared_daemon, spawn_daemon, stop_spawned
-from warm_start import launch_autostarted
+from warm_start import TEST_EMBEDDING_MODEL, launch_autostarted
 
 from daemon.client import autostart
 from daemon.paths import Paths, resolve_paths
@@ -77,6 +77,8 @@ def toka_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # The shared transcripts are months old: with `lifecycle.end_after_s` at its default their
     # agents would be ENDED as they are imported. The tests of that set it themselves.
     monkeypatch.setenv("TOKA_END_AFTER_S", "0")
+    # WordLlama alone, not the default pair: seconds of CPU less per transcript (tests/warm_start.py).
+    monkeypatch.setenv("TOKA_RECALL_EMBEDDING_MODEL", TEST_EMBEDDING_MODEL)
     yield home
     stop_daemon_in(resolve_paths())
     shutil.rmtree(home, ignore_errors=True)

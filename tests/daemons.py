@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from warm_start import WarmProcess, WarmStart
+from warm_start import TEST_EMBEDDING_MODEL, WarmProcess, WarmStart
 
 from daemon.client.autostart import answers
 from daemon.client.sync import Client
@@ -133,6 +133,7 @@ def shared_daemon(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str] 
         variables.setenv("TOKA_HOME", str(home))
         variables.setenv("TOKA_WATCH_AGENTS", "false")  # the machine's agents' folders stay out (conftest.py)
         variables.setenv("TOKA_END_AFTER_S", "0")  # months-old fixtures' agents stay as they were (conftest.py)
+        variables.setenv("TOKA_RECALL_EMBEDDING_MODEL", TEST_EMBEDDING_MODEL)  # as conftest.py's, and why
         variables.setenv("TZ", "UTC")
         paths = resolve_paths()
         running = spawn_daemon(paths, tmp_path_factory.mktemp("shared-daemon") / "daemon.log", env=env)

