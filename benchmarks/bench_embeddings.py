@@ -19,9 +19,10 @@
   where this Python's sqlite3 loads no extension, else sqlite-vec (both are reported when both run).
   PostgreSQL is measured when ``TOKATEST_POSTGRES_URL`` names a server with pgvector.
 
-``--model`` names another ``recall.embedding_model`` (e.g. the pair of all-MiniLM-L6-v2 and
-WordLlama): its throughput is measured beside WordLlama's, on 320 texts, and the queries embed with
-it over random vectors of its dimensions.
+``--model`` names the ``recall.embedding_model`` measured (default: toka's, the pair of
+all-MiniLM-L6-v2 and WordLlama): the "on" daemon of the ingest embeds with it, its throughput is
+measured beside WordLlama's (on 320 texts when it is not WordLlama alone), and the queries embed
+with it over random vectors of its dimensions.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from daemon.recall.model import BLAS_THREADS  # noqa: E402
+from daemon.recall.settings import DEFAULT_MODEL  # noqa: E402
 
 for _variable in BLAS_THREADS:  # as the daemon runs numpy: one BLAS thread (daemon/recall/model.py)
     os.environ.setdefault(_variable, "1")
@@ -141,24 +143,26 @@ def throughput(model: str) -> dict[str, Any]:
         found[f"wordllama_{dims}_vs_tokenizer"] = round(rate / tokenizer, 3)
     if not model.startswith("wordllama/"):  # a model tens of times slower: fewer texts
         embedder = load_embedder(model)
-        embedder.embed(sample[:64])
+        batch = embedder.most_per_batch or 64  # as the daemon's embedder cuts its batches
+        embedder.embed(sample[:batch])
         started = time.perf_counter()
-        for start in range(0, 320, 64):
-            embedder.embed(sample[start : start + 64])
+        for start in range(0, 320, batch):
+            embedder.embed(sample[start : start + batch])
         rate = 320 / (time.perf_counter() - started)
         found[f"{model}_texts_per_s"] = round(rate, 1)
         found[f"{model}_vs_tokenizer"] = round(rate / tokenizer, 5)
     return found
 
 
-def ingest(events: int, rounds: int, on_config: str = "", control: bool = False) -> dict[str, Any]:
+def ingest(events: int, rounds: int, model: str, on_config: str = "", control: bool = False) -> dict[str, Any]:
     from daemon.client.sync import Client
     from daemon.paths import resolve_paths
 
     homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("on", "off")}
     for name, home in homes.items():
         semantic = "true" if name == "on" and not control else "false"
-        (home / "config.toml").write_text(f"[recall]\nsemantic = {semantic}\n" + (on_config if name == "on" else ""))
+        settings = f'[recall]\nsemantic = {semantic}\nembedding_model = "{model}"\n'
+        (home / "config.toml").write_text(settings + (on_config if name == "on" else ""))
     times: dict[str, list[float]] = {"on": [], "off": []}
     caught_up: list[float] = []
     body = texts(events, seed=11)
@@ -291,7 +295,7 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "ab", "queries"))
     parser.add_argument("--control", action="store_true", help="also: both daemons off, the noise of the A/B")
     parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
-    parser.add_argument("--model", default="wordllama/l2_supercat-256", help="the recall.embedding_model measured")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="the recall.embedding_model measured (default: toka's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result: dict[str, Any] = {"load_before": load()}
@@ -299,11 +303,12 @@ def main() -> None:
         result["throughput"] = throughput(args.model)
         print(json.dumps(result["throughput"]), file=sys.stderr)
     if "ingest" not in args.skip:
-        result["ingest"] = ingest(args.ingest_events, args.rounds) if "ab" not in args.skip else None
+        result["ingest"] = ingest(args.ingest_events, args.rounds, args.model) if "ab" not in args.skip else None
         if args.control:  # both daemons off: how far apart two identical daemons measure
-            result["ingest_control"] = ingest(args.ingest_events, args.rounds, control=True)
+            result["ingest_control"] = ingest(args.ingest_events, args.rounds, args.model, control=True)
         if args.model_only:  # the model loaded, nothing of what is appended embedded
-            result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, 'embedded_kinds = ["note.*"]\n')
+            notes_only = 'embedded_kinds = ["note.*"]\n'
+            result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, args.model, notes_only)
         print(json.dumps(result["ingest"]), file=sys.stderr)
     if "queries" not in args.skip:
         result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL"), args.model))
