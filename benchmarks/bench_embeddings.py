@@ -11,6 +11,10 @@
   ``--ingest-events`` messages of 40 to 120 words (all embedded) in requests of 100 through the
   client and measures the appends alone, the embedder running beside them. Target: on ≥ 95% of
   off. Also reported: how long after the last append the embedder caught up.
+- **single appends while the embedder is busy** (``--busy BACKLOG``): a daemon whose embedder
+  works through BACKLOG long messages takes rounds of 2,000 single appends of 5-word messages (which
+  no model embeds), alternating with a daemon with semantic recall off: what the embedder's thread,
+  at its lower priority, takes from the write path. The backlog left after each round is reported.
 - **query p50 at N embedded events** (``--vectors``, default 100,000): a SQLite log of N messages
   whose vectors are stored directly (random unit vectors of 256 dimensions: the cost of a search
   does not depend on what the vectors mean), then ``VectorIndex.nearest`` for 60 neighbours (what a
@@ -106,6 +110,9 @@ VOCABULARY = [
     "summary",
     "agent",
 ]
+# The daemons measured follow no agent's folders: this machine's ~/.claude and ~/.codex would be
+# imported by the first daemon to start, in the middle of a round.
+NOT_WATCHING = "[watch]\nagents = false\n"
 FILLER = ["the", "a", "of", "to", "in", "and", "for", "with", "on", "that", "is", "was", "it", "we", "this"]
 
 
@@ -161,7 +168,7 @@ def ingest(events: int, rounds: int, model: str, on_config: str = "", control: b
     homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("on", "off")}
     for name, home in homes.items():
         semantic = "true" if name == "on" and not control else "false"
-        settings = f'[recall]\nsemantic = {semantic}\nembedding_model = "{model}"\n'
+        settings = f'{NOT_WATCHING}[recall]\nsemantic = {semantic}\nembedding_model = "{model}"\n'
         (home / "config.toml").write_text(settings + (on_config if name == "on" else ""))
     times: dict[str, list[float]] = {"on": [], "off": []}
     caught_up: list[float] = []
@@ -202,6 +209,69 @@ def ingest(events: int, rounds: int, model: str, on_config: str = "", control: b
         "off_events_per_s": round(events / off),
         "on_vs_off": round(off / on, 3),
         "embedder_caught_up_after_s": round(statistics.median(caught_up), 2) if caught_up else None,
+    }
+
+
+def busy(events: int, rounds: int, model: str, backlog: int) -> dict[str, Any]:
+    """Single appends to a daemon whose embedder works through a backlog, against a daemon with
+    semantic recall off, alternating rounds. The appended messages are of 5 words, which no model
+    embeds: the backlog (``backlog`` messages of 40 to 120 words, appended first) is all the
+    embedder has; what is left of it after each round is reported."""
+    from daemon.client.sync import Client
+    from daemon.paths import resolve_paths
+
+    homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("busy", "off")}
+    for name, home in homes.items():
+        semantic = "true" if name == "busy" else "false"
+        (home / "config.toml").write_text(
+            f'{NOT_WATCHING}[recall]\nsemantic = {semantic}\nembedding_model = "{model}"\n'
+        )
+    times: dict[str, list[float]] = {"busy": [], "off": []}
+    left: list[int] = []
+    try:
+        os.environ["TOKA_HOME"] = str(homes["off"])
+        with Client(resolve_paths()) as client:  # started before the rounds, as the other
+            client.call("status")
+        os.environ["TOKA_HOME"] = str(homes["busy"])
+        with Client(resolve_paths()) as client:
+            while client.call("recall.status")["embedded"] is None:  # the model loaded
+                time.sleep(0.05)
+            long = [{"session": "backlog", "kind": "message", "payload": {"text": t}} for t in texts(backlog, seed=5)]
+            for start in range(0, len(long), 100):
+                client.append(long[start : start + 100])
+        for round_ in range(rounds):
+            for name in ("off", "busy") if round_ % 2 else ("busy", "off"):
+                os.environ["TOKA_HOME"] = str(homes[name])
+                with Client(resolve_paths()) as client:
+                    started = time.perf_counter()
+                    for n in range(events):
+                        client.append(
+                            [{"session": f"r{round_}", "kind": "message", "payload": {"text": f"ok {n} on it"}}]
+                        )
+                    times[name].append(time.perf_counter() - started)
+                    if name == "busy":
+                        left.append(backlog - client.call("recall.status")["embedded"])
+    finally:
+        for home in homes.values():
+            subprocess.run(
+                [str(TOKA), "daemon", "stop"],
+                env={**os.environ, "TOKA_HOME": str(home)},
+                check=False,
+                capture_output=True,
+            )
+        for home in homes.values():
+            shutil.rmtree(home, ignore_errors=True)
+    on, off = statistics.median(times["busy"]), statistics.median(times["off"])
+    return {
+        "single_appends_per_round": events,
+        "rounds": rounds,
+        "backlog": backlog,
+        "busy_appends_per_s": round(events / on),
+        "off_appends_per_s": round(events / off),
+        "busy_vs_off": round(off / on, 3),
+        "busy_rounds_s": [round(t, 3) for t in times["busy"]],
+        "off_rounds_s": [round(t, 3) for t in times["off"]],
+        "backlog_left_after_each_busy_round": left,
     }
 
 
@@ -293,6 +363,13 @@ def main() -> None:
     parser.add_argument("--ingest-events", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--skip", nargs="*", default=(), choices=("throughput", "ingest", "ab", "queries"))
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="BACKLOG",
+        help="also: single appends while the embedder works through BACKLOG long messages, against semantic off",
+    )
     parser.add_argument("--control", action="store_true", help="also: both daemons off, the noise of the A/B")
     parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the recall.embedding_model measured (default: toka's)")
@@ -310,6 +387,9 @@ def main() -> None:
             notes_only = 'embedded_kinds = ["note.*"]\n'
             result["ingest_model_only"] = ingest(args.ingest_events, args.rounds, args.model, notes_only)
         print(json.dumps(result["ingest"]), file=sys.stderr)
+    if args.busy:
+        result["busy"] = busy(2000, args.rounds, args.model, args.busy)
+        print(json.dumps(result["busy"]), file=sys.stderr)
     if "queries" not in args.skip:
         result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL"), args.model))
     result["load_after"] = load()
