@@ -152,8 +152,8 @@ def test_set_keeps_the_comments_and_order_of_the_file(toka_home: Path) -> None:
 def test_config_show_toml_is_a_config_file_that_resolves_to_the_same_settings(
     toka_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("TOKA_WATCH_AGENTS", "TOKA_END_AFTER_S"):  # set for every test (tests/conftest.py)
-        monkeypatch.delenv(name)
+    for name in ("TOKA_WATCH_AGENTS", "TOKA_END_AFTER_S", "TOKA_RECALL_EMBEDDING_MODEL"):  # set for every test
+        monkeypatch.delenv(name)  # (tests/conftest.py)
     config = resolve_paths().config_file
     config.write_text('[inject]\nmode = "handoffs"\n\n[watch]\npaths = ["/tmp/a", "/tmp/b"]\n')
     before = invoke_json("config", "show")["settings"]

@@ -137,17 +137,19 @@ def agent_path() -> str:
 
 
 def base_env(home: Path | None = None) -> dict[str, str]:
-    """An environment for an agent CLI: this test's TOKA_HOME (and watch.agents), a HOME of its own,
-    the agent PATH."""
+    """An environment for an agent CLI: this test's TOKA_HOME (and watch.agents, the embedding model),
+    a HOME of its own, the agent PATH."""
     env = {
         "PATH": agent_path(),
         "LANG": "C.UTF-8",
         "TERM": "xterm-256color",
         "TOKA_HOME": os.environ.get("TOKA_HOME", ""),
     }
-    # A daemon the agent's toka starts follows the agents' folders as the test's would (conftest.py).
-    if "TOKA_WATCH_AGENTS" in os.environ:
-        env["TOKA_WATCH_AGENTS"] = os.environ["TOKA_WATCH_AGENTS"]
+    # A daemon the agent's toka starts follows the agents' folders, and embeds with the model, as the
+    # test's would (conftest.py).
+    for name in ("TOKA_WATCH_AGENTS", "TOKA_RECALL_EMBEDDING_MODEL"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     if home is not None:
         env["HOME"] = str(home)
     return env

@@ -123,11 +123,12 @@ def test_doctor_shows_the_model_and_the_lag_and_rebuild_embeds_again(daemon: Spa
         assert status["through_seq"] == 6
 
 
-def test_a_new_model_embeds_the_log_again(spawn: Spawner) -> None:
+def test_a_new_model_embeds_the_log_again(spawn: Spawner, monkeypatch: pytest.MonkeyPatch) -> None:
     first = spawn()
     with seeded(first) as client:
         before = similarities(client)
     assert first.stop() == 0
+    monkeypatch.delenv("TOKA_RECALL_EMBEDDING_MODEL")  # the tests' model (tests/warm_start.py): the file's from here on
     resolve_paths().config_file.write_text('[recall]\nembedding_model = "wordllama/l2_supercat-128"\n')
     second = spawn()
     with second.client() as client:
@@ -156,7 +157,10 @@ def test_with_semantic_recall_off_search_finds_words_and_semantic_says_why(spawn
 
 
 @pytest.mark.parametrize("model", ["bert-base", "wordllama/no_such_config-256"])
-def test_a_model_that_cannot_load_is_a_problem_doctor_names(spawn: Spawner, model: str) -> None:
+def test_a_model_that_cannot_load_is_a_problem_doctor_names(
+    spawn: Spawner, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOKA_RECALL_EMBEDDING_MODEL")  # the tests' model (tests/warm_start.py), not the file's
     resolve_paths().config_file.write_text(f'[recall]\nembedding_model = "{model}"\n')
     daemon = spawn()
     with daemon.client() as client:

@@ -21,12 +21,15 @@ def test_the_overview_shows_live_agents_and_the_ended_on_request(daemon: Any) ->
         return [row.split(" | ")[2] for row in rows(pilot, "#agents")]
 
     async def scenario(pilot: Pilot[None]) -> None:
+        # The table's rows and its title are drawn apart: each is waited for.
         await wait_until(pilot, lambda: agents(pilot) == ["here/main"], "the live agent alone")
-        assert "Agents · 1 ended (e shows them)" in screen_text(pilot.app)
+        await wait_until(pilot, lambda: "Agents · 1 ended (e shows them)" in screen_text(pilot.app), "the title")
         await pilot.press("e")
         await wait_until(pilot, lambda: agents(pilot) == ["here/main", "gone/main"], "the ended agent too")
         assert rows(pilot, "#agents")[1].startswith("ENDED")
-        assert "Agents · 1 ended (shown, e hides them)" in screen_text(pilot.app)
+        await wait_until(
+            pilot, lambda: "Agents · 1 ended (shown, e hides them)" in screen_text(pilot.app), "the title, shown"
+        )
         await pilot.press("e")
         await wait_until(pilot, lambda: agents(pilot) == ["here/main"], "the ended agent hidden again")
 
