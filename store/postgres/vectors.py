@@ -10,9 +10,10 @@ on a managed server where the role may not create it, a superuser runs it once, 
 not create tables is given the table by the database's owner; semantic recall says which.
 
 Nearest neighbours are exact, as on SQLite: ``ORDER BY vector <=> query`` over what the filters
-leave, with no approximate index, so both backends answer the same events. The vectors are
-passed as pgvector's text form (``[0.1,0.2,...]``), so no adapter needs registering on the
-connection; the searches run on the searcher's connection.
+leave, with no approximate index, so both backends answer the same events; the events' columns
+and text are joined to the nearest only. The vectors are passed as pgvector's text form
+(``[0.1,0.2,...]``), so no adapter needs registering on the connection; the searches run on the
+searcher's connection.
 """
 
 from __future__ import annotations
@@ -112,14 +113,21 @@ async def clear_vectors(conn: AsyncConnection, model: str) -> None:
 
 async def nearest(conn: AsyncConnection, vector: bytes, query: SearchQuery) -> list[VectorHit]:
     filters, params = narrowing_terms(query)
-    sql = dialect(
-        "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, 1 - (v.vector <=> ?::vector), t.text"
-        " FROM vectors v JOIN events e ON e.seq = v.seq LEFT JOIN search_text t ON t.seq = v.seq WHERE true"
-        + filters
-        + " ORDER BY v.vector <=> ?::vector, e.seq LIMIT ?"
+    # The nearest seqs first, each distance computed once, over the vectors alone when nothing
+    # narrows the search (every vector is of an event: the embedder stores them for events it
+    # read, and the log is append-only here); the events' columns and text joined to those few.
+    # Joining them to every row before the sort took 5.5 times as long at 100,000 vectors.
+    candidates = (
+        "SELECT v.seq, v.vector <=> ?::vector AS distance FROM vectors v"
+        + (" JOIN events e ON e.seq = v.seq WHERE true" + filters if filters else "")
+        + " ORDER BY distance, v.seq LIMIT ?"
     )
-    wanted = literal(vector)
-    rows = await (await conn.execute(sql, [wanted, *params, wanted, query.limit])).fetchall()
+    sql = dialect(
+        "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.digest, 1 - n.distance, t.text"
+        f" FROM ({candidates}) n JOIN events e ON e.seq = n.seq LEFT JOIN search_text t ON t.seq = n.seq"
+        " ORDER BY n.distance, n.seq"
+    )
+    rows = await (await conn.execute(sql, [literal(vector), *params, query.limit])).fetchall()
     return [
         VectorHit(seq, event_id, session, agent, kind, ts, digest, float(similarity), text or "")
         for seq, event_id, session, agent, kind, ts, digest, similarity, text in rows
