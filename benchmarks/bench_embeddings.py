@@ -1,6 +1,7 @@
 """Semantic recall's costs, each against a reference measured in the same run.
 
-    .venv/bin/python benchmarks/bench_embeddings.py [--vectors N] [--ingest-events N] [--rounds N] [--model M] [--json]
+    .venv/bin/python benchmarks/bench_embeddings.py [--vectors N] [--ingest-events N] [--rounds N] [--model M]
+        [--postgres] [--json]
 
 - **embedding throughput**: texts per second through the embedder the daemon uses
   (daemon/recall/model.py, batches of 64) for WordLlama l2_supercat at 256, 128 and 64
@@ -21,7 +22,10 @@
   hybrid search of 20 hits asks) in every session and in one session, against a full-text search
   of a word in 1% of the events on the same store; and the query's embedding alone. With numpy
   where this Python's sqlite3 loads no extension, else sqlite-vec (both are reported when both run).
-  PostgreSQL is measured when ``TOKATEST_POSTGRES_URL`` names a server with pgvector.
+  PostgreSQL is measured when ``TOKATEST_POSTGRES_URL`` names a server with pgvector, or with
+  ``--postgres`` on a throw-away server with its default durability (tests/postgres_server.py, as
+  the tests start theirs: the system's binaries, or the test extra's pgserver when the system's
+  server has no pgvector), in a database of its own; the same log as SQLite's.
 
 ``--model`` names the ``recall.embedding_model`` measured (default: toka's, the pair of
 all-MiniLM-L6-v2 and WordLlama): the "on" daemon of the ingest embeds with it, its throughput is
@@ -350,11 +354,26 @@ async def queries(count: int, postgres_url: str | None, model: str) -> dict[str,
         figures["nearest_all_vs_fts"] = round(
             figures["nearest_60_all_p50_ms"] / figures["fts_60_word_in_1pct_p50_ms"], 2
         )
+        figures["load"] = load()  # as this store's queries end
         found[name] = figures
     for _, store in stores:
         await store.close()
     shutil.rmtree(workdir, ignore_errors=True)
     return found
+
+
+def throwaway_postgres() -> tuple[Any, str]:
+    """A server started for this run with its default durability, and the URL of a new database on it."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import postgres_server
+    import psycopg
+
+    server = postgres_server.start(durable=True)
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE recall")
+        version = conn.execute("SHOW server_version").fetchone()
+    print(f"PostgreSQL {version[0] if version else '?'} from {server.bindir}", file=sys.stderr)
+    return server, postgres_server.with_dbname(server.url, "recall")
 
 
 def main() -> None:
@@ -373,6 +392,7 @@ def main() -> None:
     parser.add_argument("--control", action="store_true", help="also: both daemons off, the noise of the A/B")
     parser.add_argument("--model-only", action="store_true", help="also: on with nothing appended embedded")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the recall.embedding_model measured (default: toka's)")
+    parser.add_argument("--postgres", action="store_true", help="also: PostgreSQL, on a throw-away server")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result: dict[str, Any] = {"load_before": load()}
@@ -391,7 +411,18 @@ def main() -> None:
         result["busy"] = busy(2000, args.rounds, args.model, args.busy)
         print(json.dumps(result["busy"]), file=sys.stderr)
     if "queries" not in args.skip:
-        result["queries"] = asyncio.run(queries(args.vectors, os.environ.get("TOKATEST_POSTGRES_URL"), args.model))
+        url = os.environ.get("TOKATEST_POSTGRES_URL")
+        server = None
+        if args.postgres and not url:
+            server, url = throwaway_postgres()
+            result["postgres_server"] = str(server.bindir)
+        try:
+            result["queries"] = asyncio.run(queries(args.vectors, url, args.model))
+        finally:
+            if server is not None:
+                import postgres_server
+
+                postgres_server.stop(server)
     result["load_after"] = load()
     print(json.dumps(result, indent=2))
 

@@ -22,8 +22,9 @@ Also printed: the rank of each target (``-`` beyond the first 50).
 ``--questions benchmarks/data/recall_questions_dev.json`` asks the twelve questions of the same
 kind over four other sessions instead: the set to tune the ranking on, so that the twenty of
 recall_questions.json stay held out (docs/benchmarks.md, "Semantic recall"). The daemon embeds
-with the model ``TOKA_RECALL_EMBEDDING_MODEL`` names (by default WordLlama), e.g.
-``minilm/all-MiniLM-L6-v2-int8+wordllama/l2_supercat-256`` with the minilm extra installed.
+with the model ``TOKA_RECALL_EMBEDDING_MODEL`` names (by default toka's,
+``minilm/all-MiniLM-L6-v2-int8+wordllama/l2_supercat-256``), e.g. ``wordllama/l2_supercat-256`` for
+WordLlama alone.
 """
 
 from __future__ import annotations

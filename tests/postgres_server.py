@@ -7,9 +7,13 @@ test that asks for ``postgres_database`` gets a fresh database on it. A URL alre
 
 The server is started from the installed binaries (``pg_ctl`` on PATH, else the highest version in
 /usr/lib/postgresql/*/bin) with its data and its socket in a new folder under /tmp, listens on no TCP
-address, and is stopped and removed when the run ends. As root it runs as the ``postgres`` user,
-since initdb and pg_ctl refuse root. A watchdog process removes it too if pytest dies without
-cleaning up (SIGKILL, a second Ctrl-C during teardown).
+address, and is stopped and removed when the run ends. When that server has no pgvector (Debian's
+apt sources lack ``postgresql-NN-pgvector`` for some versions) and the test extra's ``pgserver`` is
+installed, pgserver's bundled server, which has it, is started instead: one server per run either
+way, and semantic recall's tests run against a real pgvector. As root it runs as the ``postgres``
+user, since initdb and pg_ctl refuse root; pgserver's files are copied into the server's folder when
+that user cannot reach them where they are installed (a virtualenv in a private folder). A watchdog
+process removes it too if pytest dies without cleaning up (SIGKILL, a second Ctrl-C during teardown).
 
 The names start with TOKATEST_, not TOKA_: the ``toka_home`` fixture clears every TOKA_ variable.
 """
@@ -64,17 +68,68 @@ def _version(path: Path) -> tuple[int, ...]:
         return ()
 
 
-def find_bindir() -> Path | None:
-    """The folder of initdb, pg_ctl and postgres: pg_ctl's on PATH, else Debian's highest version."""
+def _complete(bindir: Path) -> bool:
+    return all(os.access(bindir / name, os.X_OK) for name in ("initdb", "pg_ctl", "postgres"))
+
+
+def system_bindirs() -> list[Path]:
+    """The folders of initdb, pg_ctl and postgres installed on the system: pg_ctl's on PATH first,
+    then Debian's, highest version first."""
     candidates = []
     on_path = shutil.which("pg_ctl")
     if on_path:
         candidates.append(Path(on_path).resolve().parent)
     candidates += sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version, reverse=True)
+    found: list[Path] = []
     for bindir in candidates:
-        if all(os.access(bindir / name, os.X_OK) for name in ("initdb", "pg_ctl", "postgres")):
-            return bindir
+        if bindir not in found and _complete(bindir):
+            found.append(bindir)
+    return found
+
+
+def pgserver_bindir() -> Path | None:
+    """The binaries of an installed ``pgserver`` (PyPI), a PostgreSQL build that bundles pgvector;
+    found without importing it, whose import makes folders and a lock file of its own."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    bindir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    return bindir if _complete(bindir) else None
+
+
+def extension_dir(bindir: Path) -> Path | None:
+    """Where the server of ``bindir`` looks for extensions: its pg_config's share folder, else
+    Debian's layout (/usr/lib/postgresql/NN/bin: /usr/share/postgresql/NN/extension)."""
+    pg_config = bindir / "pg_config"
+    if os.access(pg_config, os.X_OK):
+        done = subprocess.run([str(pg_config), "--sharedir"], capture_output=True, text=True, check=False)
+        if done.returncode == 0 and done.stdout.strip():
+            return Path(done.stdout.strip()) / "extension"
+    if bindir.parent.parent == Path("/usr/lib/postgresql"):
+        return Path("/usr/share/postgresql") / bindir.parent.name / "extension"
     return None
+
+
+def has_pgvector(bindir: Path) -> bool:
+    """Whether the server of ``bindir`` has the pgvector extension to create."""
+    found = extension_dir(bindir)
+    return found is not None and (found / "vector.control").exists()
+
+
+def find_bindir() -> Path | None:
+    """The folder of initdb, pg_ctl and postgres: pg_ctl's on PATH, else Debian's highest version;
+    when that server lacks pgvector, an installed pgserver's."""
+    system = system_bindirs()
+    if system and has_pgvector(system[0]):
+        return system[0]
+    return pgserver_bindir() or (system[0] if system else None)
+
+
+def bindir_without_pgvector() -> Path | None:
+    """A system server without pgvector, for the tests of what semantic recall says there."""
+    return next((bindir for bindir in system_bindirs() if not has_pgvector(bindir)), None)
 
 
 def _as_server_user() -> list[str]:
@@ -112,10 +167,37 @@ def admin_url(root: Path, port: int) -> str:
     return f"postgresql://{SERVER_USER}@/postgres?{query}"
 
 
-def start(durable: bool = False) -> Server:
+def _reachable(prefix: list[str], bindir: Path) -> bool:
+    """Whether the server's user can run the binaries of ``bindir`` (and load their libraries)."""
+    if not prefix:
+        return True
+    done = subprocess.run([*prefix, str(bindir / "initdb"), "--version"], capture_output=True, cwd="/", check=False)
+    return done.returncode == 0
+
+
+def _copy_of_pgserver(bindir: Path, root: Path, owner: pwd.struct_passwd) -> Path:
+    """pgserver's server copied into ``root`` for ``owner``, in its own layout (its binaries find
+    their libraries at ``bin/../../../pgserver.libs``, PostgreSQL its share and lib folders beside
+    ``bin``); the copy's bin folder."""
+    install = bindir.parent
+    copies = [
+        (install, root / "pgserver" / "pginstall"),
+        (install.parent.parent / "pgserver.libs", root / "pgserver.libs"),
+    ]
+    for source, copy in copies:
+        if source.is_dir():
+            shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns("include", "*.a"))
+            # Its own, whatever the modes the installing umask left.
+            for path in [copy.parent, copy, *copy.rglob("*")]:
+                os.lchown(path, owner.pw_uid, owner.pw_gid)
+    return copies[0][1] / "bin"
+
+
+def start(durable: bool = False, bindir: Path | None = None) -> Server:
     """Create and start a server, or raise Unavailable with the reason. ``durable``: with the
-    server's default durability (fsync, synchronous commits), as benchmarks need."""
-    bindir = find_bindir()
+    server's default durability (fsync, synchronous commits), as benchmarks need. ``bindir``: the
+    binaries to start it from, :func:`find_bindir`'s by default."""
+    bindir = bindir or find_bindir()
     if bindir is None:
         raise Unavailable("no server binaries (initdb, pg_ctl, postgres) on PATH or in /usr/lib/postgresql/*/bin")
     prefix = _as_server_user()
@@ -125,6 +207,12 @@ def start(durable: bool = False) -> Server:
         except KeyError:
             raise Unavailable(f"running as root, and there is no {SERVER_USER} user to run the server as") from None
     root = Path(tempfile.mkdtemp(prefix="tokapg-", dir="/tmp"))
+    if prefix and bindir == pgserver_bindir() and not _reachable(prefix, bindir):
+        try:
+            bindir = _copy_of_pgserver(bindir, root, owner)
+        except OSError as error:
+            shutil.rmtree(root, ignore_errors=True)
+            raise Unavailable(f"copying pgserver's server for the {SERVER_USER} user failed: {error}") from None
     watchdog = _start_watchdog(root, bindir)
     data, log, port = root / "data", root / "server.log", _free_port()
     # fsync, synchronous_commit and full_page_writes off: a crash may lose or corrupt the data, which
@@ -233,6 +321,15 @@ def with_dbname(url: str, dbname: str) -> str:
 
         return make_conninfo(url, dbname=dbname)
     return urllib.parse.urlsplit(url)._replace(path="/" + urllib.parse.quote(dbname, safe="")).geturl()
+
+
+def offers_pgvector(url: str) -> bool:
+    """Whether the server at ``url`` has the pgvector extension to create."""
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=30) as conn:
+        found = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    return found is not None
 
 
 @contextmanager

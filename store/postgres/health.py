@@ -47,6 +47,9 @@ TABLE_RIGHTS: dict[str, tuple[str, ...]] = {
     # DELETE: the idempotency records of appends a day old are dropped.
     "append_batches": ("SELECT", "INSERT", "DELETE"),
     "toka_migrations": ("SELECT",),
+    # Semantic recall's (store/postgres/vectors.py): made on its first use, not by a step, so a
+    # database may lack it; when there, DELETE empties it for a new model.
+    "vectors": ("SELECT", "INSERT", "DELETE"),
 }
 # What applying the schema steps takes besides: making tables in the schema, recording each step.
 MIGRATION_SCHEMA_RIGHTS = ("CREATE",)

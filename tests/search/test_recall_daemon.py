@@ -5,8 +5,10 @@ each hit says what matched, and doctor, rebuild and a change of model do what do
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import postgres_server
 import pytest
 from daemons import Spawned, Spawner, wait_for
 from typer.testing import CliRunner, Result
@@ -171,10 +173,56 @@ def test_a_model_that_cannot_load_is_a_problem_doctor_names(
     assert check["status"] == "problem" and check["detail"].startswith("semantic recall cannot run: ")
 
 
-def test_on_postgresql_without_pgvector_semantic_recall_says_what_to_install(
+def test_on_postgresql_with_pgvector_a_question_is_answered_as_on_sqlite(
     spawn: Spawner, postgres_database: str
 ) -> None:
+    if not postgres_server.offers_pgvector(postgres_database):
+        pytest.skip("the run's PostgreSQL server has no pgvector")
+    on_sqlite = spawn()
+    with seeded(on_sqlite) as client:
+        expected = client.call("search", query=QUESTION, semantic=True)["hits"]
+    assert on_sqlite.stop() == 0
     daemon = spawn(env={"TOKA_BACKEND": "postgres", "TOKA_STORE_URL": postgres_database})
+    with seeded(daemon) as client:
+        assert client.call("recall.status")["method"] == "pgvector"
+        found = client.call("search", query=QUESTION, semantic=True)["hits"]
+        assert [(hit["seq"], hit["kind"], hit["matched"]) for hit in found] == [
+            (hit["seq"], hit["kind"], hit["matched"]) for hit in expected
+        ]
+        assert [hit["similarity"] for hit in found] == pytest.approx([hit["similarity"] for hit in expected], abs=1e-5)
+        assert hits(client, QUESTION)[0] == (1, "note.decision", "meaning")  # hybrid
+        assert hits(client, "job queue")[0] == (1, "note.decision", "both")
+    result = invoke("search", QUESTION, "--semantic", "--limit", "1")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1].split()[:1] == ["1"] and " meaning " in result.stdout
+
+
+@pytest.fixture
+def database_without_pgvector(postgres_url: str) -> Iterator[str]:
+    """A database on a server without pgvector: the run's when it has none, else a server of this
+    test's own from an installed one that has none (Debian's, when the run's is pgserver's)."""
+    if not postgres_server.offers_pgvector(postgres_url):
+        with postgres_server.database(postgres_url) as url:
+            yield url
+        return
+    bindir = postgres_server.bindir_without_pgvector()
+    if bindir is None:
+        pytest.skip("every PostgreSQL server installed here has pgvector")
+    try:
+        server = postgres_server.start(bindir=bindir)
+    except postgres_server.Unavailable as error:
+        pytest.fail(f"the server of {bindir}, which has no pgvector, does not start: {error}", pytrace=False)
+    try:
+        with postgres_server.database(server.url) as url:
+            yield url
+    finally:
+        postgres_server.stop(server)
+
+
+def test_on_postgresql_without_pgvector_semantic_recall_says_what_to_install(
+    spawn: Spawner, database_without_pgvector: str
+) -> None:
+    daemon = spawn(env={"TOKA_BACKEND": "postgres", "TOKA_STORE_URL": database_without_pgvector})
     with daemon.client() as client:
 
         def answered() -> dict[str, Any] | None:
@@ -182,8 +230,6 @@ def test_on_postgresql_without_pgvector_semantic_recall_says_what_to_install(
             return found if found["problem"] or found["embedded"] is not None else None
 
         status = wait_for(answered, "the index answers")
-        if status["problem"] is None:
-            pytest.skip("the server has pgvector: the same answers as SQLite's are tested in test_recall_store.py")
         assert status["problem"] == "the PostgreSQL server has no pgvector extension, which semantic recall needs"
         assert status["hint"].startswith("install pgvector on the PostgreSQL server (Debian, Ubuntu: apt install")
         assert status["problem_in"] == "index"

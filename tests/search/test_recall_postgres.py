@@ -1,0 +1,136 @@
+"""Semantic recall on PostgreSQL for a role that is not a superuser (docs/recall.md, "Where the
+vectors are"): told what a superuser or the database's owner runs when it may not make pgvector's
+extension or the table of vectors, and storing and searching once they have; doctor's view of that
+table. On the run's server, when it has pgvector."""
+
+from __future__ import annotations
+
+import secrets
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import postgres_server
+import psycopg
+import pytest
+from psycopg import sql
+from test_recall_store import seeded, unit
+
+from store.errors import UsageError
+from store.postgres.health import MissingRights, inspect_postgres
+from store.postgres.store import PostgresStore
+from store.postgres.vectors import TABLE
+from store.search import SearchQuery
+from store.vectors import VectorState
+
+
+def execute(url: str, *statements: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def as_user(url: str, user: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return parts._replace(netloc=f"{user}@{parts.netloc.rsplit('@', 1)[-1]}").geturl()
+
+
+def database_of(url: str) -> str:
+    return urllib.parse.unquote(urllib.parse.urlsplit(url).path.lstrip("/"))
+
+
+@pytest.fixture
+def database(postgres_database: str) -> str:
+    """The test's database, on a server with pgvector; its URL logs in as a superuser, its owner."""
+    if not postgres_server.offers_pgvector(postgres_database):
+        pytest.skip("the run's PostgreSQL server has no pgvector")
+    return postgres_database
+
+
+@contextmanager
+def user_role(database: str) -> Iterator[str]:
+    """A login role that may read and write the tables there are in ``database`` but create
+    nothing, as an administrator would set one up for a daemon; dropped afterwards."""
+    name = "toka_r_" + secrets.token_hex(6)
+    execute(
+        database,
+        f"CREATE ROLE {name} LOGIN",
+        f"GRANT USAGE ON SCHEMA public TO {name}",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}",
+    )
+    try:
+        yield name
+    finally:
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
+
+
+async def test_a_role_that_may_not_create_the_extension_or_the_table_is_told_what_to_run(database: str) -> None:
+    owner = await PostgresStore.open(database)  # toka's tables, made by the owner
+    name = database_of(database)
+    try:
+        with user_role(database) as role:
+            store = await PostgresStore.open(as_user(database, role))
+            try:
+                with pytest.raises(UsageError) as raised:
+                    await store.vectors().state()
+                assert raised.value.message == (
+                    f"the role {role} may not create the pgvector extension in database {name},"
+                    " which semantic recall needs"
+                )
+                assert raised.value.hint == (
+                    f"a superuser runs `CREATE EXTENSION vector` in database {name} once, then `toka daemon"
+                    " restart`; or set recall.semantic = false"
+                )
+                execute(database, "CREATE EXTENSION vector")
+                with pytest.raises(UsageError) as raised:
+                    await store.vectors().state()
+                assert raised.value.message == (
+                    f"the role {role} may not create the table of semantic recall's vectors in database {name}"
+                )
+                assert raised.value.hint == (
+                    f"the database's owner runs `{TABLE}` and `GRANT SELECT, INSERT, DELETE ON vectors TO {role}`,"
+                    " then `toka daemon restart`; or set recall.semantic = false"
+                )
+            finally:
+                await store.close()
+    finally:
+        await owner.close()
+
+
+async def test_a_role_given_the_extension_and_the_table_stores_and_searches_vectors(database: str) -> None:
+    owner = await PostgresStore.open(database)
+    try:
+        with user_role(database) as role:
+            # What the two hints above say to run, and nothing more.
+            execute(database, "CREATE EXTENSION vector", TABLE, f"GRANT SELECT, INSERT, DELETE ON vectors TO {role}")
+            store = await PostgresStore.open(as_user(database, role))
+            try:
+                index = await seeded(store)
+                assert await index.state() == VectorState("test-model", 4, 3)
+                hits = await index.nearest(unit(1, 0.2, 0), SearchQuery("", limit=3))
+                assert [hit.seq for hit in hits] == [1, 2, 3]
+                await index.clear("another-model")
+                assert await index.state() == VectorState("another-model", 0, 0)
+            finally:
+                await store.close()
+    finally:
+        await owner.close()
+
+
+async def test_doctor_counts_the_vectors_as_tokas_and_names_the_rights_on_them_a_role_lacks(database: str) -> None:
+    owner = await PostgresStore.open(database)
+    try:
+        with user_role(database) as role:
+            execute(database, "CREATE EXTENSION vector", TABLE)  # after the role's grants: none on it
+            as_role = as_user(database, role)
+            assert inspect_postgres(database).other_tables == ()
+            grant = f"GRANT SELECT, INSERT, DELETE ON vectors TO {role}"
+            assert inspect_postgres(as_role).missing == (
+                MissingRights("table", "vectors", ("SELECT", "INSERT", "DELETE"), grant),
+            )
+            execute(database, grant)
+            assert inspect_postgres(as_role).missing == ()
+    finally:
+        await owner.close()
