@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,19 +167,40 @@ def throughput(model: str) -> dict[str, Any]:
     return found
 
 
+@contextlib.contextmanager
+def daemon_homes(configs: dict[str, str]) -> Iterator[dict[str, Path]]:
+    """A temporary TOKA_HOME per name, with its config.toml (following no agent's folders); the
+    daemons started in them are stopped and the homes removed at the end."""
+    homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in configs}
+    for name, home in homes.items():
+        (home / "config.toml").write_text(NOT_WATCHING + configs[name])
+    try:
+        yield homes
+    finally:
+        for home in homes.values():
+            subprocess.run(
+                [str(TOKA), "daemon", "stop"],
+                env={**os.environ, "TOKA_HOME": str(home)},
+                check=False,
+                capture_output=True,
+            )
+        for home in homes.values():
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def recall_config(model: str, semantic: bool) -> str:
+    return f'[recall]\nsemantic = {str(semantic).lower()}\nembedding_model = "{model}"\n'
+
+
 def ingest(events: int, rounds: int, model: str, on_config: str = "", control: bool = False) -> dict[str, Any]:
     from daemon.client.sync import Client
     from daemon.paths import resolve_paths
 
-    homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("on", "off")}
-    for name, home in homes.items():
-        semantic = "true" if name == "on" and not control else "false"
-        settings = f'{NOT_WATCHING}[recall]\nsemantic = {semantic}\nembedding_model = "{model}"\n'
-        (home / "config.toml").write_text(settings + (on_config if name == "on" else ""))
+    configs = {"on": recall_config(model, not control) + on_config, "off": recall_config(model, False)}
     times: dict[str, list[float]] = {"on": [], "off": []}
     caught_up: list[float] = []
     body = texts(events, seed=11)
-    try:
+    with daemon_homes(configs) as homes:
         for round_ in range(rounds):
             for name in ("off", "on") if round_ % 2 else ("on", "off"):
                 os.environ["TOKA_HOME"] = str(homes[name])
@@ -195,16 +218,6 @@ def ingest(events: int, rounds: int, model: str, on_config: str = "", control: b
                         while client.call("recall.status")["behind"] != 0:
                             time.sleep(0.02)
                         caught_up.append(time.perf_counter() - done)
-    finally:
-        for home in homes.values():
-            subprocess.run(
-                [str(TOKA), "daemon", "stop"],
-                env={**os.environ, "TOKA_HOME": str(home)},
-                check=False,
-                capture_output=True,
-            )
-        for home in homes.values():
-            shutil.rmtree(home, ignore_errors=True)
     on, off = statistics.median(times["on"]), statistics.median(times["off"])
     return {
         "events_per_round": events,
@@ -224,15 +237,9 @@ def busy(events: int, rounds: int, model: str, backlog: int) -> dict[str, Any]:
     from daemon.client.sync import Client
     from daemon.paths import resolve_paths
 
-    homes = {name: Path(tempfile.mkdtemp(prefix=f"tkrec-{name}-")) for name in ("busy", "off")}
-    for name, home in homes.items():
-        semantic = "true" if name == "busy" else "false"
-        (home / "config.toml").write_text(
-            f'{NOT_WATCHING}[recall]\nsemantic = {semantic}\nembedding_model = "{model}"\n'
-        )
     times: dict[str, list[float]] = {"busy": [], "off": []}
     left: list[int] = []
-    try:
+    with daemon_homes({"busy": recall_config(model, True), "off": recall_config(model, False)}) as homes:
         os.environ["TOKA_HOME"] = str(homes["off"])
         with Client(resolve_paths()) as client:  # started before the rounds, as the other
             client.call("status")
@@ -255,16 +262,6 @@ def busy(events: int, rounds: int, model: str, backlog: int) -> dict[str, Any]:
                     times[name].append(time.perf_counter() - started)
                     if name == "busy":
                         left.append(backlog - client.call("recall.status")["embedded"])
-    finally:
-        for home in homes.values():
-            subprocess.run(
-                [str(TOKA), "daemon", "stop"],
-                env={**os.environ, "TOKA_HOME": str(home)},
-                check=False,
-                capture_output=True,
-            )
-        for home in homes.values():
-            shutil.rmtree(home, ignore_errors=True)
     on, off = statistics.median(times["busy"]), statistics.median(times["off"])
     return {
         "single_appends_per_round": events,
