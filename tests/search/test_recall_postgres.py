@@ -5,15 +5,13 @@ table. On the run's server, when it has pgvector."""
 
 from __future__ import annotations
 
-import secrets
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import postgres_server
-import psycopg
+import postgres_support
 import pytest
-from psycopg import sql
+from postgres_support import as_user, database_of, execute
 from test_recall_store import seeded, unit
 
 from store.errors import UsageError
@@ -22,21 +20,6 @@ from store.postgres.store import PostgresStore
 from store.postgres.vectors import TABLE
 from store.search import SearchQuery
 from store.vectors import VectorState
-
-
-def execute(url: str, *statements: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement)
-
-
-def as_user(url: str, user: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    return parts._replace(netloc=f"{user}@{parts.netloc.rsplit('@', 1)[-1]}").geturl()
-
-
-def database_of(url: str) -> str:
-    return urllib.parse.unquote(urllib.parse.urlsplit(url).path.lstrip("/"))
 
 
 @pytest.fixture
@@ -51,19 +34,12 @@ def database(postgres_database: str) -> str:
 def user_role(database: str) -> Iterator[str]:
     """A login role that may read and write the tables there are in ``database`` but create
     nothing, as an administrator would set one up for a daemon; dropped afterwards."""
-    name = "toka_r_" + secrets.token_hex(6)
-    execute(
+    with postgres_support.role(
         database,
-        f"CREATE ROLE {name} LOGIN",
-        f"GRANT USAGE ON SCHEMA public TO {name}",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}",
-    )
-    try:
+        "GRANT USAGE ON SCHEMA public TO {role}",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+    ) as name:
         yield name
-    finally:
-        with psycopg.connect(database, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(name)))
-            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
 
 
 async def test_a_role_that_may_not_create_the_extension_or_the_table_is_told_what_to_run(database: str) -> None:
