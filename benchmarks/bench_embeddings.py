@@ -53,11 +53,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from daemon.recall.model import BLAS_THREADS  # noqa: E402
+from daemon.recall.model import embedder_environment  # noqa: E402
 from daemon.recall.settings import DEFAULT_MODEL  # noqa: E402
 
-for _variable in BLAS_THREADS:  # as the daemon runs numpy: one BLAS thread (daemon/recall/model.py)
-    os.environ.setdefault(_variable, "1")
+embedder_environment()  # as the daemon runs numpy and the tokenizers: one thread each
 TOKA = Path(sys.executable).parent / "toka"
 VOCABULARY = [
     "queue",

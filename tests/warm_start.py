@@ -141,7 +141,9 @@ def launch_autostarted(env: dict[str, str], log: BinaryIO) -> WarmProcess:
 
 
 def serve() -> None:
-    _embedder_environment()
+    from daemon.recall.model import embedder_environment
+
+    embedder_environment()
     for name in PRELOAD:
         __import__(name)
     # The tests' model as well, which every daemon's embedder loads at start (0.2 s of CPU): the
@@ -164,16 +166,6 @@ def serve() -> None:
             answer = {"code": _wait(exited, request["wait"], request["timeout"])}
         answers.write(json.dumps(answer).encode() + b"\n")
         answers.flush()
-
-
-def _embedder_environment() -> None:
-    """What the embedder's loader sets before it first imports numpy and the tokenizers: one BLAS
-    thread and no tokenizer pool (daemon/recall/model.py)."""
-    from daemon.recall.model import BLAS_THREADS, TOKENIZER_THREADS
-
-    for variable in BLAS_THREADS:
-        os.environ.setdefault(variable, "1")
-    os.environ.setdefault(TOKENIZER_THREADS, "false")
 
 
 def _wait(exited: dict[int, int], pid: int, timeout: float | None) -> int | None:
@@ -209,7 +201,9 @@ def _fork(spec: dict[str, Any]) -> int:
             os.setsid()
         os.environ.clear()
         os.environ.update(spec["env"])
-        _embedder_environment()  # the model is loaded already, so its loader will not set these
+        from daemon.recall.model import embedder_environment
+
+        embedder_environment()  # the model is loaded already, so its loader will not set these
         time.tzset()
         os.chdir(spec["cwd"])
         null = os.open(os.devnull, os.O_RDONLY)

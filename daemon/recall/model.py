@@ -119,6 +119,16 @@ class Embedder:
         return [pack(vector) for vector in self.encode(texts)]
 
 
+def embedder_environment() -> None:
+    """One BLAS thread and no tokenizer pool, unless the environment says otherwise: the daemon's
+    vectors are a query and a few hundred texts at a time, which a pool of threads (one per core,
+    spinning after each call) only makes compete with the daemon's own threads. Read when numpy
+    and the tokenizers are first used, so set before: :func:`load_embedder` does."""
+    for variable in BLAS_THREADS:
+        os.environ.setdefault(variable, "1")
+    os.environ.setdefault(TOKENIZER_THREADS, "false")
+
+
 @functools.cache
 def load_embedder(model: str, model_dir: str = "") -> Embedder:
     """The model ``recall.embedding_model`` names, from the files of its packages (a WordLlama
@@ -128,12 +138,7 @@ def load_embedder(model: str, model_dir: str = "") -> Embedder:
     ConfigError (with the install or the setting to fix) when a package is not installed, the name
     is not one toka reads, or the files are not there.
     """
-    # One BLAS thread: the daemon's vectors are a query and a few hundred texts at a time, which a
-    # pool of BLAS threads (one per core, spinning after each call) only makes compete with the
-    # daemon's own threads. Read when numpy is first imported, which is here.
-    for variable in BLAS_THREADS:
-        os.environ.setdefault(variable, "1")
-    os.environ.setdefault(TOKENIZER_THREADS, "false")
+    embedder_environment()
     parts = [part.strip() for part in model.split("+")]
     if len(parts) > 2 or not all(parts):
         raise ConfigError(f"recall.embedding_model {model!r} is not a model toka can load", MODEL_HINT)
