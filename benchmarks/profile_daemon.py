@@ -6,7 +6,7 @@ the event loop and one more on each connection thread (the store functions it ru
 wrapped), drives the chosen workload from other processes, stops the daemon with SIGTERM and
 prints the top functions of each thread by own time.
 
-    python benchmarks/profile_daemon.py batched|concurrent|sequential|replay|import [--top 25] [--postgres]
+    python benchmarks/profile_daemon.py batched|concurrent|sequential|pipelined|replay|import [--top 25] [--postgres]
 
 ``--postgres`` runs the daemon on a throw-away PostgreSQL server (tests/postgres_server.py, its
 default durability) instead of SQLite; the PostgreSQL backend works on the event loop only.
@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # With TOKA_PROFILE_CPU=1 each function is charged the CPU time of its thread, not the wall time:
 # a socket send that wakes the client and loses the core to it then costs what it costs.
 TIMER = (time.thread_time,) if os.environ.get("TOKA_PROFILE_CPU") == "1" else ()
+PIPELINE = 32  # requests in flight for the pipelined workload, as bench_peers.py
 
 
 def serve(out_dir: str) -> None:
@@ -104,7 +105,7 @@ def drive(workload: str, top: int, events: int, postgres: bool, save: str | None
         server = postgres_server.start(durable=True)
         settings = bench_postgres.postgres_settings(bench_postgres.fresh_database(server.url, "profiled"))
     try:
-        home = bench.Home(work, "home")
+        home = bench.Home(work, "home", embeddings=False)
         sizes = bench.Sizes(events, 1, max(1, events // bench.CLIENTS), events, 50, events, 1, 10_000, 50)
         if workload == "replay":
             bench.build_log(home, "big", events)
@@ -125,6 +126,15 @@ def drive(workload: str, top: int, events: int, postgres: bool, save: str | None
                 with daemon.client() as client:
                     for i in range(events):
                         client.call("events.append", events=[bench.event_dict("seq", i)])
+            elif workload == "pipelined":
+                with daemon.client() as client:  # as bench_peers.py's pipelined writer
+                    pending: list[int] = []
+                    for i in range(events):
+                        pending.append(client.submit("events.append", events=[bench.event_dict("pipe", i)]))
+                        if len(pending) >= PIPELINE:
+                            client.result(pending.pop(0))
+                    for request_id in pending:
+                        client.result(request_id)
             elif workload == "concurrent":
                 import multiprocessing as mp
 
@@ -166,13 +176,13 @@ def drive(workload: str, top: int, events: int, postgres: bool, save: str | None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workload", choices=["batched", "concurrent", "sequential", "replay", "import"])
+    parser.add_argument("workload", choices=["batched", "concurrent", "sequential", "pipelined", "replay", "import"])
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--events", type=int, help="events to send (default depends on workload)")
     parser.add_argument("--postgres", action="store_true", help="the daemon on a throw-away PostgreSQL server")
     parser.add_argument("--save", help="a folder to keep the profiles in")
     args = parser.parse_args()
-    default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "replay": 200_000, "import": 6}
+    default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "pipelined": 10_000, "replay": 200_000, "import": 6}
     drive(args.workload, args.top, args.events or default[args.workload], args.postgres, args.save)
 
 

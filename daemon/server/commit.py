@@ -5,7 +5,12 @@ writes them in one store call (one transaction, one fsync); requests that arrive
 form the next group. No timer is involved: a lone writer pays for one commit and no waiting,
 many concurrent writers share commits. A request that finds nothing queued and nothing being
 written commits in its own task, without waking the committer's (two turns of the event loop
-fewer for a lone writer); requests that arrive meanwhile queue for the committer as before.
+fewer for a lone writer); requests that arrive meanwhile queue for the committer as before. A
+request whose client has sent more appends behind it (``followed``, set by the connection that
+read them: daemon/server/serving.py) always queues, so that the ones behind it, decoded in the
+same turn of the event loop, share its commit instead of each committing alone; so does one
+that finds other callbacks waiting in the event loop's turn (other connections' requests read
+in the same wake-up).
 A request is answered only after its group committed.
 If a group fails, its requests are retried one by one, so one bad request fails alone. Whatever
 handing committed events over raises (daemon/server/projections.py skips what a projection cannot
@@ -19,6 +24,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 
 from daemon.component import Component
 from store.base import AppendResult, EventStore
@@ -30,6 +36,9 @@ log = logging.getLogger("toka.daemon")
 # Upper bound on the events one transaction takes, so that one huge group cannot hold the write
 # lock for long while other appends wait.
 MAX_GROUP_EVENTS = 20_000
+
+# Set in the context of an append whose client has sent more appends behind it.
+followed: ContextVar[bool] = ContextVar("followed", default=False)
 
 Pending = tuple[list[NewEvent], "asyncio.Future[list[AppendResult]]"]
 # Given the events whose keys the log already held, each with the event holding it: the events
@@ -64,7 +73,7 @@ class GroupCommitter(Component):
         if self._closing:
             raise Busy("the daemon is shutting down", "retry once it has restarted")
         future: asyncio.Future[list[AppendResult]] = asyncio.get_running_loop().create_future()
-        if not self._pending and not self._writing.locked():
+        if not self._pending and not self._writing.locked() and not followed.get() and not _others_runnable():
             # Nothing to group with: written here. The lock is free, so taking it does not yield,
             # and requests that come while this one is written queue for the committer.
             async with self._writing, self._turn or contextlib.nullcontext():
@@ -108,7 +117,7 @@ class GroupCommitter(Component):
     async def _commit(self, group: list[Pending]) -> None:
         batch = [e for events, _ in group for e in events]
         try:
-            results = await self._store.append(batch, alone=len(group) == 1 and not self._pending)
+            results = await self._store.append(batch, alone=not self._pending)
         except Exception as exc:
             if len(group) > 1:
                 # Whatever failed (bad input the store let through, or a bug), it may be one
@@ -154,6 +163,15 @@ class GroupCommitter(Component):
         except Exception:
             log.exception("amending %d events already held failed", len(held))
             return []
+
+
+def _others_runnable() -> bool:
+    """Whether other callbacks wait in this turn of the event loop: the tasks of other
+    connections whose requests were read in the same wake-up, likely appends themselves. An
+    append then queues for the committer, which runs after them, and they share its commit.
+    CPython's event loop keeps them in ``_ready``, which is not public: a loop without it
+    commits lone appends at once, as before."""
+    return bool(getattr(asyncio.get_running_loop(), "_ready", None))
 
 
 def _settle(future: asyncio.Future[list[AppendResult]], exc: BaseException) -> None:

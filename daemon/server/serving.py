@@ -5,9 +5,12 @@ owes them for a clean shutdown (who is connected, what is being answered, which 
 Requests are answered inline, on their connection's task: one event-loop turn less each. Appends
 whose client has sent more behind them are the exception: while such an append commits, the
 connection's next request is read and decoded, and when it is an append too it is handed to the
-group committer at once (up to ``APPENDS_IN_FLIGHT`` per connection). A client that sends appends
-without waiting for each answer (``toka import``) keeps the writer busy while the daemon decodes
-what comes next, and one writer is not bound by round trips. Every other request waits until the appends before it are
+group committer at once (up to ``APPENDS_IN_FLIGHT`` per connection, holding at most
+``APPEND_BYTES_IN_FLIGHT`` of request lines). Those appends queue for the committer rather than
+commit one by one (daemon/server/commit.py, ``followed``): the requests already read share one
+commit. A client that sends appends without waiting for each answer (``toka import``, a
+pipelined writer) keeps the writer busy while the daemon decodes what comes next, and one
+writer is not bound by round trips. Every other request waits until the appends before it are
 answered, so it sees them; answers go out in request order.
 """
 
@@ -25,6 +28,7 @@ from daemon.protocol import encode, error_message
 from daemon.rpc.registry import Call, Op, progress_sender, wants_progress
 from daemon.rpc.wire import RawJson
 from daemon.server.catalog import REGISTRY
+from daemon.server.commit import followed
 from daemon.server.connection import ClientProtocol, Gate, LineReader, RefusedLine, read_size
 from store.errors import Busy, TokaError, UsageError
 from store.requester import RequestAbandoned, requester_gone
@@ -32,8 +36,11 @@ from store.requester import RequestAbandoned, requester_gone
 log = logging.getLogger("toka.daemon")
 
 # Appends one connection may have committing while its next requests are read: each holds its
-# decoded request (at most daemon.max_line_bytes of JSON) until it is answered.
-APPENDS_IN_FLIGHT = 4
+# decoded request until it is answered, so their lines' bytes are bounded too (one line of
+# daemon.max_line_bytes is always let through). A client with 32 single-event requests in flight
+# then has them committed in groups of up to 32.
+APPENDS_IN_FLIGHT = 32
+APPEND_BYTES_IN_FLIGHT = 4 * 1024 * 1024
 _STREAMED = object()  # what a streaming op returns: its lines are its answer
 
 
@@ -66,16 +73,23 @@ class Connections:
         if isinstance(protocol, ClientProtocol):  # reads asked for a client that hung up are skipped
             protocol.hung_up = closed.set
             requester_gone.set(closed.is_set)  # in this connection's task only
-        appending: deque[asyncio.Task[None]] = deque()  # appends being committed, in request order
+        appending: deque[tuple[asyncio.Task[None], int]] = deque()  # appends being committed, and their lines' sizes
+        held = 0  # bytes of the lines of the appends in flight
 
         async def send(message: dict[str, Any] | bytes) -> None:
             writer.write(message if isinstance(message, bytes) else encode(message))
             await writer.drain()
 
+        async def oldest_answered() -> None:
+            nonlocal held
+            task, size = appending.popleft()
+            held -= size
+            await task
+
         async def answered() -> None:
             """Every append before this point answered."""
             while appending:
-                await appending.popleft()
+                await oldest_answered()
 
         try:
             while not self._stopping():
@@ -102,13 +116,16 @@ class Connections:
                         and (appending or lines.more_sent())
                         and not self._stopping()
                     ):
-                        if len(appending) >= APPENDS_IN_FLIGHT:
-                            await appending.popleft()
-                        previous = appending[-1] if appending else None
+                        while appending and (
+                            len(appending) >= APPENDS_IN_FLIGHT or held + len(line) > APPEND_BYTES_IN_FLIGHT
+                        ):
+                            await oldest_answered()
+                        previous = appending[-1][0] if appending else None
                         self._begin()  # now, not when the task first runs: shutdown waits for it
                         task = asyncio.create_task(self._pipelined(asked, writer, send, previous))
                         task.add_done_callback(lambda _: self._end())
-                        appending.append(task)
+                        appending.append((task, len(line)))
+                        held += len(line)
                         continue
                     await answered()
                     await self._answer(asked, writer, send, lines)
@@ -120,7 +137,7 @@ class Connections:
         except ConnectionError:
             pass
         finally:
-            for task in appending:  # the client has gone: what it asked to append commits all the same
+            for task, _ in appending:  # the client has gone: what it asked to append commits all the same
                 task.add_done_callback(_retrieved)
             lines.close()
             self.clients -= 1
@@ -171,6 +188,7 @@ class Connections:
         self, asked: Asked, writer: asyncio.StreamWriter, send: Any, previous: asyncio.Task[None] | None
     ) -> None:
         """An append answered once it has committed and the appends before it are answered."""
+        followed.set(True)  # in this task's context: it queues for a group with those behind it
         outcome = await self._run(asked)
         if previous is not None:
             await previous

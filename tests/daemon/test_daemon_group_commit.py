@@ -78,23 +78,48 @@ def test_concurrent_appends_are_all_acknowledged_and_share_commits(daemon: Spawn
     assert 0 < status["commits"] < total, status
 
 
-def test_pipelined_appends_on_one_connection_are_answered_in_order(daemon: Spawned) -> None:
+def _appends(count: int, pad: int = 0) -> bytes:
+    """``count`` append requests of one event each, as one client sends them without waiting."""
+    return b"".join(
+        json.dumps(
+            {
+                "id": n,
+                "op": "events.append",
+                "args": {"event": {"session": "pipe", "kind": "k", "payload": {"n": n, "pad": "x" * pad}}},
+            }
+        ).encode()
+        + b"\n"
+        for n in range(count)
+    )
+
+
+def test_pipelined_appends_on_one_connection_are_answered_in_order_and_share_commits(daemon: Spawned) -> None:
+    with daemon.client() as client:
+        commits_before = client.call("status")["commits"]
     with RawConnection(daemon.paths) as conn:
-        lines = b"".join(
-            json.dumps(
-                {
-                    "id": n,
-                    "op": "events.append",
-                    "args": {"event": {"session": "pipe", "kind": "k", "payload": {"n": n}}},
-                }
-            ).encode()
-            + b"\n"
-            for n in range(300)
-        )
-        conn.send(lines)
+        conn.send(_appends(300))
         answers = [conn.read() for _ in range(300)]
     assert [a["id"] for a in answers] == list(range(300))
     assert [a["result"]["events"][0]["seq"] for a in answers] == list(range(1, 301))
+    with daemon.client() as client:
+        commits = client.call("status")["commits"] - commits_before
+    # Read together, they are committed together: groups of up to APPENDS_IN_FLIGHT, not one
+    # commit each. (When the daemon reads them in pieces, a group is what one read held.)
+    assert 0 < commits <= 300 // 8, commits
+
+
+def test_pipelined_appends_of_large_lines_are_held_within_the_bytes_bound(daemon: Spawned) -> None:
+    # 12 lines of about 700 KB: past APPEND_BYTES_IN_FLIGHT (4 MiB) after 5 of them, so the
+    # connection waits for the oldest before it decodes more; all are answered, in order.
+    with RawConnection(daemon.paths) as conn:
+        conn.send(_appends(12, pad=700_000))
+        answers = [conn.read() for _ in range(12)]
+    assert [a["id"] for a in answers] == list(range(12))
+    assert all(a["ok"] for a in answers), [a for a in answers if not a["ok"]]
+    with daemon.client() as client:
+        stored = [e["payload"]["n"] for e in client.iter_events(session="pipe")]
+        assert stored == list(range(12))
+        assert client.call("verify")["ok"] is True
 
 
 def test_one_bad_event_does_not_fail_the_appends_committed_with_it(daemon: Spawned) -> None:
