@@ -34,7 +34,7 @@ TARGET_US = 100.0
 
 
 def one_round(root: Path, number: int, events: int, warm: int) -> dict[str, float]:
-    home = Home(root, f"r{number}")
+    home = Home(root, f"r{number}", embeddings=False)
     with DaemonProcess(home) as daemon, daemon.client() as client:
         for i in range(warm):
             client.call("events.append", events=[event_dict("warm", i)])

@@ -277,17 +277,21 @@ def raw_insert(db: sqlite3.Connection, rows: list[RawRow], per_commit: int, full
 
 
 WATCH_NO_AGENTS = "[watch]\nagents = false\n"
+# The write path's benchmarks run without semantic recall: its embedder works behind the commit
+# on a thread of its own, 10 nicer, and what it costs, and takes from appends, is measured by
+# bench_embeddings.py. Counted here, it would be most of a daemon's CPU per event.
+NO_EMBEDDINGS = "[recall]\nsemantic = false\n"
 
 
 class Home:
     """A TOKA_HOME (short path under /tmp: socket paths are limited to 107 bytes)."""
 
-    def __init__(self, root: Path, name: str) -> None:
+    def __init__(self, root: Path, name: str, embeddings: bool = True) -> None:
         self.root = root / name
         self.root.mkdir(parents=True, exist_ok=True)
         self.paths = Paths(self.root, self.root, self.root / "run")
         # Its daemons follow no agent's folders: the machine's own history would weigh on what is measured.
-        self.paths.config_file.write_text(WATCH_NO_AGENTS)
+        self.paths.config_file.write_text(WATCH_NO_AGENTS + ("" if embeddings else NO_EMBEDDINGS))
 
     @property
     def database(self) -> Path:
@@ -400,7 +404,7 @@ def bench_ingest(work: Path, sizes: Sizes) -> dict[str, Any]:
     plans = {"same": raw_plan(rows, BATCH, False), "full": raw_plan(rows, BATCH, True)}
     dbs = {"same": db_same, "full": db_full}
     events = [event_dict("ingest", i) for i in range(sizes.ingest_events)]
-    home = Home(work, "ingest")
+    home = Home(work, "ingest", embeddings=False)
     per_round = INGEST_ROUND // BATCH
     times: dict[str, list[float]] = {"same": [], "full": [], "daemon": []}
     loads = [load_average()]
@@ -474,7 +478,7 @@ def _concurrent_worker(home_root: str, index: int, count: int, barrier: Any, res
 def concurrent_once(work: Path, sizes: Sizes, rep: int) -> dict[str, Any]:
     """Aggregate rate of CLIENTS processes, each appending one event per request, started
     together on a barrier; the clock runs from the first start to the last finish."""
-    home = Home(work, f"concurrent{rep}")
+    home = Home(work, f"concurrent{rep}", embeddings=False)
     ctx = mp.get_context("spawn")
     with DaemonProcess(home) as daemon:
         barrier = ctx.Barrier(CLIENTS)
@@ -575,7 +579,7 @@ def bench_latency(work: Path, sizes: Sizes) -> dict[str, list[float]]:
 
     echo_path = str(work / "echo.sock")
     server = start_echo_server(echo_path)
-    home = Home(work, "latency")
+    home = Home(work, "latency", embeddings=False)
     db = raw_schema(work / "raw-commit.db")
     raw_insert(db, sealed_rows("warmup", 0, 1_000, 1), BATCH)
     out: dict[str, list[float]] = {"echo": [], "commit": [], "daemon": []}
@@ -927,8 +931,8 @@ def run(sizes: Sizes, work: Path, skip_daemon_replay: bool, sections: set[str] =
         rows += latency_rows(work, sizes)
     if "replay" not in sections:
         return rows
-    big = Home(work, "big")
-    small = Home(work, "small")
+    big = Home(work, "big", embeddings=False)
+    small = Home(work, "small", embeddings=False)
     log(f"building a {sizes.replay_events:,}-event session via SqliteStore.append({BUILD_BATCH})")
     built = build_log(big, "big", sizes.replay_events)
     ref_rate = next((r.data["events_per_s"] for r in rows if r.name.startswith("L:")), None)

@@ -126,7 +126,7 @@ def import_once(path: Path, work: Path, name: str, tree: str | None = None) -> t
     request, which waits for them in every version, as ``--wait`` does). ``tree``: the source
     tree the daemon and the command run from (``PYTHONPATH``; run the benchmark from outside any
     tree, so that the current folder does not come first), else this one."""
-    home = Home(work, name)
+    home = Home(work, name, embeddings=False)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOKA_")}
     env["TOKA_HOME"] = str(home.root)
     if tree is not None:

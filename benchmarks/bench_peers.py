@@ -205,7 +205,7 @@ def run(durability: str, sequential: int, per_writer: int, rounds: int) -> dict[
     loads: list[float] = []
     settings = {"TOKA_DURABILITY": durability}
     try:
-        home = Home(work, "seq")
+        home = Home(work, "seq", embeddings=False)
         with DaemonProcess(home, settings=settings):
             writers = {
                 "toka": toka_writer(home.root, durability, "seq"),
@@ -231,7 +231,7 @@ def run(durability: str, sequential: int, per_writer: int, rounds: int) -> dict[
             log(f"{durability}: {WRITERS} writers, round {r + 1}/{rounds} (load {loads[-1]})")
             for peer in PEERS:
                 if peer == "toka":
-                    home = Home(work, f"conc{r}")
+                    home = Home(work, f"conc{r}", embeddings=False)
                     with DaemonProcess(home, settings=settings):
                         rates["concurrent"][peer].append(concurrent_rate(peer, home.root, durability, per_writer))
                 else:
