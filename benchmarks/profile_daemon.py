@@ -182,7 +182,14 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true", help="the daemon on a throw-away PostgreSQL server")
     parser.add_argument("--save", help="a folder to keep the profiles in")
     args = parser.parse_args()
-    default = {"batched": 50_000, "concurrent": 8_000, "sequential": 5_000, "pipelined": 10_000, "replay": 200_000, "import": 6}
+    default = {
+        "batched": 50_000,
+        "concurrent": 8_000,
+        "sequential": 5_000,
+        "pipelined": 10_000,
+        "replay": 200_000,
+        "import": 6,
+    }
     drive(args.workload, args.top, args.events or default[args.workload], args.postgres, args.save)
 
 

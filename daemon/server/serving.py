@@ -10,7 +10,9 @@ group committer at once (up to ``APPENDS_IN_FLIGHT`` per connection, holding at 
 commit one by one (daemon/server/commit.py, ``followed``): the requests already read share one
 commit. A client that sends appends without waiting for each answer (``toka import``, a
 pipelined writer) keeps the writer busy while the daemon decodes what comes next, and one
-writer is not bound by round trips. Every other request waits until the appends before it are
+writer is not bound by round trips. Their answers go out through the connection's
+:class:`Outbox`, in request order, those ready in the same turn of the event loop in one write
+(one system call for a group, not one an answer). Every other request waits until the appends before it are
 answered, so it sees them; answers go out in request order.
 """
 
@@ -73,6 +75,7 @@ class Connections:
         if isinstance(protocol, ClientProtocol):  # reads asked for a client that hung up are skipped
             protocol.hung_up = closed.set
             requester_gone.set(closed.is_set)  # in this connection's task only
+        outbox = Outbox(writer)
         appending: deque[tuple[asyncio.Task[None], int]] = deque()  # appends being committed, and their lines' sizes
         held = 0  # bytes of the lines of the appends in flight
 
@@ -120,9 +123,8 @@ class Connections:
                             len(appending) >= APPENDS_IN_FLIGHT or held + len(line) > APPEND_BYTES_IN_FLIGHT
                         ):
                             await oldest_answered()
-                        previous = appending[-1][0] if appending else None
                         self._begin()  # now, not when the task first runs: shutdown waits for it
-                        task = asyncio.create_task(self._pipelined(asked, writer, send, previous))
+                        task = asyncio.create_task(self._pipelined(asked, outbox, outbox.reserve()))
                         task.add_done_callback(lambda _: self._end())
                         appending.append((task, len(line)))
                         held += len(line)
@@ -184,15 +186,15 @@ class Connections:
         except TokaError as exc:
             return Refused(request_id, exc)
 
-    async def _pipelined(
-        self, asked: Asked, writer: asyncio.StreamWriter, send: Any, previous: asyncio.Task[None] | None
-    ) -> None:
-        """An append answered once it has committed and the appends before it are answered."""
+    async def _pipelined(self, asked: Asked, outbox: Outbox, slot: Slot) -> None:
+        """An append answered once it has committed, after the appends before it."""
         followed.set(True)  # in this task's context: it queues for a group with those behind it
-        outcome = await self._run(asked)
-        if previous is not None:
-            await previous
-        await self._send(outcome, asked.call.request_id, writer, send)
+        line = b""  # what fills the slot if this raises: the answers behind it still go out
+        try:
+            line = _answer_line(await self._run(asked), asked.call.request_id)
+        finally:
+            outbox.fill(slot, line)
+        await outbox.sent(slot)
 
     async def _answer(self, asked: Asked | Refused, writer: asyncio.StreamWriter, send: Any, lines: LineReader) -> None:
         if isinstance(asked, Refused):
@@ -220,14 +222,7 @@ class Connections:
             return TokaError(f"internal error: {exc}", "see `toka daemon logs`")
 
     async def _send(self, outcome: Any, request_id: Any, writer: asyncio.StreamWriter, send: Any) -> None:
-        if isinstance(outcome, TokaError):
-            await send(error_message(request_id, outcome))
-        elif isinstance(outcome, RawJson):
-            head = json.dumps({"id": request_id, "ok": True}, ensure_ascii=False)[:-1]
-            writer.write(f'{head},"result":{outcome.text}}}\n'.encode())
-            await writer.drain()
-        else:
-            await send({"id": request_id, "ok": True, "result": outcome})
+        await send(_answer_line(outcome, request_id))
 
     async def _stream(self, asked: Asked, lines: LineReader) -> None:
         """Run a streaming op until it ends or the client hangs up or sends anything."""
@@ -247,6 +242,69 @@ class Connections:
             watcher.cancel()
             self.streams.discard(call.closed)
         call.closed.set()
+
+
+def _answer_line(outcome: Any, request_id: Any) -> bytes:
+    """The line that answers a request with the handler's result, or with its error."""
+    if isinstance(outcome, TokaError):
+        return encode(error_message(request_id, outcome))
+    if isinstance(outcome, RawJson):
+        head = json.dumps({"id": request_id, "ok": True}, ensure_ascii=False)[:-1]
+        return f'{head},"result":{outcome.text}}}\n'.encode()
+    return encode({"id": request_id, "ok": True, "result": outcome})
+
+
+class Slot:
+    """An answer's place in its connection's :class:`Outbox`: its line once it is ready, and
+    what its sender waits on until the line is written."""
+
+    __slots__ = ("line", "written")
+
+    def __init__(self, written: asyncio.Future[None]) -> None:
+        self.line: bytes | None = None
+        self.written = written
+
+
+class Outbox:
+    """The answers of a connection's pipelined appends, written in the order their requests
+    came. A slot is reserved when a request is read; its answer fills it; the answers ready at
+    the head are written together once the callbacks of the event loop's turn have run, so a
+    group committed together is answered in one write."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._slots: deque[Slot] = deque()
+        self._flushing = False
+
+    def reserve(self) -> Slot:
+        slot = Slot(asyncio.get_running_loop().create_future())
+        self._slots.append(slot)
+        return slot
+
+    def fill(self, slot: Slot, line: bytes) -> None:
+        """The answer of ``slot`` (empty: none), written at the end of this turn of the event
+        loop once the slots before it are filled."""
+        slot.line = line
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    async def sent(self, slot: Slot) -> None:
+        """Once ``slot``'s answer is written and the transport has room for more."""
+        await slot.written
+        await self._writer.drain()
+
+    def _flush(self) -> None:
+        self._flushing = False
+        lines: list[bytes] = []
+        while self._slots and (line := self._slots[0].line) is not None:
+            slot = self._slots.popleft()
+            lines.append(line)
+            if not slot.written.done():
+                slot.written.set_result(None)
+        data = b"".join(lines)
+        if data and not self._writer.is_closing():  # a client gone: what it asked committed all the same
+            self._writer.write(data)
 
 
 class Asked:

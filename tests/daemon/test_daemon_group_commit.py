@@ -202,3 +202,20 @@ def test_an_amend_that_fails_fails_no_append(tmp_path: Path) -> None:
     first, again, committed = _commit_twice(tmp_path, amend)
     assert first[0].created is True and again[0].created is False
     assert [e.id for e in committed] == [first[0].event.id]
+
+
+def test_a_failed_append_among_pipelined_ones_is_answered_in_its_place(daemon: Spawned) -> None:
+    # The bad event's timestamp fails in the store, while sealing: its group is retried request
+    # by request, and its error is answered between the answers of the appends around it.
+    requests = [
+        {"id": n, "op": "events.append", "args": {"event": {"session": "pipe", "kind": "k", "payload": {"n": n}}}}
+        for n in range(20)
+    ]
+    requests[7]["args"]["event"]["ts"] = 1e20
+    with RawConnection(daemon.paths) as conn:
+        conn.send(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        answers = [conn.read() for _ in range(20)]
+    assert [a["id"] for a in answers] == list(range(20))
+    assert [a["ok"] for a in answers] == [n != 7 for n in range(20)], answers[7]
+    with daemon.client() as client:
+        assert [e["payload"]["n"] for e in client.iter_events(session="pipe")] == [n for n in range(20) if n != 7]
