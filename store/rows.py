@@ -25,7 +25,9 @@ COMPRESS_FROM = 1024
 # Payloads shorter than this are stored in their event's row (SQLite's ``events.payload``), raw,
 # rather than as a row of ``blobs``: a one-event commit then writes one b-tree instead of two
 # (3.85 WAL frames and 47 us of CPU per commit instead of 6.40 and 68 us). They are not worth
-# deduplicating or compressing; larger ones are, and go to ``blobs`` as before.
+# deduplicating or compressing; larger ones are, and go to ``blobs`` as before. A payload a
+# compression summary cites (over 2 KiB, daemon/compress/model.py) is always in ``blobs``, where
+# `toka gc` keeps it after its event is pruned.
 INLINE_BELOW = COMPRESS_FROM
 
 # The header columns, then the payload's codec and stored bytes (columns 9 and 10; data NULL:
