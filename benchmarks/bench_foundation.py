@@ -4,16 +4,17 @@ Every figure is a ratio against a reference measured in the same run on the same
 table says how much toka costs over the floor it is built on, not how fast this machine is:
 
 - L: stdlib sqlite3 inserting the same events (same bytes, the same blobs + events tables and
-  indexes, created by ``store.sqlite.schema.m001_events``), 100 rows per commit, WAL, synchronous
-  NORMAL. Ids, digests and canonical payload bytes are computed before the clock starts, so L is
-  SQLite alone; hashing, validation, the session projection and the socket are toka's overhead.
+  indexes, created by toka's migrations, each payload in its event's row or in blobs as toka
+  puts it), 100 rows per commit, WAL, synchronous NORMAL. Ids, digests and canonical payload
+  bytes are computed before the clock starts, so L is SQLite alone; hashing, validation, the
+  session projection and the socket are toka's overhead.
 - batched ingest through the daemon (events.append, 100 events per request) against L;
 - 8 client processes appending one event per request, aggregate rate against L;
 - one client appending one event per request: p50 against a bare Unix-socket echo round trip
   of the same request line plus one raw SQLite commit of one event; p99 against 2 ms;
 - replay of one 1M-event session, through ``SqliteStore.replay`` and through the daemon
-  (events.stream, as Client.iter_events reads it), against a raw SELECT (joined with blobs)
-  + json.loads of each payload;
+  (events.stream, as Client.iter_events reads it), against a raw SELECT (of the payload in the
+  event's row, else joined with blobs) + json.loads of each payload;
   peak RSS of the replaying process (a fresh subprocess) and of the daemon;
 - the last 100 events of a session (order=desc, limit=100) with 1M events in the log vs 10k.
 
@@ -50,6 +51,7 @@ from daemon.client.sync import Client
 from daemon.paths import Paths
 from daemon.protocol import request
 from store.events import NewEvent, canonical_json, digest, header_id, now_us
+from store.rows import INLINE_BELOW, packed
 from store.search import indexed_text
 from store.sqlite.connect import WRITER_CACHE_KIB
 from store.sqlite.schema import migrate
@@ -112,10 +114,11 @@ def new_event(session: str, i: int) -> NewEvent:
 
 @dataclass(frozen=True)
 class RawRow:
-    """One event as toka writes it, computed before any clock starts: its blob row, its event
-    row and the text it adds to the search index (None: none)."""
+    """One event as toka writes it, computed before any clock starts: its blob row (None: its
+    payload is small, kept in its event row), its event row and the text it adds to the search
+    index (None: none)."""
 
-    blob: tuple[Any, ...]
+    blob: tuple[Any, ...] | None
     event: tuple[Any, ...]
     text: str | None
 
@@ -134,10 +137,11 @@ def sealed_rows(session: str, start: int, count: int, first_seq: int) -> list[Ra
         ts = ts0 + n
         kind = KINDS[i % 3]
         eid = header_id(session, AGENT, kind, ts, parents, name, None)
+        inline = data if len(data) < INLINE_BELOW else None  # as store/sqlite/append.py does
         rows.append(
             RawRow(
-                (name, len(data), 0, data),
-                (first_seq + n, eid, session, AGENT, kind, ts, ",".join(parents), name, None),
+                None if inline is not None else (name, len(data), *packed(data)),
+                (first_seq + n, eid, session, AGENT, kind, ts, ",".join(parents), name, None, inline),
                 indexed_text(kind, body),
             )
         )
@@ -236,7 +240,8 @@ def raw_plan(rows: list[RawRow], per_commit: int, full: bool) -> list[RawCommit]
                     kind_counts[(name, e[4])] = kind_counts.get((name, e[4]), 0) + 1
             agents = [(s, a, n) for (s, a), n in counts.items()]
             kinds = [(s, k, n) for (s, k), n in kind_counts.items()]
-        plan.append(RawCommit([r.blob for r in chunk], events, texts, sessions, agents, kinds))
+        blobs = [r.blob for r in chunk if r.blob is not None]
+        plan.append(RawCommit(blobs, events, texts, sessions, agents, kinds))
     return plan
 
 
@@ -244,8 +249,9 @@ def raw_write(db: sqlite3.Connection, plan: list[RawCommit]) -> None:
     """The plan's commits, the same statements toka's append runs, with nothing computed."""
     for commit in plan:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", commit.blobs)
-        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", commit.events)
+        if commit.blobs:
+            db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", commit.blobs)
+        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", commit.events)
         if commit.texts:
             db.executemany("INSERT INTO search_text VALUES (?, ?)", commit.texts)
             db.executemany("INSERT INTO search_index (rowid, text) VALUES (?, ?)", commit.texts)
@@ -596,8 +602,9 @@ def bench_latency(work: Path, sizes: Sizes) -> dict[str, list[float]]:
             def commit(n: int) -> None:
                 blob, event = raw_rows[n].blob, raw_rows[n].event
                 db.execute("BEGIN IMMEDIATE")
-                db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", blob)
-                db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", event)
+                if blob is not None:
+                    db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", blob)
+                db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", event)
                 db.execute("COMMIT")
 
             def append(n: int) -> None:
@@ -680,7 +687,8 @@ def _child_replay(mode: str, target: str, session: str) -> dict[str, Any]:
         start = time.perf_counter()
         for row in db.execute(
             "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
-            " b.codec, b.data FROM events e JOIN blobs b ON b.digest = e.digest"
+            " coalesce(b.codec, 0), coalesce(e.payload, b.data) FROM events e"
+            " LEFT JOIN blobs b ON e.payload IS NULL AND b.digest = e.digest"
             " WHERE e.session = ? ORDER BY e.seq",
             (session,),
         ):

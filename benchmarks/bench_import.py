@@ -203,8 +203,9 @@ def sqlite_once(written: Path, database: Path) -> float:
         started = time.perf_counter()
         for new_blobs, batch in batches:
             db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", new_blobs)
-            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+            if new_blobs:  # the large payloads; a small one is in its event's row
+                db.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", new_blobs)
+            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
             db.execute("COMMIT")
         return time.perf_counter() - started
 

@@ -119,10 +119,12 @@ class DatabaseCheck:
 class Stats:
     events: int
     sessions: int
+    # The payloads stored: the distinct ones of blobs, and on SQLite each small one kept in its
+    # event's row, once per event that has it (store/rows.py, INLINE_BELOW).
     blobs: int
     payload_bytes: int  # what the events' payloads add up to, as if each were stored alone
-    blob_bytes: int  # the distinct payloads, uncompressed
-    stored_bytes: int  # the distinct payloads as stored (compressed where it paid)
+    blob_bytes: int  # the payloads stored, uncompressed
+    stored_bytes: int  # the same as they are stored (compressed where it paid)
     disk_bytes: int  # database files on disk (0 for the memory backend)
 
     @property

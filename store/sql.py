@@ -20,7 +20,7 @@ from store.base import EventQuery, EventStore, SessionInfo
 from store.errors import NotFound
 from store.events import Event
 from store.query import count_sql, where_clause
-from store.rows import SELECT, event_of
+from store.rows import event_of
 from store.usage import UsageRow
 
 
@@ -28,6 +28,7 @@ from store.usage import UsageRow
 class Parts:
     """A SQL backend's functions the shared methods run, each taking the connection first."""
 
+    select: str  # the statement reading events with their payloads, store/rows.py's columns
     fetch_rows: Callable[..., Any]  # (sql, params) -> the rows
     fetch_json: Callable[..., Any]  # (sql, params) -> (seq, the event as JSON text) for each row
     get_event: Callable[..., Any]  # (id or unique prefix) -> Event
@@ -61,14 +62,14 @@ class SqlStore(EventStore):
         return found
 
     async def get_by_seq(self, seq: int) -> Event:
-        rows = await self._read(self.parts.fetch_rows, SELECT + " WHERE e.seq = ?", (seq,))
+        rows = await self._read(self.parts.fetch_rows, self.parts.select + " WHERE e.seq = ?", (seq,))
         if not rows:
             raise NotFound(f"no event at seq {seq}", "seqs start at 1; see `toka events SESSION`")
         return event_of(rows[0])
 
     async def query(self, query: EventQuery) -> list[Event]:
         sql, params = where_clause(query)
-        return [event_of(row) for row in await self._read(self.parts.fetch_rows, SELECT + sql, params)]
+        return [event_of(row) for row in await self._read(self.parts.fetch_rows, self.parts.select + sql, params)]
 
     async def scan(self, query: EventQuery, page: int = 5000) -> AsyncIterator[Event]:
         """:meth:`EventStore.scan`, each event made from its row as it is yielded rather than a
@@ -77,7 +78,7 @@ class SqlStore(EventStore):
         after = query.after_seq or 0
         while True:
             sql, params = where_clause(replace(query, after_seq=after, limit=page, order="asc"))
-            rows = await self._read(self.parts.fetch_rows, SELECT + sql, params)
+            rows = await self._read(self.parts.fetch_rows, self.parts.select + sql, params)
             for row in rows:
                 event = event_of(row)
                 after = event.seq
@@ -88,7 +89,7 @@ class SqlStore(EventStore):
     async def query_json(self, query: EventQuery) -> list[tuple[int, str]]:
         # The payloads spliced into the JSON as stored, never parsed (EventStore.query_json).
         sql, params = where_clause(query)
-        found: list[tuple[int, str]] = await self._read(self.parts.fetch_json, SELECT + sql, params)
+        found: list[tuple[int, str]] = await self._read(self.parts.fetch_json, self.parts.select + sql, params)
         return found
 
     async def count(self, query: EventQuery) -> int:

@@ -50,6 +50,7 @@ from store.postgres.usage import read_usage, sum_usage_rows
 from store.postgres.vectors import PostgresVectors
 from store.postgres.verify import verify_log
 from store.retention import Collected, Pruned
+from store.rows import SELECT
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
 from store.url import scrubbed
@@ -70,6 +71,7 @@ class PostgresStore(SqlStore):
     shared = True
     # Each a coroutine of one connection, the statements in psycopg's dialect (store/query.py).
     parts = Parts(
+        select=SELECT,
         fetch_rows=fetch_rows,
         fetch_json=fetch_json,
         get_event=get_event,

@@ -1,11 +1,12 @@
 """The append path of the SQLite backend: one batch of new events, sealed and written in one
 transaction.
 
-The transaction writes the log alone: the payloads (``blobs``, stored once by digest,
-zlib-compressed when that makes a large one smaller) and the events, each chained to its
-session's head and holding its idempotency key. Once it commits the events are acknowledged; the
-search index, the session tables, the usage projection and the Merkle tree follow behind, a
-batch of appends at a time (store/sqlite/projector.py).
+The transaction writes the log alone: the events, each chained to its session's head and holding
+its idempotency key and, when it is shorter than store/rows.py's INLINE_BELOW, its payload (most
+events: a one-event commit then writes the events b-tree alone); the larger payloads go to
+``blobs``, stored once by digest, zlib-compressed when that makes them smaller. Once it commits
+the events are acknowledged; the search index, the session tables, the usage projection and the
+Merkle tree follow behind, a batch of appends at a time (store/sqlite/projector.py).
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
+from typing import Any
 
 from store.base import AppendResult
 from store.events import Event, NewEvent
-from store.rows import COMPRESS_FROM, JSON_LIST, SELECT, event_of, packed, transaction
+from store.rows import INLINE_BELOW, JSON_LIST, SELECT_INLINE, event_of, packed, transaction
 from store.sealer import SealedEvent, Sealer
 
 # A session's last event: one step down the (session, seq) index.
 HEAD = "SELECT id FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
+# An event's row (_event_row): its header, then its payload or NULL when that is in ``blobs``.
+INSERT_EVENT = "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendResult]:
@@ -34,9 +38,9 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendRe
             return row[0] if row else None
 
         def by_id(event_id: str) -> Event | None:
-            row = db.execute(SELECT + " WHERE e.id = ?", (event_id,)).fetchone()
+            row = db.execute(SELECT_INLINE + " WHERE e.id = ?", (event_id,)).fetchone()
             if row is None:  # an event pruned away is held by the checkpoint that replaced it
-                sql = SELECT + " JOIN pruned p ON p.checkpoint = e.seq WHERE p.id = ?"
+                sql = SELECT_INLINE + " JOIN pruned p ON p.checkpoint = e.seq WHERE p.id = ?"
                 row = db.execute(sql, (event_id,)).fetchone()
             return event_of(row) if row else None
 
@@ -44,15 +48,19 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendRe
         sealer = Sealer(next_seq, head_of, lambda s, k: held.get((s, k)), by_id)
         results = sealer.seal_all(batch)
         if sealer.sealed:
-            _write_blobs(db, sealer.sealed)
-            db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key)
-                    for e in (s.event for s in sealer.sealed)
-                ],
-            )
+            large = [item for item in sealer.sealed if len(item.payload_bytes) >= INLINE_BELOW]
+            if large:
+                _write_blobs(db, large)
+            rows = [_event_row(item) for item in sealer.sealed]
+            db.executemany(INSERT_EVENT, rows)
     return results
+
+
+def _event_row(sealed: SealedEvent) -> tuple[Any, ...]:
+    """The event's row: its header, and its payload when that is small enough to keep there."""
+    e, data = sealed.event, sealed.payload_bytes
+    inline = data if len(data) < INLINE_BELOW else None
+    return (e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key, inline)
 
 
 def _held_keys(db: sqlite3.Connection, batch: list[NewEvent]) -> dict[tuple[str, str], Event]:
@@ -66,14 +74,16 @@ def _held_keys(db: sqlite3.Connection, batch: list[NewEvent]) -> dict[tuple[str,
     # Nothing was ever pruned from most logs: then no tombstone can hold a key.
     pruned_any = bool(keys) and db.execute("SELECT 1 FROM pruned LIMIT 1").fetchone() is not None
     for session, names in keys.items():
-        rows = db.execute(SELECT + " WHERE e.session = ? AND e.key IN " + JSON_LIST, (session, json.dumps(names)))
+        rows = db.execute(
+            SELECT_INLINE + " WHERE e.session = ? AND e.key IN " + JSON_LIST, (session, json.dumps(names))
+        )
         for row in rows:
             held[(session, row[8])] = event_of(row)
         if not pruned_any:
             continue
         # A key of an event pruned away is held by the checkpoint that replaced it.
         pruned = db.execute(
-            "SELECT p.key, " + SELECT.removeprefix("SELECT ") + " JOIN pruned p ON p.checkpoint = e.seq"
+            "SELECT p.key, " + SELECT_INLINE.removeprefix("SELECT ") + " JOIN pruned p ON p.checkpoint = e.seq"
             " WHERE p.session = ? AND p.key IN " + JSON_LIST,
             (session, json.dumps(names)),
         )
@@ -82,15 +92,13 @@ def _held_keys(db: sqlite3.Connection, batch: list[NewEvent]) -> dict[tuple[str,
     return held
 
 
-def _write_blobs(db: sqlite3.Connection, sealed: list[SealedEvent]) -> None:
-    # Large payloads stored already are left out before they are compressed for nothing.
-    large = [item.event.digest for item in sealed if len(item.payload_bytes) >= COMPRESS_FROM]
-    stored_already: set[str] = set()
-    if large:  # a statement of its own: a fifth of the SQL of a one-event append
-        sql = "SELECT digest FROM blobs WHERE digest IN " + JSON_LIST
-        stored_already = {row[0] for row in db.execute(sql, (json.dumps(large),))}
+def _write_blobs(db: sqlite3.Connection, large: list[SealedEvent]) -> None:
+    """The rows of ``blobs`` for payloads too large to keep in their event's row; those stored
+    already are left out before they are compressed for nothing."""
+    sql = "SELECT digest FROM blobs WHERE digest IN " + JSON_LIST
+    stored_already = {row[0] for row in db.execute(sql, (json.dumps([item.event.digest for item in large]),))}
     rows = {}
-    for item in sealed:
+    for item in large:
         name, data = item.event.digest, item.payload_bytes
         if name in rows or name in stored_already:
             continue

@@ -18,7 +18,7 @@ from store.base import CHUNK
 from store.errors import StoreError
 from store.events import Event
 from store.merkle import Frontier
-from store.rows import SELECT, event_of, parents_of, transaction
+from store.rows import SELECT_INLINE, event_of, parents_of, transaction
 from store.sqlite.projections import project_batch
 from store.sqlite.search import index_events
 from store.sqlite.tree import Tree, grow
@@ -56,7 +56,7 @@ def unapplied(db: sqlite3.Connection, after: int) -> list[Event]:
     """The committed events after seq ``after``, up to CHUNK of them. One whose payload cannot be
     read (`toka verify` reports it) is applied with an empty one: it still counts in its session
     and is a leaf of the tree."""
-    rows = db.execute(SELECT + " WHERE e.seq > ? ORDER BY e.seq LIMIT ?", (after, CHUNK)).fetchall()
+    rows = db.execute(SELECT_INLINE + " WHERE e.seq > ? ORDER BY e.seq LIMIT ?", (after, CHUNK)).fetchall()
     events = []
     for row in rows:
         try:

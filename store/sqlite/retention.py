@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from store.events import canonical_json, digest, format_ts, header_id, parse_ts
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
-from store.rows import CODEC_RAW, JSON_LIST, SELECT, event_of, transaction
+from store.rows import CODEC_RAW, INLINE_BELOW, JSON_LIST, SELECT_INLINE, event_of, transaction
 from store.sqlite.projections import project_sessions
 
 # Rows of a session read per step while looking for the end of its prefix.
@@ -42,7 +42,7 @@ def _prune(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> 
     folded = bool(rows) and rows[0].kind == CHECKPOINT  # the session was pruned before
     earlier: dict[str, Any] = {}
     if folded:
-        earlier = event_of(db.execute(SELECT + " WHERE e.seq = ?", (rows[0].seq,)).fetchone()).payload
+        earlier = event_of(db.execute(SELECT_INLINE + " WHERE e.seq = ?", (rows[0].seq,)).fetchone()).payload
     new = rows[1:] if folded else rows
     if not new:
         return None
@@ -87,10 +87,13 @@ def _prune(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> 
     data = canonical_json(payload)
     payload_digest = digest(data)
     checkpoint = header_id(session, None, CHECKPOINT, last.ts, (), payload_digest, None)
-    db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (payload_digest, len(data), CODEC_RAW, data))
+    # Where an append would keep it (store/sqlite/append.py): in the row when small, else in blobs.
+    inline = data if len(data) < INLINE_BELOW else None
+    if inline is None:
+        db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (payload_digest, len(data), CODEC_RAW, data))
     db.execute(
-        "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (last.seq, checkpoint, session, None, CHECKPOINT, last.ts, "", payload_digest, None),
+        "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (last.seq, checkpoint, session, None, CHECKPOINT, last.ts, "", payload_digest, None, inline),
     )
     project_sessions(db, session)
     return replace(pruned, checkpoint=checkpoint)

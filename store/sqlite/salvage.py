@@ -4,8 +4,9 @@ SQLite answers a query that touches a damaged page with SQLITE_CORRUPT and stops
 costs the whole result. So the rows are read by ranges of their key; a range that fails is read
 again in halves, down to single rows, and a row that cannot be read alone is counted as lost.
 Its neighbours on sound pages are kept. What is read is what the log is made of, written as it
-is (ids, seqs, bytes): the payloads (``blobs``), the tombstones of pruned events (``pruned``)
-and the events; everything else (sessions, usage, search) is derived from them afterwards.
+is (ids, seqs, bytes): the large payloads (``blobs``), the tombstones of pruned events
+(``pruned``) and the events with the small payloads kept in their rows; everything else
+(sessions, usage, search) is derived from them afterwards.
 
 A row that reads but cannot be what toka wrote (a seq out of its range, an id that is no hex
 digest) is counted as unreadable. An event whose payload was lost is not written: every read
@@ -173,9 +174,11 @@ def _tombstone_shaped(row: tuple[Any, ...]) -> bool:
 
 
 def copy_events(source: sqlite3.Connection, target: sqlite3.Connection, salvage: Salvage, tip_seq: int) -> None:
-    """The events whose payload the target holds, by seq; ``tip_seq`` (0: none recorded) says
-    how far the log went when no max(seq) can be read."""
-    columns = "id, session, agent, kind, ts, parents, digest, key"
+    """The events whose payload is in their row or the target's blobs, by seq; ``tip_seq`` (0:
+    none recorded) says how far the log went when no max(seq) can be read."""
+    # A database from before payloads were kept in events' rows has no such column.
+    payload = "payload" if _has_payload_column(source) else "NULL"
+    columns = f"id, session, agent, kind, ts, parents, digest, key, {payload}"
     with target:
         for batch in _spans(_by_rowid(source, "events", columns, salvage, at_least=tip_seq)):
             rows = [row for row in batch if _event_shaped(row)]
@@ -183,18 +186,32 @@ def copy_events(source: sqlite3.Connection, target: sqlite3.Connection, salvage:
             if not rows:
                 continue
             salvage.last_seq = max(salvage.last_seq, rows[-1][0])
-            digests = json.dumps(sorted({row[7] for row in rows}))
+            digests = json.dumps(sorted({row[7] for row in rows if row[9] is None}))
             held = {
                 found[0]
                 for found in target.execute("SELECT digest FROM blobs WHERE digest IN " + JSON_LIST, (digests,))
             }
-            whole = [row for row in rows if row[7] in held]
-            salvage.payload_lost += len(rows) - len(whole)
-            salvage.events += _written(target, "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", whole)
+            inline = [row for row in rows if row[9] is not None]
+            in_blobs = [row for row in rows if row[9] is None and row[7] in held]
+            salvage.payload_lost += len(rows) - len(inline) - len(in_blobs)
+            insert = "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            written = _written(target, insert, inline)
+            salvage.events += written + _written(target, insert, in_blobs)
+            salvage.payloads += written  # each kept in its event's row
+
+
+def _has_payload_column(db: sqlite3.Connection) -> bool:
+    try:
+        db.execute("SELECT payload FROM events LIMIT 0")
+    except sqlite3.OperationalError as exc:
+        return "no such column" not in str(exc)
+    except sqlite3.DatabaseError:
+        pass  # the schema did not read: the rows will say what they hold
+    return True
 
 
 def _event_shaped(row: tuple[Any, ...]) -> bool:
-    seq, event_id, session, agent, kind, ts, parents, digest, key = row
+    seq, event_id, session, agent, kind, ts, parents, digest, key, payload = row
     return (
         isinstance(event_id, str)
         and bool(_HEX64.match(event_id))
@@ -206,6 +223,7 @@ def _event_shaped(row: tuple[Any, ...]) -> bool:
         and isinstance(digest, str)
         and bool(_HEX64.match(digest))
         and (key is None or isinstance(key, str))
+        and (payload is None or isinstance(payload, bytes))
     )
 
 

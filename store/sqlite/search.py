@@ -18,7 +18,7 @@ from store.base import CHUNK
 from store.errors import StoreError
 from store.events import Event
 from store.query import narrowing_terms
-from store.rows import SELECT, event_of, transaction
+from store.rows import SELECT_INLINE, event_of, transaction
 from store.search import SearchHit, SearchQuery, indexed_text
 from store.search_match import TextMatcher
 from store.search_syntax import fts5_query
@@ -40,7 +40,7 @@ def rebuild_search_index(db: sqlite3.Connection) -> int:
     """Index the text of every event afresh; the number of events with text."""
     with transaction(db):
         db.execute("DELETE FROM search_text")
-        rows = db.execute(SELECT + " ORDER BY e.seq")
+        rows = db.execute(SELECT_INLINE + " ORDER BY e.seq")
         while batch := rows.fetchmany(CHUNK):
             texts = []
             for row in batch:

@@ -47,6 +47,7 @@ from store.merkle import Frontier, LogLeaf, Node, SignedRoot
 from store.merkle_check import TreeReport
 from store.requester import RequestAbandoned, requester_gone
 from store.retention import Collected, Pruned
+from store.rows import SELECT_INLINE
 from store.search import SearchHit, SearchQuery
 from store.sql import Parts, SqlStore
 from store.sqlite.append import append_batch
@@ -91,6 +92,7 @@ UNPROJECTED_MAX = 10_000
 class SqliteStore(SqlStore):
     # Each run on a connection's thread in one hop (store/sqlite/hop.py).
     parts = Parts(
+        select=SELECT_INLINE,
         fetch_rows=fetch_rows,
         fetch_json=fetch_json,
         get_event=get_event,

@@ -71,7 +71,8 @@ def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:
     db.execute("DELETE FROM usage_requests" + where, params)
     where = " AND e.session = ?" if session is not None else ""
     rows = db.execute(
-        "SELECT e.ts, e.session, e.agent, b.codec, b.data FROM events e JOIN blobs b ON b.digest = e.digest"
+        "SELECT e.ts, e.session, e.agent, coalesce(b.codec, 0), coalesce(e.payload, b.data) FROM events e"
+        " LEFT JOIN blobs b ON e.payload IS NULL AND b.digest = e.digest"
         " WHERE e.kind = 'usage'" + where + " ORDER BY e.seq",  # in log order: a request's first source counts
         params,
     )

@@ -9,7 +9,7 @@ import sqlite3
 
 from store.base import CHUNK, ProgressCallback, VerifyReport
 from store.chain import ChainVerifier
-from store.rows import SELECT, stored_row
+from store.rows import SELECT_INLINE, stored_row
 from store.sqlite.retention import pruned_seq, replaced_ids
 
 
@@ -24,7 +24,7 @@ def verify_chain(db: sqlite3.Connection, session: str | None, progress: Progress
     verifier = ChainVerifier(seq_of, lambda seq: replaced_ids(db, seq))
     where, params = ("", []) if session is None else (" WHERE e.session = ?", [session])
     total = db.execute("SELECT count(*) FROM events e" + where, params).fetchone()[0]
-    for done, row in enumerate(db.execute(SELECT + where + " ORDER BY e.seq", params), 1):
+    for done, row in enumerate(db.execute(SELECT_INLINE + where + " ORDER BY e.seq", params), 1):
         verifier.check(stored_row(row))
         if progress is not None and done % CHUNK == 0:
             progress(done, total)

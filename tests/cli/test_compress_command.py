@@ -183,6 +183,16 @@ def test_blob_show_brings_an_elided_payload_back(largest: str) -> None:
     assert shown["payload"] == event["payload"]
 
 
+def test_blob_show_finds_a_small_payload_kept_in_its_event_row() -> None:
+    import_example()
+    with Client() as client:
+        event = client.call("events.get", seq=1)
+
+    shown = invoke_json("blob", "show", event["digest"][:12])
+
+    assert shown == {"digest": event["digest"], "payload": event["payload"]}
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

@@ -11,10 +11,12 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from cli_support import EXAMPLE, assert_error, home, invoke, json_lines, normalise, toka
+from stored_payloads import overwrite_payload
 
 from store.errors import DaemonUnavailable
 
@@ -41,7 +43,8 @@ def _sha256(path: Path) -> str:
 
 def test_verify_names_an_event_whose_payload_was_changed(example: str) -> None:
     _stop_daemon()
-    _sql("UPDATE blobs SET data = ? WHERE digest = ?", b'{"tool":"Write"}', FIFTH["digest"])
+    with closing(sqlite3.connect(home() / "toka.db")) as db, db:
+        overwrite_payload(db, 5, b'{"tool":"Write"}')
     result = toka("verify")  # autostarts the daemon again
     assert result.returncode == 5
     first = result.stdout.splitlines()[0]

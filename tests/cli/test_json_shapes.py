@@ -27,6 +27,8 @@ from daemons import wait_for
 from daemon.client.sync import Client
 from daemon.redact import KINDS
 from daemon.version import PROTOCOL_VERSION, VERSION
+from store.events import canonical_json
+from store.rows import INLINE_BELOW, packed
 from store.vectors import EMBEDDED_KINDS
 
 EVENT_FIELDS = ["seq", "id", "session", "agent", "kind", "ts", "parents", "digest", "key", "payload"]
@@ -248,20 +250,39 @@ def test_stats_json(example: str) -> None:
 
 
 def test_stats_json_counts_a_repeated_payload_once() -> None:
-    payload = '{"text": "the same tool output"}'
+    output = {"text": "the same tool output\n" * 60}  # over INLINE_BELOW: stored once, in blobs
     for _ in range(4):
-        assert invoke("record", "s", "tool.result", payload).exit_code == 0
+        assert invoke("record", "s", "tool.result", json.dumps(output)).exit_code == 0
     raw = invoke_json("stats")
-    size = len(b'{"text":"the same tool output"}')
+    data = canonical_json(output)
+    size, stored = len(data), len(packed(data)[1])
+    assert size >= INLINE_BELOW and stored < size  # compressed too
     assert volatile(raw, disk_bytes=int) == {
         "events": 4,
         "sessions": 1,
         "blobs": 1,
         "payload_bytes": 4 * size,
         "blob_bytes": size,
-        "stored_bytes": size,
+        "stored_bytes": stored,
         "disk_bytes": "<disk_bytes>",
         "dedup_ratio": 4.0,
+    }
+
+
+def test_stats_json_counts_a_small_payload_once_per_event_that_keeps_it() -> None:
+    for _ in range(4):
+        assert invoke("record", "s", "tool.result", '{"text": "the same tool output"}').exit_code == 0
+    raw = invoke_json("stats")
+    size = len(b'{"text":"the same tool output"}')
+    assert volatile(raw, disk_bytes=int) == {
+        "events": 4,
+        "sessions": 1,
+        "blobs": 4,
+        "payload_bytes": 4 * size,
+        "blob_bytes": 4 * size,
+        "stored_bytes": 4 * size,
+        "disk_bytes": "<disk_bytes>",
+        "dedup_ratio": 1.0,
     }
 
 

@@ -23,6 +23,8 @@ def _events(session: str) -> list[dict[str, Any]]:
 
 def test_prune_dry_run_then_prune_then_gc_on_the_example_session() -> None:
     assert invoke("import", str(EXAMPLE)).exit_code == 0
+    with Client() as client:  # a payload large enough to be kept in blobs, for gc to collect once pruned
+        client.record(EXAMPLE_SESSION, "tool.result", {"text": "line of tool output\n" * 100}, ts=OLD)
     events = len(_events(EXAMPLE_SESSION))
 
     dry = invoke_json("prune", "--keep-days", "0", "--dry-run")
@@ -127,7 +129,7 @@ def test_prune_of_an_unknown_session_is_not_found() -> None:
 
 def test_prune_and_gc_print_for_people() -> None:
     with Client() as client:
-        client.record("talk", "message", {"text": "old"}, ts=OLD)
+        client.record("talk", "message", {"text": "old " * 300}, ts=OLD)  # large: its payload is in blobs
     dry = invoke("prune", "--before", CUT, "--dry-run")
     assert dry.exit_code == 0 and "would prune 1 events in 1 session" in dry.stdout
     assert "talk" in dry.stdout and "2026-01-01 00:00:00" in dry.stdout

@@ -20,7 +20,6 @@ from cli_support import home, invoke, invoke_json
 
 from daemon.client.sync import Client
 from store.events import canonical_json, digest, header_id, parse_ts
-from store.rows import CODEC_RAW
 
 OLD = "2020-01-01T00:00:00Z"  # old enough to prune
 ROUNDS = 4  # each round appends one event to a, b and c: a holds seqs 1, 4, 7, 10
@@ -186,12 +185,11 @@ def test_a_run_of_events_replaced_by_a_made_up_checkpoint_is_named() -> None:
 def _insert(
     db: sqlite3.Connection, seq: int, session: str, kind: str, ts: int, parents: tuple[str, ...], payload: Any
 ) -> str:
-    data = canonical_json(payload)
+    data = canonical_json(payload)  # small: kept in the event's row, as toka would
     event_id = header_id(session, None, kind, ts, parents, digest(data), None)
-    db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (digest(data), len(data), CODEC_RAW, data))
     db.execute(
-        "INSERT INTO events VALUES (?, ?, ?, NULL, ?, ?, ?, ?, NULL)",
-        (seq, event_id, session, kind, ts, ",".join(parents), digest(data)),
+        "INSERT INTO events VALUES (?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?)",
+        (seq, event_id, session, kind, ts, ",".join(parents), digest(data), data),
     )
     return event_id
 
@@ -207,9 +205,9 @@ def reseal(db: sqlite3.Connection, session: str, first: int, payload: Any) -> No
     for seq, agent, kind, ts, parents, key, old_digest in rows:
         new_digest = old_digest
         if seq == first:
-            data = canonical_json(payload)
+            data = canonical_json(payload)  # small: kept in the event's row, as toka would
             new_digest = digest(data)
-            db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (new_digest, len(data), CODEC_RAW, data))
+            db.execute("UPDATE events SET payload = ? WHERE seq = ?", (data, seq))
         new_parents = tuple(renamed.get(p, p) for p in parents.split(",") if p)
         new_id = header_id(session, agent, kind, ts, new_parents, new_digest, key)
         old_id = db.execute("SELECT id FROM events WHERE seq = ?", (seq,)).fetchone()[0]

@@ -63,6 +63,12 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         await store.append([NewEvent(session="old", kind="usage", payload={"input_tokens": 3})])
     # Back to the schema of m001..m003, as a toka from before search left it.
     with closing(sqlite3.connect(db_path, isolation_level=None)) as db:
+        # Every payload in blobs, as then (m015 keeps small ones in their events' rows).
+        db.execute(
+            "INSERT OR IGNORE INTO blobs SELECT digest, length(payload), 0, payload FROM events"
+            " WHERE payload IS NOT NULL"
+        )
+        db.execute("ALTER TABLE events DROP COLUMN payload")
         db.execute("DROP TABLE search_index")
         db.execute("DROP TABLE search_text")
         db.execute("DROP TABLE pruned")
@@ -75,7 +81,7 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         db.execute(
             "DELETE FROM toka_migrations WHERE name IN ('m004_search_index', 'm005_pruned', 'm006_usage_buckets',"
             " 'm007_merkle', 'm008_usage_requests', 'm009_cursors', 'm010_usage_claims_by_size',"
-            " 'm011_search_merges', 'm012_last_active', 'm013_vectors', 'm014_projected')"
+            " 'm011_search_merges', 'm012_last_active', 'm013_vectors', 'm014_projected', 'm015_inline_payloads')"
         )
         db.execute("PRAGMA user_version = 3")
     tables = {row[0] for row in raw_fts(db_path, "SELECT name FROM sqlite_master")}
@@ -87,7 +93,7 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         await store.append([message("new", "a new pelican")])
         assert len(await store.search(SearchQuery("pelican"))) == 3
     names = [row[0] for row in raw_fts(db_path, "SELECT name FROM toka_migrations ORDER BY seq")]
-    assert names[-11:] == [
+    assert names[-12:] == [
         "m004_search_index",
         "m005_pruned",
         "m006_usage_buckets",
@@ -99,6 +105,7 @@ async def test_a_database_from_before_search_upgrades_and_is_searchable(db_path:
         "m012_last_active",
         "m013_vectors",
         "m014_projected",
+        "m015_inline_payloads",
     ]
     # and the index merges its segments as a new one would (m011)
     assert raw_fts(db_path, "SELECT v FROM search_index_config WHERE k = 'automerge'") == [(16,)]

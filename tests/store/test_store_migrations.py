@@ -73,7 +73,7 @@ FINAL_SCHEMA = [
         "events",
         "CREATE TABLE events ( seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL,"
         " agent TEXT, kind TEXT NOT NULL, ts INTEGER NOT NULL, parents TEXT NOT NULL,"
-        " digest TEXT NOT NULL, key TEXT )",
+        " digest TEXT NOT NULL, key TEXT , payload BLOB)",
     ),
     (
         "table",
@@ -222,6 +222,7 @@ def test_the_pinned_schema_has_one_migration_per_step() -> None:
         "m012_last_active",
         "m013_vectors",
         "m014_projected",
+        "m015_inline_payloads",
     ]
 
 
@@ -302,6 +303,30 @@ async def test_an_old_database_upgrades_to_the_full_schema(db_path: Path, open_s
     assert report.ok and report.events == 4
 
 
+async def test_an_old_database_keeps_its_payloads_in_blobs_and_appends_new_ones_inline(
+    db_path: Path, open_sqlite: OpenSqlite
+) -> None:
+    ids = _old_database(db_path)
+    large = {"output": "line of tool output\n" * 100}
+
+    async with open_sqlite(db_path) as store:
+        old = [e.payload for e in await store.query(EventQuery())]
+        small, big = await store.append([NewEvent("old", "message", {"n": 4}), NewEvent("old", "tool.result", large)])
+        replayed = [e.payload async for e in store.replay("old")]
+        report = await store.verify()
+
+    assert old == [{"n": 1}, {"n": 2}, {"n": 3}]
+    assert replayed == [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}, large]
+    assert report.ok and report.events == 5
+    with raw(db_path) as db:
+        inline = dict(db.execute("SELECT id, payload FROM events").fetchall())
+        in_blobs = {row[0] for row in db.execute("SELECT digest FROM blobs")}
+    assert [inline[event_id] for event_id in ids] == [None, None, None]  # the old events keep their blobs
+    assert inline[small.event.id] == canonical_json({"n": 4})
+    assert inline[big.event.id] is None
+    assert in_blobs == {digest(canonical_json({"n": n})) for n in (1, 2, 3)} | {big.event.digest}
+
+
 async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
     db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -339,6 +364,7 @@ async def test_blobs_stored_without_rowid_move_to_a_rowid_table_unchanged(
         "m012_last_active",
         "m013_vectors",
         "m014_projected",
+        "m015_inline_payloads",
     ]
     with raw(db_path) as db:
         assert db.execute("SELECT * FROM blobs ORDER BY digest").fetchall() == blobs

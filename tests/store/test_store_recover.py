@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 from damage import append_and_die, checkpointed, corrupt_table, overwrite_page, truncate_wal
+from older_toka import as_older_toka
 
 from store.base import EventQuery
 from store.damage import damage_path
 from store.errors import NotFound
 from store.events import NewEvent, now_us
 from store.sqlite.recover import Recovery, recover
+from store.sqlite.schema import MIGRATIONS
 from store.sqlite.store import SqliteStore
 from store.tip import read_tip, tip_path
 
@@ -39,12 +41,16 @@ def digest_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-async def a_log(db_path: Path, open_sqlite: OpenSqlite, events: int = 600) -> list[str]:
-    """``events`` events in three sessions, each with a payload of its own; their ids."""
+async def a_log(db_path: Path, open_sqlite: OpenSqlite, events: int = 600, large: bool = False) -> list[str]:
+    """``events`` events in three sessions, each with a payload of its own (in its row, or in
+    blobs when ``large``); their ids."""
+    repeat = 150 if large else 8  # "line 599 " * 150 is over INLINE_BELOW
     async with open_sqlite(db_path) as store:
         for start in range(0, events, 50):
             batch = range(start, min(start + 50, events))
-            await store.append([NewEvent(f"s{n % 3}", "message", {"n": n, "text": f"line {n} " * 8}) for n in batch])
+            await store.append(
+                [NewEvent(f"s{n % 3}", "message", {"n": n, "text": f"line {n} " * repeat}) for n in batch]
+            )
         return [e.id for e in await store.query(EventQuery())]
 
 
@@ -82,6 +88,39 @@ async def test_a_sound_database_is_copied_whole(db_path: Path, open_sqlite: Open
         assert (await store.check_database()).merged(await store.verify()).ok
         [added] = await store.append([NewEvent("s1", "message", {"n": "after"})])
     assert added.event.seq == 121 and added.event.parents == (ids[-2],)  # s1's last was seq 119
+
+
+async def test_payloads_are_saved_where_they_were_kept(db_path: Path, open_sqlite: OpenSqlite) -> None:
+    small, large = {"n": 1}, {"text": "line of tool output\n" * 100}
+    async with open_sqlite(db_path) as store:
+        await store.append([NewEvent("s", "message", small), NewEvent("s", "tool.result", large)])
+
+    recovery = recover(db_path)
+
+    assert (recovery.salvage.events, recovery.salvage.payloads, recovery.salvage.payload_lost) == (2, 2, 0)
+    with closing(sqlite3.connect(db_path)) as db:
+        inline = [row[0] for row in db.execute("SELECT payload IS NOT NULL FROM events ORDER BY seq")]
+        in_blobs = db.execute("SELECT count(*) FROM blobs").fetchone()[0]
+    assert (inline, in_blobs) == ([1, 0], 1)
+    async with open_sqlite(db_path) as store:
+        assert [e.payload for e in await store.query(EventQuery())] == [small, large]
+        assert (await store.verify()).ok
+
+
+async def test_a_database_from_before_payloads_in_rows_is_recovered(
+    db_path: Path, open_sqlite: OpenSqlite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as old_toka:  # events without a payload column, every payload in blobs
+        as_older_toka(old_toka, len(MIGRATIONS) - 1)
+        async with open_sqlite(db_path) as store:
+            await store.append([NewEvent("s", "message", {"n": n}) for n in range(3)])
+
+    recovery = recover(db_path)
+
+    assert (recovery.salvage.events, recovery.salvage.payloads, recovery.salvage.payload_lost) == (3, 3, 0)
+    async with open_sqlite(db_path) as store:
+        assert [e.payload for e in await store.query(EventQuery())] == [{"n": n} for n in range(3)]
+        assert (await store.verify()).ok
 
 
 async def test_a_damaged_page_of_the_log_costs_its_own_rows_only(db_path: Path, open_sqlite: OpenSqlite) -> None:
@@ -134,7 +173,7 @@ async def test_a_wal_cut_short_is_recovered_to_where_it_ends_and_the_rest_named_
 async def test_events_whose_payload_was_lost_are_not_saved_and_are_counted(
     db_path: Path, open_sqlite: OpenSqlite
 ) -> None:
-    await a_log(db_path, open_sqlite)
+    await a_log(db_path, open_sqlite, large=True)  # the payloads in blobs, apart from their events
     checkpointed(db_path)
     pages = leaf_pages(db_path, "blobs")
     overwrite_page(db_path, pages[len(pages) // 2])

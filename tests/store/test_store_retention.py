@@ -14,6 +14,7 @@ from store.ephemeral import EphemeralStore
 from store.errors import NotFound, UsageError
 from store.events import Event, NewEvent
 from store.retention import CHECKPOINT, replaced_digest
+from store.rows import INLINE_BELOW
 from store.search import SearchQuery
 from store.sqlite.store import SqliteStore
 
@@ -25,10 +26,11 @@ def _at(hour: int) -> int:
     return T0 + hour * HOUR
 
 
-async def _session(store: SqliteStore, name: str = "s", hours: int = 10) -> list[Event]:
-    """``hours`` events an hour apart, each with a word of its own to search for, and a key."""
+async def _session(store: SqliteStore, name: str = "s", hours: int = 10, pad: int = 0) -> list[Event]:
+    """``hours`` events an hour apart, each with a word of its own to search for, and a key;
+    ``pad`` characters more in each text (INLINE_BELOW of them: payloads stored in blobs)."""
     batch = [
-        NewEvent(name, "message", {"text": f"word{n} of {name}"}, "main", _at(n), key=f"{name}:{n}")
+        NewEvent(name, "message", {"text": f"word{n} of {name}" + "." * pad}, "main", _at(n), key=f"{name}:{n}")
         for n in range(hours)
     ]
     return [r.event for r in await store.append(batch)]
@@ -168,7 +170,7 @@ async def test_tampering_with_what_a_checkpoint_replaced_is_found(
 
 
 async def test_gc_deletes_the_payloads_no_event_refers_to(sqlite_store: SqliteStore) -> None:
-    written = await _session(sqlite_store)
+    written = await _session(sqlite_store, pad=INLINE_BELOW)  # small ones go with their events' rows
     kept = written[1].digest
     await sqlite_store.prune("s", _at(4))
     sizes = [len(e.payload["text"]) + len('{"text":""}') for e in written[:4]]
@@ -185,6 +187,24 @@ async def test_gc_deletes_the_payloads_no_event_refers_to(sqlite_store: SqliteSt
     await sqlite_store.vacuum()
     assert (await sqlite_store.verify()).ok
     assert (await sqlite_store.stats()).blobs == 6 + 1 + 1  # the events left, the checkpoint, the one kept
+
+
+async def test_a_prune_takes_the_small_payloads_with_their_events_and_leaves_gc_nothing(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    written = await _session(sqlite_store)
+    pruned = await sqlite_store.prune("s", _at(4))
+    assert pruned is not None
+
+    with closing(sqlite3.connect(db_path)) as db:
+        inline = dict(db.execute("SELECT id, payload FROM events").fetchall())
+        in_blobs = db.execute("SELECT count(*) FROM blobs").fetchone()[0]
+    assert sorted(inline) == sorted([e.id for e in written[4:]] + [pruned.checkpoint])
+    assert all(payload is not None for payload in inline.values())  # the checkpoint's too
+    assert in_blobs == 0
+    assert (await sqlite_store.collect_garbage()).blobs == 0
+    assert (await sqlite_store.verify()).ok
+    assert [e.payload for e in await _events(sqlite_store)][1:] == [e.payload for e in written[4:]]
 
 
 async def test_the_memory_backend_refuses_to_prune() -> None:

@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager, closing, contextmanager
 from pathlib import Path
 
 import pytest
+from stored_payloads import move_to_blobs, overwrite_payload, stored_payload
 
 from store.base import EventQuery, EventStore
 from store.ephemeral import EphemeralStore
@@ -107,12 +108,15 @@ async def test_verify_names_a_tampered_payload_in_memory() -> None:
     assert (problem.seq, problem.id, problem.session, problem.what) == (4, events[3].id, "s1", "digest")
 
 
-async def test_verify_names_changed_payload_bytes_in_the_file(db_path: Path, open_sqlite: OpenSqlite) -> None:
+@pytest.mark.parametrize("where", ["inline", "blobs"])
+async def test_verify_names_changed_payload_bytes_in_the_file(
+    db_path: Path, open_sqlite: OpenSqlite, where: str
+) -> None:
     def change(db: sqlite3.Connection) -> None:
-        digest = db.execute("SELECT digest FROM events WHERE seq = 5").fetchone()[0]
-        codec, data = db.execute("SELECT codec, data FROM blobs WHERE digest = ?", (digest,)).fetchone()
-        assert (codec, data) == (CODEC_RAW, b'{"v":3}')
-        db.execute("UPDATE blobs SET data = ? WHERE digest = ?", (b'{"v":4}', digest))
+        if where == "blobs":
+            move_to_blobs(db, 5)  # as a toka before m015 kept it
+        assert stored_payload(db, 5) == (where, CODEC_RAW, b'{"v":3}')
+        overwrite_payload(db, 5, b'{"v":4}')
 
     events = await tampered(db_path, open_sqlite, change)
 
@@ -129,6 +133,7 @@ async def test_verify_names_a_payload_that_cannot_be_decoded(
     db_path: Path, open_sqlite: OpenSqlite, codec: int, data: bytes
 ) -> None:
     def change(db: sqlite3.Connection) -> None:
+        move_to_blobs(db, 5)  # a codec is a blob's: a payload in an event's row is raw
         digest = db.execute("SELECT digest FROM events WHERE seq = 5").fetchone()[0]
         db.execute("UPDATE blobs SET codec = ?, data = ? WHERE digest = ?", (codec, data, digest))
 
@@ -232,8 +237,7 @@ async def test_json_answers_refuse_a_payload_that_does_not_match_its_digest(
 ) -> None:
     # query_json splices stored bytes into the answer unparsed, so it checks them first.
     def change(db: sqlite3.Connection) -> None:
-        digest = db.execute("SELECT digest FROM events WHERE seq = 5").fetchone()[0]
-        db.execute("UPDATE blobs SET data = ? WHERE digest = ?", (b'{"v":4', digest))
+        overwrite_payload(db, 5, b'{"v":4')
 
     await tampered(db_path, open_sqlite, change)
     async with open_sqlite(db_path) as store:

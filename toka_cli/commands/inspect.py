@@ -129,10 +129,10 @@ def _stats(info: Stats) -> None:
     rows = [
         ("events", info["events"]),
         ("sessions", info["sessions"]),
-        ("blobs", f"{info['blobs']} distinct payloads"),
+        ("blobs", f"{info['blobs']} payloads stored"),
         (
             "payloads",
-            f"{size(info['payload_bytes'])} as recorded, {size(info['blob_bytes'])} distinct,"
+            f"{size(info['payload_bytes'])} as recorded, {size(info['blob_bytes'])} kept,"
             f" {size(info['stored_bytes'])} stored",
         ),
         ("dedup ratio", f"{info['dedup_ratio']:.2f}x"),
