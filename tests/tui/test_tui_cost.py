@@ -75,6 +75,15 @@ def test_with_no_usage_it_says_so(daemon: Any) -> None:
     drive(scenario)
 
 
+def shown_at(moment: float) -> str:
+    """A time as the dashboard shows it: the hour alone on today's date, with the date on another
+    (a reset two hours away falls on tomorrow late in the evening)."""
+    now = time.localtime()
+    at = time.localtime(moment)
+    same_day = (at.tm_year, at.tm_yday) == (now.tm_year, now.tm_yday)
+    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", at)
+
+
 def test_codex_limits_show_as_bars_with_their_reset_and_when_they_run_out(daemon: Any) -> None:
     read = int(time.time()) - 60
     read -= 1 if read % 60 == 0 else 0  # the minute it runs out at, whatever the rounding
@@ -98,8 +107,8 @@ def test_codex_limits_show_as_bars_with_their_reset_and_when_they_run_out(daemon
         [at] = [n for n, line in enumerate(shown) if "weekly" in line and "%" in line]
         week = " ".join(shown[at : at + 3])
         # The dashboard's gauge: 8 of 10 filled for 80%, 1 for 10%.
-        runs_out = time.strftime("%H:%M", time.localtime(read + 45 * 60))
-        resets = time.strftime("%H:%M", time.localtime(read + 2 * 3600))
+        runs_out = shown_at(read + 45 * 60)
+        resets = shown_at(read + 2 * 3600)
         assert "████████░░   80%" in five and f"resets {resets}" in five
         assert "at 26.67%/h runs out " in five and five.rstrip().endswith(runs_out), text
         assert "█░░░░░░░░░   10%" in week and "lasts until it resets" in week
