@@ -1,9 +1,10 @@
 """Crash soak: 100 SIGKILLs of the daemon under 8 appending clients.
 
 Runs the suite's crash test (tests/daemon/test_daemon_crash.py) at full length: each round, 8
-clients append batches until the daemon is killed at a random moment; after each restart every
-acknowledged event must be in the log, in order, and verify must pass. Prints the figures
-(kills, events acknowledged, lost: 0 or the test fails).
+clients append batches, and one more keeps 32 single-event appends in flight on its connection,
+until the daemon is killed at a random moment; after each restart every acknowledged event must
+be in the log, in order, and verify must pass. Prints the figures (kills, events acknowledged,
+the pipelined writer's among them, lost: 0 or the test fails).
 
     .venv/bin/python benchmarks/soak_crash.py [--rounds 100] [--writers 8] [--durability full]
 """
