@@ -130,7 +130,7 @@ class Connections:
                         held += len(line)
                         continue
                     await answered()
-                    await self._answer(asked, writer, send, lines)
+                    await self._answer(asked, send, lines)
                 except RequestAbandoned:
                     break  # its client has gone: nothing to answer, nobody to read from
                 finally:
@@ -196,13 +196,13 @@ class Connections:
             outbox.fill(slot, line)
         await outbox.sent(slot)
 
-    async def _answer(self, asked: Asked | Refused, writer: asyncio.StreamWriter, send: Any, lines: LineReader) -> None:
+    async def _answer(self, asked: Asked | Refused, send: Any, lines: LineReader) -> None:
         if isinstance(asked, Refused):
             await send(error_message(asked.request_id, asked.error))
             return
         outcome = await self._run(asked, lines)
         if outcome is not _STREAMED:
-            await self._send(outcome, asked.call.request_id, writer, send)
+            await send(_answer_line(outcome, asked.call.request_id))
 
     async def _run(self, asked: Asked, lines: LineReader | None = None) -> Any:
         """The handler's result (_STREAMED for a stream, which answered itself), or the error (a
@@ -220,9 +220,6 @@ class Connections:
         except Exception as exc:  # a bug must cost one request, never the daemon
             log.exception("request %r failed", request_id)
             return TokaError(f"internal error: {exc}", "see `toka daemon logs`")
-
-    async def _send(self, outcome: Any, request_id: Any, writer: asyncio.StreamWriter, send: Any) -> None:
-        await send(_answer_line(outcome, request_id))
 
     async def _stream(self, asked: Asked, lines: LineReader) -> None:
         """Run a streaming op until it ends or the client hangs up or sends anything."""
