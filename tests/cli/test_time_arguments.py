@@ -18,9 +18,12 @@ def _iso(moment: datetime) -> str:
 
 
 def seed() -> None:
-    """`old`: three days before yesterday's local midnight; `new`: an hour ago."""
-    yesterday = datetime.combine(date.today() - timedelta(days=1), time()).astimezone()
-    old, new = _iso(yesterday - timedelta(days=3)), _iso(datetime.now(UTC) - timedelta(hours=1))
+    """`old`: three days before yesterday's local midnight; `new`: an hour ago, or halfway since
+    midnight in the day's first two hours, so that it is today whenever the test runs."""
+    midnight = datetime.combine(date.today(), time()).astimezone()
+    now = datetime.now(UTC)
+    old = _iso(midnight - timedelta(days=4))
+    new = _iso(now - min(timedelta(hours=1), (now - midnight) / 2))
     with Client() as client:
         client.append(
             [
@@ -77,10 +80,12 @@ def test_alerts_take_yesterday() -> None:
 
 def test_report_takes_an_age_in_hours_and_words() -> None:
     seed()
-    today = date.today().isoformat()
-    for since in ("2h", "today", "30 minutes ago"):
+    now = datetime.now()
+    # The day each form starts on: yesterday for `2h` in the day's first two hours.
+    days = {"2h": now - timedelta(hours=2), "today": now, "30 minutes ago": now - timedelta(minutes=30)}
+    for since, day in days.items():
         document = invoke_json("report", "daily", "--since", since)
-        assert document["since"] == today
+        assert document["since"] == day.date().isoformat()
         assert [row["total_tokens"] for row in document["rows"]] == [2020]
     assert invoke_json("report", "daily", "--since", "last week")["totals"]["total_tokens"] == 3030
 
