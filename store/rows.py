@@ -30,6 +30,13 @@ COMPRESS_FROM = 1024
 # `toka gc` keeps it after its event is pruned.
 INLINE_BELOW = COMPRESS_FROM
 
+
+def row_payload(data: bytes) -> bytes | None:
+    """The payload as its event's row keeps it (SQLite): its bytes when small, None when it goes
+    to ``blobs``."""
+    return data if len(data) < INLINE_BELOW else None
+
+
 # The header columns, then the payload's codec and stored bytes (columns 9 and 10; data NULL:
 # the payload is missing). SELECT reads every payload from ``blobs`` (PostgreSQL's layout);
 # SELECT_INLINE reads SQLite's, where a payload is in its event's row or else in ``blobs``.
@@ -37,10 +44,15 @@ SELECT = (
     "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
     " b.codec, b.data FROM events e LEFT JOIN blobs b ON b.digest = e.digest"
 )
+# SQLite's payload of an event ``e`` (its codec, its stored bytes), from its row or else from
+# ``blobs b``, which INLINE_JOIN joins only for the events whose payload is not in their row.
+INLINE_PAYLOAD = "coalesce(b.codec, 0), coalesce(e.payload, b.data)"
+INLINE_JOIN = "LEFT JOIN blobs b ON e.payload IS NULL AND b.digest = e.digest"
 SELECT_INLINE = (
-    "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key,"
-    " coalesce(b.codec, 0), coalesce(e.payload, b.data) FROM events e"
-    " LEFT JOIN blobs b ON e.payload IS NULL AND b.digest = e.digest"
+    "SELECT e.seq, e.id, e.session, e.agent, e.kind, e.ts, e.parents, e.digest, e.key, "
+    + INLINE_PAYLOAD
+    + " FROM events e "
+    + INLINE_JOIN
 )
 
 # The values of a JSON array bound as one parameter: an IN list of any length in one statement.

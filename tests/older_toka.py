@@ -48,7 +48,7 @@ def _with_every_payload_in_blobs(context: pytest.MonkeyPatch) -> None:
         e = sealed.event
         return (e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key)
 
-    context.setattr(append, "INLINE_BELOW", 0)
+    context.setattr(append, "row_payload", lambda data: None)
     context.setattr(append, "_event_row", header_row)
     context.setattr(append, "INSERT_EVENT", "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
     for module in (append, projector, reads, retention, search, verify):

@@ -18,7 +18,7 @@ from typing import Any
 
 from store.base import AppendResult
 from store.events import Event, NewEvent
-from store.rows import INLINE_BELOW, JSON_LIST, SELECT_INLINE, event_of, packed, transaction
+from store.rows import JSON_LIST, SELECT_INLINE, event_of, packed, row_payload, transaction
 from store.sealer import SealedEvent, Sealer
 
 # A session's last event: one step down the (session, seq) index.
@@ -48,7 +48,7 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendRe
         sealer = Sealer(next_seq, head_of, lambda s, k: held.get((s, k)), by_id)
         results = sealer.seal_all(batch)
         if sealer.sealed:
-            large = [item for item in sealer.sealed if len(item.payload_bytes) >= INLINE_BELOW]
+            large = [item for item in sealer.sealed if row_payload(item.payload_bytes) is None]
             if large:
                 _write_blobs(db, large)
             rows = [_event_row(item) for item in sealer.sealed]
@@ -58,8 +58,8 @@ def append_batch(db: sqlite3.Connection, batch: list[NewEvent]) -> list[AppendRe
 
 def _event_row(sealed: SealedEvent) -> tuple[Any, ...]:
     """The event's row: its header, and its payload when that is small enough to keep there."""
-    e, data = sealed.event, sealed.payload_bytes
-    inline = data if len(data) < INLINE_BELOW else None
+    e = sealed.event
+    inline = row_payload(sealed.payload_bytes)
     return (e.seq, e.id, e.session, e.agent, e.kind, e.ts, ",".join(e.parents), e.digest, e.key, inline)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from store.base import Stats
 from store.events import Event
-from store.rows import SELECT_INLINE, event_text, hex_range, one_event, one_payload
+from store.rows import INLINE_JOIN, SELECT_INLINE, event_text, hex_range, one_event, one_payload
 from store.sqlite.health import disk_bytes
 
 
@@ -70,7 +70,7 @@ def read_stats(db: sqlite3.Connection, path: Path) -> Stats:
     payload_bytes, inline, inline_bytes = db.execute(
         "SELECT coalesce(sum(coalesce(length(e.payload), b.size)), 0), count(e.payload),"
         " coalesce(sum(length(e.payload)), 0)"
-        " FROM events e LEFT JOIN blobs b ON e.payload IS NULL AND b.digest = e.digest"
+        " FROM events e " + INLINE_JOIN
     ).fetchone()
     blobs, blob_bytes, stored_bytes = db.execute(
         "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 from store.events import canonical_json, digest, format_ts, header_id, parse_ts
 from store.retention import CHECKPOINT, Collected, Pruned, replaced_digest
-from store.rows import CODEC_RAW, INLINE_BELOW, JSON_LIST, SELECT_INLINE, event_of, transaction
+from store.rows import CODEC_RAW, JSON_LIST, SELECT_INLINE, event_of, row_payload, transaction
+from store.sqlite.append import INSERT_EVENT
 from store.sqlite.projections import project_sessions
 
 # Rows of a session read per step while looking for the end of its prefix.
@@ -87,14 +88,12 @@ def _prune(db: sqlite3.Connection, session: str, before: int, dry_run: bool) -> 
     data = canonical_json(payload)
     payload_digest = digest(data)
     checkpoint = header_id(session, None, CHECKPOINT, last.ts, (), payload_digest, None)
-    # Where an append would keep it (store/sqlite/append.py): in the row when small, else in blobs.
-    inline = data if len(data) < INLINE_BELOW else None
+    # Where an append keeps it: in the row when small, else in blobs.
+    inline = row_payload(data)
     if inline is None:
         db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (payload_digest, len(data), CODEC_RAW, data))
-    db.execute(
-        "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (last.seq, checkpoint, session, None, CHECKPOINT, last.ts, "", payload_digest, None, inline),
-    )
+    row = (last.seq, checkpoint, session, None, CHECKPOINT, last.ts, "", payload_digest, None, inline)
+    db.execute(INSERT_EVENT, row)
     project_sessions(db, session)
     return replace(pruned, checkpoint=checkpoint)
 

@@ -13,7 +13,7 @@ from dataclasses import astuple
 
 from store.events import Event
 from store.query import bucket_where
-from store.rows import JSON_LIST, decode_blob
+from store.rows import INLINE_JOIN, INLINE_PAYLOAD, JSON_LIST, decode_blob
 from store.usage import DAY_US, UsageEvent, UsageRow, claimed_names, counted_rows, fold_usage
 
 # Usage events read per step while the usage projection is refilled.
@@ -71,8 +71,7 @@ def project_usage(db: sqlite3.Connection, session: str | None = None) -> None:
     db.execute("DELETE FROM usage_requests" + where, params)
     where = " AND e.session = ?" if session is not None else ""
     rows = db.execute(
-        "SELECT e.ts, e.session, e.agent, coalesce(b.codec, 0), coalesce(e.payload, b.data) FROM events e"
-        " LEFT JOIN blobs b ON e.payload IS NULL AND b.digest = e.digest"
+        f"SELECT e.ts, e.session, e.agent, {INLINE_PAYLOAD} FROM events e {INLINE_JOIN}"
         " WHERE e.kind = 'usage'" + where + " ORDER BY e.seq",  # in log order: a request's first source counts
         params,
     )

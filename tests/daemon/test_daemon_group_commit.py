@@ -108,9 +108,10 @@ def test_pipelined_appends_on_one_connection_are_answered_in_order_and_share_com
     assert 0 < commits <= 300 // 8, commits
 
 
-def test_pipelined_appends_of_large_lines_are_held_within_the_bytes_bound(daemon: Spawned) -> None:
+def test_pipelined_appends_of_large_lines_are_all_answered_in_order(daemon: Spawned) -> None:
     # 12 lines of about 700 KB: past APPEND_BYTES_IN_FLIGHT (4 MiB) after 5 of them, so the
-    # connection waits for the oldest before it decodes more; all are answered, in order.
+    # connection waits for the oldest before it decodes more (what it holds is not seen from
+    # here); all are answered, in order, and stored.
     with RawConnection(daemon.paths) as conn:
         conn.send(_appends(12, pad=700_000))
         answers = [conn.read() for _ in range(12)]
