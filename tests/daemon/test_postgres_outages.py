@@ -58,7 +58,10 @@ def test_a_server_restart_under_appends_is_ridden_out(team: Team, private_server
     writers.stop()
     assert watch.errors == []  # status answered all along
     down = [state for state in watch.seen if not state["reachable"]]
-    assert down and down[0]["error"] and down[0]["outages"] == 1  # ...saying the database was away
+    # ...saying the database was away. A fast shutdown ends the daemon's connections one at a time:
+    # a statement on one still open may succeed after another failed, so one restart may count as
+    # two outages (seen once in a loaded run), never as none.
+    assert down and down[0]["error"] and down[0]["outages"] >= 1
     assert watch.seen[-1]["reachable"] and watch.seen[-1]["outages"] >= 1
     # An append in flight waits for the server; one that arrives while it is known to be away
     # fails at once, as StoreUnavailable (a hook spools then).
